@@ -1,0 +1,516 @@
+//! The production event store on PostgreSQL.
+//!
+//! The stream row is the concurrency guard: a conditional `UPDATE … WHERE version = $expected`
+//! (or an insert for a new stream) takes its row lock until commit, so of two appends at the
+//! same version the second finds nothing to update and is refused. Events go in with one
+//! `INSERT … SELECT FROM UNNEST`, and the trip projection is updated in the same transaction.
+//!
+//! Subscribers read below `pg_snapshot_xmin(pg_current_snapshot())` in `(tx_id,
+//! global_position)` order: a transaction that took a lower position but commits later has a
+//! lower `tx_id` that holds the fence back until it commits or rolls back, so nothing is
+//! skipped. Keep writing transactions short: an open one pauses every subscriber.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+use serde_json::Value;
+use sqlx::postgres::{PgPoolOptions, PgRow};
+use sqlx::{PgPool, Postgres, Row, Transaction};
+use uuid::Uuid;
+
+use super::{
+    AppendOutcome, Cursor, EventMetadata, EventStore, ExpectedVersion, NewEvent, Page,
+    PendingAppend, RebuildReport, RecordedEvent, StoreError, TripFilter, TripViews, check_append,
+    existing_outcome, now_micros, project_trip, stream_type, upcast,
+};
+use crate::ids::{TripId, UserId};
+use crate::projection::TripView;
+
+/// The PostgreSQL adapter.
+#[derive(Clone, Debug)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects and applies the migrations.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(5))
+            .connect(url)
+            .await?;
+        let store = Self { pool };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Applies the embedded PostgreSQL migrations.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        sqlx::migrate!("../migrations/postgres")
+            .run(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The connection pool, for the tables that are not event-sourced (identity).
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    async fn find_existing(
+        &self,
+        events: &[NewEvent],
+    ) -> Result<Option<AppendOutcome>, StoreError> {
+        let ids: Vec<Uuid> = events.iter().map(|e| e.event_id).collect();
+        let rows = sqlx::query(
+            "SELECT version, global_position FROM events WHERE event_id = ANY($1) ORDER BY global_position",
+        )
+        .bind(&ids)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(existing_outcome(
+            events.len(),
+            rows.iter()
+                .map(|r| (r.get::<i64, _>(0), r.get::<i64, _>(1))),
+        ))
+    }
+
+    async fn resolve_failure(
+        &self,
+        error: StoreError,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: &[NewEvent],
+    ) -> Result<AppendOutcome, StoreError> {
+        let retryable = matches!(error, StoreError::Conflict { .. })
+            || matches!(&error, StoreError::Database(sqlx::Error::Database(db)) if db.is_unique_violation());
+        if !retryable {
+            return Err(error);
+        }
+        if let Some(existing) = self.find_existing(events).await? {
+            return Ok(existing);
+        }
+        let actual: Option<i64> =
+            sqlx::query_scalar("SELECT version FROM streams WHERE stream_id = $1")
+                .bind(stream_id)
+                .fetch_optional(&self.pool)
+                .await?;
+        Err(StoreError::Conflict {
+            stream_id: stream_id.to_owned(),
+            expected,
+            actual: actual.unwrap_or(0) as u64,
+        })
+    }
+}
+
+async fn append_in_tx(
+    tx: &mut Transaction<'static, Postgres>,
+    stream_id: &str,
+    expected: ExpectedVersion,
+    events: &[NewEvent],
+) -> Result<AppendOutcome, StoreError> {
+    let n = events.len() as i64;
+    let conflict = || StoreError::Conflict {
+        stream_id: stream_id.to_owned(),
+        expected,
+        actual: 0,
+    };
+    let last: i64 = match expected {
+        ExpectedVersion::NoStream | ExpectedVersion::Exact(0) => sqlx::query_scalar(
+            "INSERT INTO streams (stream_id, stream_type, version) VALUES ($1, $2, $3) \
+             ON CONFLICT DO NOTHING RETURNING version",
+        )
+        .bind(stream_id)
+        .bind(stream_type(stream_id))
+        .bind(n)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or_else(conflict)?,
+        ExpectedVersion::Exact(v) => sqlx::query_scalar(
+            "UPDATE streams SET version = version + $2 WHERE stream_id = $1 AND version = $3 RETURNING version",
+        )
+        .bind(stream_id)
+        .bind(n)
+        .bind(v as i64)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or_else(conflict)?,
+        ExpectedVersion::Any => sqlx::query_scalar(
+            "INSERT INTO streams (stream_id, stream_type, version) VALUES ($1, $2, $3) \
+             ON CONFLICT (stream_id) DO UPDATE SET version = streams.version + EXCLUDED.version RETURNING version",
+        )
+        .bind(stream_id)
+        .bind(stream_type(stream_id))
+        .bind(n)
+        .fetch_one(&mut **tx)
+        .await?,
+    };
+    let base = (last - n) as u64;
+
+    let recorded_at = now_micros();
+    let versions: Vec<i64> = (1..=n).map(|i| base as i64 + i).collect();
+    let ids: Vec<Uuid> = events.iter().map(|e| e.event_id).collect();
+    let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+    let schemas: Vec<i32> = events.iter().map(|e| e.schema_version).collect();
+    let data: Vec<Value> = events.iter().map(|e| e.data.clone()).collect();
+    let metadata = events
+        .iter()
+        .map(|e| serde_json::to_value(&e.metadata))
+        .collect::<Result<Vec<Value>, _>>()
+        .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let rows = sqlx::query(
+        "INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at) \
+         SELECT $1, u.version, u.event_id, u.event_type, u.schema_version, u.data, u.metadata, $8 \
+         FROM UNNEST($2::bigint[], $3::uuid[], $4::text[], $5::int[], $6::jsonb[], $7::jsonb[]) \
+           AS u(version, event_id, event_type, schema_version, data, metadata) \
+         RETURNING global_position, (tx_id::text)::bigint AS tx",
+    )
+    .bind(stream_id)
+    .bind(&versions)
+    .bind(&ids)
+    .bind(&types)
+    .bind(&schemas)
+    .bind(&data)
+    .bind(&metadata)
+    .bind(recorded_at)
+    .fetch_all(&mut **tx)
+    .await?;
+
+    let mut recorded = Vec::with_capacity(events.len());
+    for ((event, row), version) in events.iter().zip(&rows).zip(&versions) {
+        let (schema_version, data) =
+            upcast::upcast(&event.event_type, event.schema_version, event.data.clone());
+        recorded.push(RecordedEvent {
+            global_position: row.try_get("global_position")?,
+            tx_id: row.try_get::<i64, _>("tx")? as u64,
+            stream_id: stream_id.to_owned(),
+            version: *version as u64,
+            event_id: event.event_id,
+            event_type: event.event_type.clone(),
+            schema_version,
+            data,
+            metadata: event.metadata.clone(),
+            recorded_at,
+        });
+    }
+
+    if let Some(trip_id) = TripId::from_stream_id(stream_id) {
+        let current = load_view(&mut **tx, trip_id).await?;
+        if let Some(view) = project_trip(stream_id, current, &recorded)? {
+            write_view(tx, trip_id, view.as_ref()).await?;
+        }
+    }
+
+    Ok(AppendOutcome {
+        first_version: base + 1,
+        last_version: last as u64,
+        positions: recorded.iter().map(|r| r.global_position).collect(),
+        already_appended: false,
+    })
+}
+
+async fn load_view<'e, E>(executor: E, trip_id: TripId) -> Result<Option<TripView>, StoreError>
+where
+    E: sqlx::Executor<'e, Database = Postgres>,
+{
+    let doc: Option<Value> = sqlx::query_scalar("SELECT doc FROM trip_views WHERE trip_id = $1")
+        .bind(trip_id.0)
+        .fetch_optional(executor)
+        .await?;
+    doc.map(|d| {
+        serde_json::from_value(d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
+    })
+    .transpose()
+}
+
+async fn write_view(
+    tx: &mut Transaction<'static, Postgres>,
+    trip_id: TripId,
+    view: Option<&TripView>,
+) -> Result<(), StoreError> {
+    let Some(view) = view else {
+        sqlx::query("DELETE FROM trip_views WHERE trip_id = $1")
+            .bind(trip_id.0)
+            .execute(&mut **tx)
+            .await?;
+        return Ok(());
+    };
+    let doc = serde_json::to_value(view).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let settings = &view.trip.settings;
+    sqlx::query(
+        "INSERT INTO trip_views (trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (trip_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, title = EXCLUDED.title, \
+           start_date = EXCLUDED.start_date, end_date = EXCLUDED.end_date, created_at = EXCLUDED.created_at, \
+           updated_at = EXCLUDED.updated_at, stream_version = EXCLUDED.stream_version, doc = EXCLUDED.doc",
+    )
+    .bind(trip_id.0)
+    .bind(view.trip.owner_id.0)
+    .bind(settings.title.as_deref())
+    .bind(settings.start_date)
+    .bind(settings.end_date)
+    .bind(view.created_at)
+    .bind(view.updated_at)
+    .bind(view.stream_version as i64)
+    .bind(doc)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+const EVENT_COLUMNS: &str = "global_position, (tx_id::text)::bigint AS tx, stream_id, version, event_id, \
+    event_type, schema_version, data, metadata, recorded_at";
+
+fn decode_event(row: &PgRow) -> Result<RecordedEvent, StoreError> {
+    let event_type: String = row.try_get("event_type")?;
+    let stored_version: i32 = row.try_get("schema_version")?;
+    let data: Value = row.try_get("data")?;
+    let metadata: EventMetadata = serde_json::from_value(row.try_get("metadata")?)
+        .map_err(|e| StoreError::Corrupt(format!("metadata: {e}")))?;
+    let (schema_version, data) = upcast::upcast(&event_type, stored_version, data);
+    Ok(RecordedEvent {
+        global_position: row.try_get("global_position")?,
+        tx_id: row.try_get::<i64, _>("tx")? as u64,
+        stream_id: row.try_get("stream_id")?,
+        version: row.try_get::<i64, _>("version")? as u64,
+        event_id: row.try_get("event_id")?,
+        event_type,
+        schema_version,
+        data,
+        metadata,
+        recorded_at: row.try_get::<DateTime<Utc>, _>("recorded_at")?,
+    })
+}
+
+/// An append whose transaction (and xid) stays open until commit or rollback.
+struct PgPendingAppend {
+    tx: Transaction<'static, Postgres>,
+    outcome: AppendOutcome,
+}
+
+#[async_trait]
+impl PendingAppend for PgPendingAppend {
+    async fn commit(self: Box<Self>) -> Result<AppendOutcome, StoreError> {
+        self.tx.commit().await?;
+        Ok(self.outcome)
+    }
+
+    async fn rollback(self: Box<Self>) -> Result<(), StoreError> {
+        self.tx.rollback().await?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl EventStore for PostgresStore {
+    async fn append(
+        &self,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<AppendOutcome, StoreError> {
+        check_append(&events)?;
+        let mut tx = self.pool.begin().await?;
+        match append_in_tx(&mut tx, stream_id, expected, &events).await {
+            Ok(outcome) => {
+                tx.commit().await?;
+                Ok(outcome)
+            }
+            Err(error) => {
+                tx.rollback().await?;
+                self.resolve_failure(error, stream_id, expected, &events)
+                    .await
+            }
+        }
+    }
+
+    async fn begin_append(
+        &self,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<Box<dyn PendingAppend>, StoreError> {
+        check_append(&events)?;
+        let mut tx = self.pool.begin().await?;
+        let outcome = append_in_tx(&mut tx, stream_id, expected, &events).await?;
+        Ok(Box::new(PgPendingAppend { tx, outcome }))
+    }
+
+    async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {
+        let sql =
+            format!("SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY version");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(stream_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    async fn read_all(&self, after: Cursor, limit: u32) -> Result<Vec<RecordedEvent>, StoreError> {
+        // The fence: only transactions older than every one still running are read, in the
+        // order they can no longer change.
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events \
+             WHERE (tx_id, global_position) > ($1::text::xid8, $2) \
+               AND tx_id < pg_snapshot_xmin(pg_current_snapshot()) \
+             ORDER BY tx_id, global_position LIMIT $3"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(after.tx_id.to_string())
+            .bind(after.position)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    async fn load_checkpoint(&self, subscription: &str) -> Result<Cursor, StoreError> {
+        let row = sqlx::query(
+            "SELECT (last_tx_id::text)::bigint AS tx, last_position FROM subscriptions WHERE name = $1",
+        )
+        .bind(subscription)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(match row {
+            Some(r) => Cursor {
+                tx_id: r.try_get::<i64, _>("tx")? as u64,
+                position: r.try_get("last_position")?,
+            },
+            None => Cursor::START,
+        })
+    }
+
+    async fn save_checkpoint(&self, subscription: &str, cursor: Cursor) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO subscriptions (name, last_tx_id, last_position, updated_at) VALUES ($1, $2::text::xid8, $3, now()) \
+             ON CONFLICT (name) DO UPDATE SET last_tx_id = EXCLUDED.last_tx_id, \
+               last_position = EXCLUDED.last_position, updated_at = now()",
+        )
+        .bind(subscription)
+        .bind(cursor.tx_id.to_string())
+        .bind(cursor.position)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        // Appends that land meanwhile wait on this lock, then fold their events onto the
+        // rebuilt rows: nothing is lost either way.
+        sqlx::query("LOCK TABLE trip_views IN ACCESS EXCLUSIVE MODE")
+            .execute(&mut *tx)
+            .await?;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE stream_id LIKE 'trip-%' ORDER BY global_position"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut report = RebuildReport::default();
+        let mut views: std::collections::BTreeMap<TripId, Option<TripView>> = Default::default();
+        for row in &rows {
+            let event = decode_event(row)?;
+            report.events += 1;
+            let Some(trip_id) = TripId::from_stream_id(&event.stream_id) else {
+                continue;
+            };
+            let current = views.remove(&trip_id).flatten();
+            if let Some(next) =
+                project_trip(&event.stream_id, current, std::slice::from_ref(&event))?
+            {
+                views.insert(trip_id, next);
+            }
+        }
+        sqlx::query("DELETE FROM trip_views")
+            .execute(&mut *tx)
+            .await?;
+        for (trip_id, view) in &views {
+            if let Some(view) = view {
+                write_view(&mut tx, *trip_id, Some(view)).await?;
+                report.trips += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(report)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TripViews for PostgresStore {
+    async fn trip_owner(&self, trip_id: TripId) -> Result<Option<UserId>, StoreError> {
+        let owner: Option<Uuid> =
+            sqlx::query_scalar("SELECT owner_id FROM trip_views WHERE trip_id = $1")
+                .bind(trip_id.0)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(owner.map(UserId))
+    }
+
+    async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError> {
+        load_view(&self.pool, trip_id).await
+    }
+
+    async fn list_trip_views(
+        &self,
+        owner: UserId,
+        filter: &TripFilter,
+        page: Page,
+    ) -> Result<(Vec<TripView>, u64), StoreError> {
+        let row = sqlx::query(
+            "WITH matching AS ( \
+               SELECT created_at, trip_id, doc FROM trip_views \
+               WHERE owner_id = $1 \
+                 AND ($2::text IS NULL OR strpos(lower(coalesce(title, '')), lower($2::text)) > 0) \
+                 AND ($3::date IS NULL OR start_date >= $3::date) \
+                 AND ($4::date IS NULL OR end_date <= $4::date)) \
+             SELECT (SELECT count(*) FROM matching) AS total, \
+                    coalesce((SELECT jsonb_agg(doc ORDER BY created_at DESC, trip_id DESC) FROM \
+                      (SELECT * FROM matching ORDER BY created_at DESC, trip_id DESC LIMIT $5 OFFSET $6) page), '[]') AS docs",
+        )
+        .bind(owner.0)
+        .bind(filter.title.as_deref())
+        .bind(filter.start_date)
+        .bind(filter.end_date)
+        .bind(i64::from(page.per_page))
+        .bind(i64::from(page.page.saturating_sub(1)) * i64::from(page.per_page))
+        .fetch_one(&self.pool)
+        .await?;
+        let total: i64 = row.try_get("total")?;
+        let docs: Value = row.try_get("docs")?;
+        let views: Vec<TripView> = serde_json::from_value(docs)
+            .map_err(|e| StoreError::Corrupt(format!("trip views: {e}")))?;
+        Ok((views, total as u64))
+    }
+
+    async fn dump_trip_views(&self) -> Result<Vec<Value>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc \
+             FROM trip_views ORDER BY trip_id::text",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(serde_json::json!({
+                    "tripId": r.try_get::<Uuid, _>("trip_id")?.to_string(),
+                    "ownerId": r.try_get::<Uuid, _>("owner_id")?.to_string(),
+                    "title": r.try_get::<Option<String>, _>("title")?,
+                    "startDate": r.try_get::<Option<NaiveDate>, _>("start_date")?.map(|d| d.to_string()),
+                    "endDate": r.try_get::<Option<NaiveDate>, _>("end_date")?.map(|d| d.to_string()),
+                    "createdAt": r.try_get::<DateTime<Utc>, _>("created_at")?,
+                    "updatedAt": r.try_get::<DateTime<Utc>, _>("updated_at")?,
+                    "streamVersion": r.try_get::<i64, _>("stream_version")?,
+                    "doc": r.try_get::<Value, _>("doc")?,
+                }))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,519 @@
+//! The embedded default: the event store in one SQLite file under the data directory.
+//!
+//! Appends run in `BEGIN IMMEDIATE`, so one writer at a time holds the database: the version
+//! check and the insert cannot interleave, and `global_position` order is commit order, which
+//! is all a subscriber needs. WAL mode lets readers go on while a writer works, and
+//! `synchronous = FULL` makes an acknowledged append survive a power cut.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+use serde_json::Value;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite, SqlitePool, Transaction};
+use uuid::Uuid;
+
+use super::{
+    AppendOutcome, Cursor, EventMetadata, EventStore, ExpectedVersion, NewEvent, Page,
+    PendingAppend, RebuildReport, RecordedEvent, StoreError, TripFilter, TripViews, check_append,
+    existing_outcome, now_micros, project_trip, stream_type, upcast, version_matches,
+};
+use crate::ids::{TripId, UserId};
+use crate::projection::TripView;
+
+/// The SQLite adapter.
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+const TS_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6fZ";
+
+/// Fixed-width UTC timestamps, so that text order is time order.
+fn ts(t: DateTime<Utc>) -> String {
+    t.format(TS_FORMAT).to_string()
+}
+
+fn parse_ts(s: &str) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| StoreError::Corrupt(format!("timestamp {s:?}: {e}")))
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database file and applies the migrations.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .busy_timeout(Duration::from_secs(30))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await?;
+        let store = Self { pool };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Applies the embedded SQLite migrations.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        sqlx::migrate!("../migrations/sqlite")
+            .run(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// The connection pool, for the tables that are not event-sourced (identity).
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    async fn find_existing(
+        &self,
+        events: &[NewEvent],
+    ) -> Result<Option<AppendOutcome>, StoreError> {
+        let ids: Vec<String> = events.iter().map(|e| e.event_id.to_string()).collect();
+        let json = serde_json::to_string(&ids).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let rows = sqlx::query(
+            "SELECT version, global_position FROM events \
+             WHERE event_id IN (SELECT value FROM json_each(?1)) ORDER BY global_position",
+        )
+        .bind(json)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(existing_outcome(
+            events.len(),
+            rows.iter()
+                .map(|r| (r.get::<i64, _>(0), r.get::<i64, _>(1))),
+        ))
+    }
+
+    async fn stream_version(&self, stream_id: &str) -> Result<u64, StoreError> {
+        let v: Option<i64> = sqlx::query_scalar("SELECT version FROM streams WHERE stream_id = ?1")
+            .bind(stream_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(v.unwrap_or(0) as u64)
+    }
+
+    /// Turns an append failure into its outcome: a retry of events already stored succeeds
+    /// with the first outcome; a lost race is a conflict naming the stream's real version.
+    async fn resolve_failure(
+        &self,
+        error: StoreError,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: &[NewEvent],
+    ) -> Result<AppendOutcome, StoreError> {
+        let retryable = matches!(error, StoreError::Conflict { .. })
+            || matches!(&error, StoreError::Database(sqlx::Error::Database(db)) if db.is_unique_violation());
+        if !retryable {
+            return Err(error);
+        }
+        if let Some(existing) = self.find_existing(events).await? {
+            return Ok(existing);
+        }
+        Err(StoreError::Conflict {
+            stream_id: stream_id.to_owned(),
+            expected,
+            actual: self.stream_version(stream_id).await?,
+        })
+    }
+}
+
+async fn append_in_tx(
+    tx: &mut Transaction<'static, Sqlite>,
+    stream_id: &str,
+    expected: ExpectedVersion,
+    events: &[NewEvent],
+) -> Result<AppendOutcome, StoreError> {
+    let current: Option<i64> =
+        sqlx::query_scalar("SELECT version FROM streams WHERE stream_id = ?1")
+            .bind(stream_id)
+            .fetch_optional(&mut **tx)
+            .await?;
+    let current = current.map(|v| v as u64);
+    if !version_matches(expected, current) {
+        return Err(StoreError::Conflict {
+            stream_id: stream_id.to_owned(),
+            expected,
+            actual: current.unwrap_or(0),
+        });
+    }
+    let base = current.unwrap_or(0);
+    let last = base + events.len() as u64;
+    sqlx::query(
+        "INSERT INTO streams (stream_id, stream_type, version) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version",
+    )
+    .bind(stream_id)
+    .bind(stream_type(stream_id))
+    .bind(last as i64)
+    .execute(&mut **tx)
+    .await?;
+
+    let recorded_at = now_micros();
+    let mut recorded = Vec::with_capacity(events.len());
+    for (i, event) in events.iter().enumerate() {
+        let version = base + 1 + i as u64;
+        let metadata = serde_json::to_string(&event.metadata)
+            .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let position: i64 = sqlx::query_scalar(
+            "INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING global_position",
+        )
+        .bind(stream_id)
+        .bind(version as i64)
+        .bind(event.event_id.to_string())
+        .bind(&event.event_type)
+        .bind(event.schema_version)
+        .bind(event.data.to_string())
+        .bind(metadata)
+        .bind(ts(recorded_at))
+        .fetch_one(&mut **tx)
+        .await?;
+        let (schema_version, data) =
+            upcast::upcast(&event.event_type, event.schema_version, event.data.clone());
+        recorded.push(RecordedEvent {
+            global_position: position,
+            tx_id: 0,
+            stream_id: stream_id.to_owned(),
+            version,
+            event_id: event.event_id,
+            event_type: event.event_type.clone(),
+            schema_version,
+            data,
+            metadata: event.metadata.clone(),
+            recorded_at,
+        });
+    }
+
+    if let Some(trip_id) = TripId::from_stream_id(stream_id) {
+        let current = load_view(&mut **tx, trip_id).await?;
+        if let Some(view) = project_trip(stream_id, current, &recorded)? {
+            write_view(tx, trip_id, view.as_ref()).await?;
+        }
+    }
+
+    Ok(AppendOutcome {
+        first_version: base + 1,
+        last_version: last,
+        positions: recorded.iter().map(|r| r.global_position).collect(),
+        already_appended: false,
+    })
+}
+
+async fn load_view<'e, E>(executor: E, trip_id: TripId) -> Result<Option<TripView>, StoreError>
+where
+    E: sqlx::Executor<'e, Database = Sqlite>,
+{
+    let doc: Option<String> = sqlx::query_scalar("SELECT doc FROM trip_views WHERE trip_id = ?1")
+        .bind(trip_id.to_string())
+        .fetch_optional(executor)
+        .await?;
+    doc.map(|d| {
+        serde_json::from_str(&d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
+    })
+    .transpose()
+}
+
+async fn write_view(
+    tx: &mut Transaction<'static, Sqlite>,
+    trip_id: TripId,
+    view: Option<&TripView>,
+) -> Result<(), StoreError> {
+    let Some(view) = view else {
+        sqlx::query("DELETE FROM trip_views WHERE trip_id = ?1")
+            .bind(trip_id.to_string())
+            .execute(&mut **tx)
+            .await?;
+        return Ok(());
+    };
+    let doc = serde_json::to_string(view).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let settings = &view.trip.settings;
+    sqlx::query(
+        "INSERT INTO trip_views (trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         ON CONFLICT (trip_id) DO UPDATE SET owner_id = excluded.owner_id, title = excluded.title, \
+           start_date = excluded.start_date, end_date = excluded.end_date, created_at = excluded.created_at, \
+           updated_at = excluded.updated_at, stream_version = excluded.stream_version, doc = excluded.doc",
+    )
+    .bind(trip_id.to_string())
+    .bind(view.trip.owner_id.to_string())
+    .bind(settings.title.as_deref())
+    .bind(settings.start_date.map(|d| d.to_string()))
+    .bind(settings.end_date.map(|d| d.to_string()))
+    .bind(ts(view.created_at))
+    .bind(ts(view.updated_at))
+    .bind(view.stream_version as i64)
+    .bind(doc)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+fn decode_event(row: &SqliteRow) -> Result<RecordedEvent, StoreError> {
+    let corrupt =
+        |what: &str, e: &dyn std::fmt::Display| StoreError::Corrupt(format!("{what}: {e}"));
+    let event_type: String = row.try_get("event_type")?;
+    let stored_version: i32 = row.try_get("schema_version")?;
+    let data: Value =
+        serde_json::from_str(row.try_get::<&str, _>("data")?).map_err(|e| corrupt("data", &e))?;
+    let metadata: EventMetadata = serde_json::from_str(row.try_get::<&str, _>("metadata")?)
+        .map_err(|e| corrupt("metadata", &e))?;
+    let (schema_version, data) = upcast::upcast(&event_type, stored_version, data);
+    Ok(RecordedEvent {
+        global_position: row.try_get("global_position")?,
+        tx_id: 0,
+        stream_id: row.try_get("stream_id")?,
+        version: row.try_get::<i64, _>("version")? as u64,
+        event_id: Uuid::from_str(row.try_get::<&str, _>("event_id")?)
+            .map_err(|e| corrupt("event_id", &e))?,
+        event_type,
+        schema_version,
+        data,
+        metadata,
+        recorded_at: parse_ts(row.try_get::<&str, _>("recorded_at")?)?,
+    })
+}
+
+const EVENT_COLUMNS: &str = "global_position, stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at";
+
+/// An append holding SQLite's write lock until it commits or rolls back.
+struct SqlitePendingAppend {
+    tx: Transaction<'static, Sqlite>,
+    outcome: AppendOutcome,
+}
+
+#[async_trait]
+impl PendingAppend for SqlitePendingAppend {
+    async fn commit(self: Box<Self>) -> Result<AppendOutcome, StoreError> {
+        self.tx.commit().await?;
+        Ok(self.outcome)
+    }
+
+    async fn rollback(self: Box<Self>) -> Result<(), StoreError> {
+        self.tx.rollback().await?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl EventStore for SqliteStore {
+    async fn append(
+        &self,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<AppendOutcome, StoreError> {
+        check_append(&events)?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        match append_in_tx(&mut tx, stream_id, expected, &events).await {
+            Ok(outcome) => {
+                tx.commit().await?;
+                Ok(outcome)
+            }
+            Err(error) => {
+                tx.rollback().await?;
+                self.resolve_failure(error, stream_id, expected, &events)
+                    .await
+            }
+        }
+    }
+
+    async fn begin_append(
+        &self,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<Box<dyn PendingAppend>, StoreError> {
+        check_append(&events)?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let outcome = append_in_tx(&mut tx, stream_id, expected, &events).await?;
+        Ok(Box::new(SqlitePendingAppend { tx, outcome }))
+    }
+
+    async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {
+        let sql =
+            format!("SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = ?1 ORDER BY version");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(stream_id)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    async fn read_all(&self, after: Cursor, limit: u32) -> Result<Vec<RecordedEvent>, StoreError> {
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE global_position > ?1 ORDER BY global_position LIMIT ?2"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(after.position)
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    async fn load_checkpoint(&self, subscription: &str) -> Result<Cursor, StoreError> {
+        let position: Option<i64> =
+            sqlx::query_scalar("SELECT last_position FROM subscriptions WHERE name = ?1")
+                .bind(subscription)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(Cursor {
+            tx_id: 0,
+            position: position.unwrap_or(0),
+        })
+    }
+
+    async fn save_checkpoint(&self, subscription: &str, cursor: Cursor) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO subscriptions (name, last_tx_id, last_position, updated_at) VALUES (?1, 0, ?2, ?3) \
+             ON CONFLICT (name) DO UPDATE SET last_position = excluded.last_position, updated_at = excluded.updated_at",
+        )
+        .bind(subscription)
+        .bind(cursor.position)
+        .bind(ts(Utc::now()))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let sql = format!("SELECT {EVENT_COLUMNS} FROM events ORDER BY global_position");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut report = RebuildReport::default();
+        let mut views: std::collections::BTreeMap<TripId, Option<TripView>> = Default::default();
+        for row in &rows {
+            let event = decode_event(row)?;
+            report.events += 1;
+            let Some(trip_id) = TripId::from_stream_id(&event.stream_id) else {
+                continue;
+            };
+            let current = views.remove(&trip_id).flatten();
+            if let Some(next) =
+                project_trip(&event.stream_id, current, std::slice::from_ref(&event))?
+            {
+                views.insert(trip_id, next);
+            }
+        }
+        sqlx::query("DELETE FROM trip_views")
+            .execute(&mut *tx)
+            .await?;
+        for (trip_id, view) in &views {
+            if let Some(view) = view {
+                write_view(&mut tx, *trip_id, Some(view)).await?;
+                report.trips += 1;
+            }
+        }
+        tx.commit().await?;
+        Ok(report)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TripViews for SqliteStore {
+    async fn trip_owner(&self, trip_id: TripId) -> Result<Option<UserId>, StoreError> {
+        let owner: Option<String> =
+            sqlx::query_scalar("SELECT owner_id FROM trip_views WHERE trip_id = ?1")
+                .bind(trip_id.to_string())
+                .fetch_optional(&self.pool)
+                .await?;
+        owner
+            .map(|o| {
+                o.parse()
+                    .map_err(|e| StoreError::Corrupt(format!("owner id: {e}")))
+            })
+            .transpose()
+    }
+
+    async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError> {
+        load_view(&self.pool, trip_id).await
+    }
+
+    async fn list_trip_views(
+        &self,
+        owner: UserId,
+        filter: &TripFilter,
+        page: Page,
+    ) -> Result<(Vec<TripView>, u64), StoreError> {
+        const WHERE: &str = "WHERE owner_id = ?1 \
+            AND (?2 IS NULL OR instr(lower(coalesce(title, '')), lower(?2)) > 0) \
+            AND (?3 IS NULL OR start_date >= ?3) AND (?4 IS NULL OR end_date <= ?4)";
+        let date = |d: Option<NaiveDate>| d.map(|d| d.to_string());
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM trip_views {WHERE}"
+        )))
+        .bind(owner.to_string())
+        .bind(filter.title.as_deref())
+        .bind(date(filter.start_date))
+        .bind(date(filter.end_date))
+        .fetch_one(&self.pool)
+        .await?;
+        let docs: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT doc FROM trip_views {WHERE} ORDER BY created_at DESC, trip_id DESC LIMIT ?5 OFFSET ?6"
+        )))
+        .bind(owner.to_string())
+        .bind(filter.title.as_deref())
+        .bind(date(filter.start_date))
+        .bind(date(filter.end_date))
+        .bind(i64::from(page.per_page))
+        .bind(i64::from(page.page.saturating_sub(1)) * i64::from(page.per_page))
+        .fetch_all(&self.pool)
+        .await?;
+        let views = docs
+            .iter()
+            .map(|d| {
+                serde_json::from_str(d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
+            })
+            .collect::<Result<Vec<TripView>, _>>()?;
+        Ok((views, total as u64))
+    }
+
+    async fn dump_trip_views(&self) -> Result<Vec<Value>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc \
+             FROM trip_views ORDER BY trip_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let doc: Value = serde_json::from_str(r.try_get::<&str, _>("doc")?)
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                Ok(serde_json::json!({
+                    "tripId": r.try_get::<String, _>("trip_id")?,
+                    "ownerId": r.try_get::<String, _>("owner_id")?,
+                    "title": r.try_get::<Option<String>, _>("title")?,
+                    "startDate": r.try_get::<Option<String>, _>("start_date")?,
+                    "endDate": r.try_get::<Option<String>, _>("end_date")?,
+                    "createdAt": parse_ts(r.try_get::<&str, _>("created_at")?)?,
+                    "updatedAt": parse_ts(r.try_get::<&str, _>("updated_at")?)?,
+                    "streamVersion": r.try_get::<i64, _>("stream_version")?,
+                    "doc": doc,
+                }))
+            })
+            .collect()
+    }
+}

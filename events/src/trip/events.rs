@@ -1,0 +1,120 @@
+//! The facts of a trip's life, as stored. Each variant is one `event_type`; its JSON shape is a
+//! contract (old shapes are upcast on load, see `store::upcast`), pinned by a snapshot test.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Category;
+use super::settings::{SettingField, TripSettings};
+use super::source::SourceUrl;
+use crate::ids::{TripId, UserId};
+
+/// An event of a trip stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data")]
+pub enum TripEvent {
+    /// A trip came into being with its source and settings; `version` is 1.
+    #[serde(rename_all = "camelCase")]
+    TripCreated {
+        trip_id: TripId,
+        owner_id: UserId,
+        source: SourceUrl,
+        settings: TripSettings,
+        version: u64,
+    },
+    /// The route must be fetched and cut into days for this pacing generation (a job).
+    #[serde(rename_all = "camelCase")]
+    RouteRequested { generation: u64 },
+    /// Settings changed. `settings` is the whole after-image; `invalidated` lists what must
+    /// be computed again; `version` is the structural version after the change.
+    #[serde(rename_all = "camelCase")]
+    TripSettingsUpdated {
+        settings: TripSettings,
+        changed: Vec<SettingField>,
+        invalidated: Vec<Category>,
+        version: u64,
+    },
+    /// The trip was deleted with everything that hangs off it.
+    TripDeleted,
+}
+
+/// Every trip event type, as stored in `event_type`.
+pub const EVENT_TYPES: [&str; 4] = [
+    "TripCreated",
+    "RouteRequested",
+    "TripSettingsUpdated",
+    "TripDeleted",
+];
+
+/// A stored event that is not a trip event of a known shape.
+#[derive(Debug, thiserror::Error)]
+#[error("event {event_type} (schema {schema_version}) does not read as a trip event: {source}")]
+pub struct TripEventError {
+    pub event_type: String,
+    pub schema_version: i32,
+    #[source]
+    pub source: serde_json::Error,
+}
+
+impl TripEvent {
+    /// The current schema version of every trip event type.
+    pub const SCHEMA_VERSION: i32 = 1;
+
+    /// The stored `event_type`.
+    pub fn event_type(&self) -> &'static str {
+        match self {
+            Self::TripCreated { .. } => "TripCreated",
+            Self::RouteRequested { .. } => "RouteRequested",
+            Self::TripSettingsUpdated { .. } => "TripSettingsUpdated",
+            Self::TripDeleted => "TripDeleted",
+        }
+    }
+
+    /// The stored `data` (the payload without its type).
+    pub fn data(&self) -> Value {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(mut map)) => map.remove("data").unwrap_or(Value::Null),
+            _ => Value::Null,
+        }
+    }
+
+    /// Reads a stored event (already upcast to the current schema).
+    pub fn from_stored(
+        event_type: &str,
+        schema_version: i32,
+        data: &Value,
+    ) -> Result<Self, TripEventError> {
+        let mut envelope = serde_json::Map::new();
+        envelope.insert("type".into(), Value::String(event_type.to_owned()));
+        if !data.is_null() {
+            envelope.insert("data".into(), data.clone());
+        }
+        serde_json::from_value(Value::Object(envelope)).map_err(|source| TripEventError {
+            event_type: event_type.to_owned(),
+            schema_version,
+            source,
+        })
+    }
+}
+
+impl TripEvent {
+    /// The event ready to append, with a fresh id.
+    pub fn to_new_event(&self, metadata: &crate::store::EventMetadata) -> crate::store::NewEvent {
+        self.to_new_event_with_id(uuid::Uuid::now_v7(), metadata)
+    }
+
+    /// The event ready to append, with a chosen id (deterministic ids make retries idempotent).
+    pub fn to_new_event_with_id(
+        &self,
+        event_id: uuid::Uuid,
+        metadata: &crate::store::EventMetadata,
+    ) -> crate::store::NewEvent {
+        crate::store::NewEvent {
+            event_id,
+            event_type: self.event_type().to_owned(),
+            schema_version: Self::SCHEMA_VERSION,
+            data: self.data(),
+            metadata: metadata.clone(),
+        }
+    }
+}

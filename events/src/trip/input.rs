@@ -1,0 +1,398 @@
+//! Turning a caller's JSON object into settings, with errors that name the field and what it
+//! accepts. REST bodies and MCP arguments both go through here, so a value is judged the same
+//! way whichever door it came through.
+
+use chrono::NaiveDate;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::settings::{
+    AVERAGE_SPEED, AccommodationType, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR,
+    MAX_DISTANCE_PER_DAY, Range, SettingField, SettingsPatch, TITLE_MAX_CHARS,
+};
+use crate::text::{quote, strip_controls};
+
+/// One problem with one input field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    /// The field's wire name (`maxDistancePerDay`), or `body` for the whole input.
+    pub field: String,
+    /// What is wrong and what is accepted, written to be acted on.
+    pub message: String,
+}
+
+impl FieldError {
+    /// A problem with `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Why an input object was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    /// Names the caller used that the operation does not accept: refused, never dropped.
+    #[error("unknown field(s): {}; accepted: {}", .unknown.join(", "), .accepted.join(", "))]
+    UnknownFields {
+        unknown: Vec<String>,
+        accepted: Vec<String>,
+    },
+    /// Known fields with values out of their type or range.
+    #[error("invalid value(s): {}", .0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<FieldError>),
+}
+
+impl InputError {
+    /// The field errors, one per unknown field or invalid value.
+    pub fn field_errors(&self) -> Vec<FieldError> {
+        match self {
+            Self::UnknownFields { unknown, accepted } => unknown
+                .iter()
+                .map(|name| {
+                    FieldError::new(
+                        strip_controls(name).chars().take(40).collect::<String>(),
+                        format!(
+                            "unknown field {}; accepted: {}",
+                            quote(name),
+                            accepted.join(", ")
+                        ),
+                    )
+                })
+                .collect(),
+            Self::Invalid(errors) => errors.clone(),
+        }
+    }
+}
+
+/// Refuses any name of `object` that is not in `accepted`, naming each.
+pub fn refuse_unknown(object: &Map<String, Value>, accepted: &[&str]) -> Result<(), InputError> {
+    let mut unknown: Vec<String> = object
+        .keys()
+        .filter(|k| !accepted.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort();
+    Err(InputError::UnknownFields {
+        unknown,
+        accepted: accepted.iter().map(|s| (*s).to_owned()).collect(),
+    })
+}
+
+/// How `null` is read for a setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NullMeans {
+    /// On creation: `null` is the same as leaving the field out.
+    Absent,
+    /// On an update: `null` clears a date; elsewhere it is refused.
+    Clear,
+}
+
+/// Parses the settings present in `object` (other names are ignored here: call
+/// [`refuse_unknown`] first). Collects every error rather than stopping at the first.
+pub fn parse_settings(
+    object: &Map<String, Value>,
+    nulls: NullMeans,
+) -> Result<SettingsPatch, InputError> {
+    let mut patch = SettingsPatch::default();
+    let mut errors = Vec::new();
+    for field in SettingField::ALL {
+        let Some(value) = object.get(field.name()) else {
+            continue;
+        };
+        if value.is_null() && nulls == NullMeans::Absent {
+            continue;
+        }
+        let name = field.name();
+        let result = match field {
+            SettingField::Title => parse_title(value).map(|v| patch.title = Some(v)),
+            SettingField::StartDate => {
+                parse_optional_date(name, value).map(|v| patch.start_date = Some(v))
+            }
+            SettingField::EndDate => {
+                parse_optional_date(name, value).map(|v| patch.end_date = Some(v))
+            }
+            SettingField::FatigueFactor => {
+                parse_number(name, value, FATIGUE_FACTOR).map(|v| patch.fatigue_factor = Some(v))
+            }
+            SettingField::ElevationPenalty => parse_number(name, value, ELEVATION_PENALTY)
+                .map(|v| patch.elevation_penalty = Some(v)),
+            SettingField::MaxDistancePerDay => parse_number(name, value, MAX_DISTANCE_PER_DAY)
+                .map(|v| patch.max_distance_per_day = Some(v)),
+            SettingField::AverageSpeed => {
+                parse_number(name, value, AVERAGE_SPEED).map(|v| patch.average_speed = Some(v))
+            }
+            SettingField::DepartureHour => {
+                parse_hour(name, value).map(|v| patch.departure_hour = Some(v))
+            }
+            SettingField::EbikeMode => match value {
+                Value::Bool(b) => {
+                    patch.ebike_mode = Some(*b);
+                    Ok(())
+                }
+                other => Err(FieldError::new(
+                    name,
+                    format!("{name} must be true or false; got {}", describe(other)),
+                )),
+            },
+            SettingField::EnabledAccommodationTypes => parse_accommodation_types(name, value)
+                .map(|v| patch.enabled_accommodation_types = Some(v)),
+        };
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(patch)
+    } else {
+        Err(InputError::Invalid(errors))
+    }
+}
+
+fn parse_title(value: &Value) -> Result<String, FieldError> {
+    let Value::String(raw) = value else {
+        return Err(FieldError::new(
+            "title",
+            format!(
+                "title must be a string of 1 to {TITLE_MAX_CHARS} characters; got {}",
+                describe(value)
+            ),
+        ));
+    };
+    let clean = strip_controls(raw).trim().to_owned();
+    let count = clean.chars().count();
+    if count == 0 || count > TITLE_MAX_CHARS {
+        return Err(FieldError::new(
+            "title",
+            format!("title must be 1 to {TITLE_MAX_CHARS} characters long; got {count}"),
+        ));
+    }
+    Ok(clean)
+}
+
+/// Parses a `YYYY-MM-DD` date, or `null` (cleared).
+pub fn parse_optional_date(name: &str, value: &Value) -> Result<Option<NaiveDate>, FieldError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(s) => parse_date(name, s).map(Some),
+        other => Err(FieldError::new(
+            name,
+            format!(
+                "{name} must be a date written YYYY-MM-DD, or null; got {}",
+                describe(other)
+            ),
+        )),
+    }
+}
+
+/// Parses a `YYYY-MM-DD` date.
+pub fn parse_date(name: &str, s: &str) -> Result<NaiveDate, FieldError> {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .filter(|_| s.len() == 10)
+        .ok_or_else(|| {
+            FieldError::new(
+                name,
+                format!("{name} must be a date written YYYY-MM-DD; got {}", quote(s)),
+            )
+        })
+}
+
+fn parse_number(name: &str, value: &Value, range: Range) -> Result<f64, FieldError> {
+    let number = value.as_f64().filter(|_| value.is_number());
+    match number {
+        Some(v) if range.contains(v) => Ok(v),
+        Some(v) => Err(FieldError::new(
+            name,
+            format!("{name} must be a number {}; got {v}", range.describe()),
+        )),
+        None => Err(FieldError::new(
+            name,
+            format!(
+                "{name} must be a number {}; got {}",
+                range.describe(),
+                describe(value)
+            ),
+        )),
+    }
+}
+
+fn parse_hour(name: &str, value: &Value) -> Result<u8, FieldError> {
+    match value.as_u64() {
+        Some(h) if DEPARTURE_HOUR.contains(h as f64) => Ok(h as u8),
+        _ => Err(FieldError::new(
+            name,
+            format!(
+                "{name} must be a whole hour {}; got {}",
+                DEPARTURE_HOUR.describe(),
+                describe(value)
+            ),
+        )),
+    }
+}
+
+fn parse_accommodation_types(
+    name: &str,
+    value: &Value,
+) -> Result<Vec<AccommodationType>, FieldError> {
+    let accepted = AccommodationType::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Value::Array(items) = value else {
+        return Err(FieldError::new(
+            name,
+            format!(
+                "{name} must be a list of one or more of: {accepted}; got {}",
+                describe(value)
+            ),
+        ));
+    };
+    let mut types = Vec::new();
+    for item in items {
+        let parsed = item.as_str().and_then(AccommodationType::parse);
+        match parsed {
+            Some(t) if !types.contains(&t) => types.push(t),
+            Some(_) => {}
+            None => {
+                return Err(FieldError::new(
+                    name,
+                    format!("{name} accepts only: {accepted}; got {}", describe(item)),
+                ));
+            }
+        }
+    }
+    if types.is_empty() {
+        return Err(FieldError::new(
+            name,
+            format!("{name} must name at least one of: {accepted}"),
+        ));
+    }
+    types.sort();
+    Ok(types)
+}
+
+/// A short description of a JSON value for an error message, never longer than a quote.
+pub fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => quote(&n.to_string()).trim_matches('"').to_owned(),
+        Value::String(s) => quote(s),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().expect("test object")
+    }
+
+    #[test]
+    fn unknown_fields_are_named_with_the_accepted_list() {
+        let err = refuse_unknown(&object(json!({"colour": 1, "title": "x"})), &["title"])
+            .expect_err("colour is unknown");
+        let fields = err.field_errors();
+        assert_eq!(fields[0].field, "colour");
+        assert!(
+            fields[0].message.contains("accepted: title"),
+            "{}",
+            fields[0].message
+        );
+    }
+
+    #[test]
+    fn an_out_of_range_value_names_the_field_and_the_range() {
+        let err = parse_settings(&object(json!({"maxDistancePerDay": 500})), NullMeans::Clear)
+            .expect_err("500 is out of range");
+        let fields = err.field_errors();
+        assert_eq!(fields[0].field, "maxDistancePerDay");
+        assert_eq!(
+            fields[0].message,
+            "maxDistancePerDay must be a number from 30 to 300; got 500"
+        );
+    }
+
+    #[test]
+    fn every_bad_field_is_reported_at_once() {
+        let err = parse_settings(
+            &object(json!({"fatigueFactor": "high", "departureHour": 24, "ebikeMode": 1})),
+            NullMeans::Clear,
+        )
+        .expect_err("three bad values");
+        assert_eq!(err.field_errors().len(), 3);
+    }
+
+    #[test]
+    fn a_bad_date_is_quoted_and_cut() {
+        let long = "2026-13-45".repeat(10);
+        let err = parse_settings(&object(json!({"startDate": long})), NullMeans::Clear)
+            .expect_err("not a date");
+        let message = &err.field_errors()[0].message;
+        assert!(message.contains("YYYY-MM-DD"));
+        assert!(message.len() < 120, "{message}");
+    }
+
+    #[test]
+    fn null_clears_a_date_on_update_and_is_absent_on_create() {
+        let update = parse_settings(&object(json!({"endDate": null})), NullMeans::Clear)
+            .expect("null date clears");
+        assert_eq!(update.end_date, Some(None));
+        let create = parse_settings(&object(json!({"endDate": null})), NullMeans::Absent)
+            .expect("null is absent");
+        assert_eq!(create.end_date, None);
+    }
+
+    #[test]
+    fn accommodation_types_are_checked_deduplicated_and_ordered() {
+        let patch = parse_settings(
+            &object(json!({"enabledAccommodationTypes": ["hotel", "camp_site", "hotel"]})),
+            NullMeans::Clear,
+        )
+        .expect("valid types");
+        assert_eq!(
+            patch.enabled_accommodation_types,
+            Some(vec![AccommodationType::CampSite, AccommodationType::Hotel])
+        );
+        assert!(
+            parse_settings(
+                &object(json!({"enabledAccommodationTypes": []})),
+                NullMeans::Clear
+            )
+            .is_err()
+        );
+        assert!(
+            parse_settings(
+                &object(json!({"enabledAccommodationTypes": ["motel"]})),
+                NullMeans::Clear
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_title_is_trimmed_and_bounded() {
+        let patch = parse_settings(
+            &object(json!({"title": "  Alps\u{0007} "})),
+            NullMeans::Clear,
+        )
+        .expect("title");
+        assert_eq!(patch.title.as_deref(), Some("Alps"));
+        assert!(
+            parse_settings(&object(json!({"title": "x".repeat(256)})), NullMeans::Clear).is_err()
+        );
+        assert!(parse_settings(&object(json!({"title": "   "})), NullMeans::Clear).is_err());
+    }
+}

@@ -1,0 +1,339 @@
+//! Given events, when a command, then events (or a refusal). No I/O.
+
+use chrono::NaiveDate;
+use serde_json::json;
+
+use super::settings::{SettingField, SettingsPatch, TripSettings};
+use super::source::SourceUrl;
+use super::*;
+
+fn date(s: &str) -> NaiveDate {
+    s.parse().expect("test date")
+}
+
+fn today() -> NaiveDate {
+    date("2030-01-10")
+}
+
+fn created(settings: TripSettings) -> Vec<TripEvent> {
+    vec![
+        TripEvent::TripCreated {
+            trip_id: TripId(uuid::Uuid::from_u128(1)),
+            owner_id: UserId(uuid::Uuid::from_u128(2)),
+            source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
+            settings,
+            version: 1,
+        },
+        TripEvent::RouteRequested { generation: 1 },
+    ]
+}
+
+/// Given `history`, when `command`, then the events (or the refusal).
+fn given_when(history: &[TripEvent], command: TripCommand) -> Result<Vec<TripEvent>, TripError> {
+    let state = fold(history);
+    decide(state.as_ref(), command)
+}
+
+fn update(patch: SettingsPatch, expected_version: u64) -> TripCommand {
+    TripCommand::UpdateSettings {
+        patch,
+        expected_version,
+        today: today(),
+    }
+}
+
+#[test]
+fn creating_a_trip_records_it_and_requests_its_route() {
+    let events = given_when(
+        &[],
+        TripCommand::Create {
+            trip_id: TripId(uuid::Uuid::from_u128(1)),
+            owner_id: UserId(uuid::Uuid::from_u128(2)),
+            source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
+            settings: SettingsPatch {
+                max_distance_per_day: Some(100.0),
+                ..Default::default()
+            },
+        },
+    )
+    .expect("created");
+    assert_eq!(events.len(), 2);
+    let trip = fold(&events).expect("a trip");
+    assert_eq!(trip.version, 1);
+    assert_eq!(trip.generation, 1);
+    assert_eq!(trip.settings.max_distance_per_day, 100.0);
+    assert_eq!(
+        trip.settings.fatigue_factor, 0.9,
+        "unset settings take their defaults"
+    );
+    assert!(
+        trip.computations
+            .values()
+            .all(|s| *s == ComputationStatus::Pending)
+    );
+}
+
+#[test]
+fn creating_with_an_end_before_the_start_is_refused() {
+    let refused = given_when(
+        &[],
+        TripCommand::Create {
+            trip_id: TripId::new(),
+            owner_id: UserId::new(),
+            source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
+            settings: SettingsPatch {
+                start_date: Some(Some(date("2030-06-05"))),
+                end_date: Some(Some(date("2030-06-01"))),
+                ..Default::default()
+            },
+        },
+    );
+    assert!(matches!(refused, Err(TripError::Invalid(ref e)) if e[0].field == "endDate"));
+}
+
+#[test]
+fn creating_twice_is_refused() {
+    let history = created(TripSettings::default());
+    let again = given_when(
+        &history,
+        TripCommand::Create {
+            trip_id: TripId::new(),
+            owner_id: UserId::new(),
+            source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
+            settings: SettingsPatch::default(),
+        },
+    );
+    assert_eq!(again, Err(TripError::AlreadyExists));
+}
+
+#[test]
+fn a_title_change_keeps_the_version() {
+    let history = created(TripSettings::default());
+    let events = given_when(
+        &history,
+        update(
+            SettingsPatch {
+                title: Some("Alps".into()),
+                ..Default::default()
+            },
+            1,
+        ),
+    )
+    .expect("updated");
+    assert_eq!(events.len(), 1);
+    let TripEvent::TripSettingsUpdated {
+        version,
+        changed,
+        invalidated,
+        ..
+    } = &events[0]
+    else {
+        panic!("expected a settings update, got {events:?}");
+    };
+    assert_eq!(*version, 1);
+    assert_eq!(changed, &[SettingField::Title]);
+    assert!(invalidated.is_empty());
+}
+
+#[test]
+fn a_pacing_change_moves_the_version_and_requests_a_new_generation() {
+    let history = created(TripSettings::default());
+    let events = given_when(
+        &history,
+        update(
+            SettingsPatch {
+                max_distance_per_day: Some(120.0),
+                ..Default::default()
+            },
+            1,
+        ),
+    )
+    .expect("updated");
+    assert!(matches!(
+        events[1],
+        TripEvent::RouteRequested { generation: 2 }
+    ));
+    let trip = fold(history.iter().chain(&events)).expect("trip");
+    assert_eq!(trip.version, 2);
+    assert_eq!(trip.generation, 2);
+}
+
+#[test]
+fn a_stale_version_is_refused_with_both_versions() {
+    let history = created(TripSettings::default());
+    let refused = given_when(
+        &history,
+        update(
+            SettingsPatch {
+                ebike_mode: Some(true),
+                ..Default::default()
+            },
+            7,
+        ),
+    );
+    assert_eq!(
+        refused,
+        Err(TripError::StaleVersion {
+            expected: 7,
+            current: 1
+        })
+    );
+}
+
+#[test]
+fn a_locked_trip_refuses_settings_changes_before_checking_the_version() {
+    let history = created(TripSettings {
+        start_date: Some(date("2030-01-10")),
+        ..Default::default()
+    });
+    let refused = given_when(
+        &history,
+        update(
+            SettingsPatch {
+                ebike_mode: Some(true),
+                ..Default::default()
+            },
+            99,
+        ),
+    );
+    assert_eq!(refused, Err(TripError::Locked));
+}
+
+#[test]
+fn moving_the_start_into_the_future_cannot_unlock_the_trip_being_edited() {
+    let history = created(TripSettings {
+        start_date: Some(date("2030-01-01")),
+        ..Default::default()
+    });
+    let refused = given_when(
+        &history,
+        update(
+            SettingsPatch {
+                start_date: Some(Some(date("2031-01-01"))),
+                ..Default::default()
+            },
+            1,
+        ),
+    );
+    assert_eq!(refused, Err(TripError::Locked));
+}
+
+#[test]
+fn a_trip_starting_tomorrow_is_not_locked() {
+    let history = created(TripSettings {
+        start_date: Some(date("2030-01-11")),
+        ..Default::default()
+    });
+    assert!(
+        given_when(
+            &history,
+            update(
+                SettingsPatch {
+                    ebike_mode: Some(true),
+                    ..Default::default()
+                },
+                1
+            )
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn an_update_that_changes_nothing_writes_nothing() {
+    let history = created(TripSettings::default());
+    let events = given_when(
+        &history,
+        update(
+            SettingsPatch {
+                average_speed: Some(15.0),
+                ..Default::default()
+            },
+            1,
+        ),
+    )
+    .expect("no-op");
+    assert!(events.is_empty());
+}
+
+#[test]
+fn an_update_that_breaks_the_dates_is_refused() {
+    let history = created(TripSettings {
+        end_date: Some(date("2030-06-05")),
+        ..Default::default()
+    });
+    let refused = given_when(
+        &history,
+        update(
+            SettingsPatch {
+                start_date: Some(Some(date("2030-06-09"))),
+                ..Default::default()
+            },
+            1,
+        ),
+    );
+    assert!(matches!(refused, Err(TripError::Invalid(_))));
+}
+
+#[test]
+fn a_locked_trip_can_still_be_deleted_and_a_deleted_one_is_gone() {
+    let history = created(TripSettings {
+        start_date: Some(date("2020-01-01")),
+        ..Default::default()
+    });
+    let events = given_when(&history, TripCommand::Delete).expect("deleted");
+    assert_eq!(events, vec![TripEvent::TripDeleted]);
+    let all: Vec<_> = history.iter().chain(&events).cloned().collect();
+    assert_eq!(
+        given_when(&all, TripCommand::Delete),
+        Err(TripError::NotFound)
+    );
+    assert_eq!(
+        given_when(&all, update(SettingsPatch::default(), 1)),
+        Err(TripError::NotFound)
+    );
+}
+
+#[test]
+fn commands_on_a_missing_trip_answer_not_found() {
+    assert_eq!(
+        given_when(&[], TripCommand::Delete),
+        Err(TripError::NotFound)
+    );
+}
+
+#[test]
+fn stored_event_shapes_are_stable() {
+    // The stored JSON of events is a contract: changing it needs an upcaster.
+    let history = created(TripSettings::default());
+    let stored: Vec<_> = history
+        .iter()
+        .map(|e| json!({"type": e.event_type(), "data": e.data()}))
+        .collect();
+    assert_eq!(
+        serde_json::Value::Array(stored),
+        json!([
+            {"type": "TripCreated", "data": {
+                "tripId": "00000000-0000-0000-0000-000000000001",
+                "ownerId": "00000000-0000-0000-0000-000000000002",
+                "source": {"url": "https://example.org/a.gpx", "sourceType": "gpx_link"},
+                "settings": {
+                    "title": null, "startDate": null, "endDate": null, "fatigueFactor": 0.9,
+                    "elevationPenalty": 50.0, "maxDistancePerDay": 80.0, "averageSpeed": 15.0,
+                    "departureHour": 8, "ebikeMode": false,
+                    "enabledAccommodationTypes": ["camp_site", "hostel", "alpine_hut", "chalet",
+                        "guest_house", "hotel", "wilderness_hut"]
+                },
+                "version": 1
+            }},
+            {"type": "RouteRequested", "data": {"generation": 1}}
+        ])
+    );
+    for event in &history {
+        let read =
+            TripEvent::from_stored(event.event_type(), 1, &event.data()).expect("reads back");
+        assert_eq!(&read, event);
+    }
+    let deleted = TripEvent::from_stored("TripDeleted", 1, &serde_json::Value::Null).expect("unit");
+    assert_eq!(deleted, TripEvent::TripDeleted);
+}

@@ -1,0 +1,46 @@
+//! The store conformance suite on PostgreSQL, when `DATABASE_URL` names one. Without it the
+//! tests say why they skip; with `ETAPPE_REQUIRE_SERVICES=1` (CI) a missing server fails them.
+
+use std::sync::Arc;
+
+use etappe_events::store::{PostgresStore, Store, conformance};
+
+async fn store() -> Option<Arc<dyn Store>> {
+    let url = match std::env::var("DATABASE_URL") {
+        Ok(url) if url.starts_with("postgres") => url,
+        _ => {
+            assert!(
+                std::env::var("ETAPPE_REQUIRE_SERVICES").as_deref() != Ok("1"),
+                "ETAPPE_REQUIRE_SERVICES=1 but DATABASE_URL does not name a PostgreSQL database"
+            );
+            eprintln!(
+                "skipped: set DATABASE_URL=postgres://… to run the PostgreSQL conformance suite"
+            );
+            return None;
+        }
+    };
+    let store = PostgresStore::connect(&url, 40)
+        .await
+        .expect("connect to PostgreSQL");
+    Some(Arc::new(store))
+}
+
+macro_rules! conformance_tests {
+    ($($name:ident),* $(,)?) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $name() {
+            let Some(store) = store().await else { return };
+            conformance::$name(store).await;
+        }
+    )*};
+}
+
+conformance_tests!(
+    concurrent_appends_have_exactly_one_winner,
+    a_retried_append_is_idempotent,
+    a_subscriber_never_skips_a_late_commit,
+    checkpoints_round_trip,
+    old_shapes_are_upcast_on_load,
+    a_rebuilt_projection_equals_the_live_one,
+    trip_lists_filter_and_paginate,
+);
