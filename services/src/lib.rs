@@ -1,1 +1,18 @@
-//! placeholder
+//! Etappe's transports and composition root.
+//!
+//! # Layout
+//!
+//! - [`config`]: every setting, from flags or environment variables, with its default.
+//! - [`telemetry`]: `tracing` set up once, with OpenTelemetry export when configured.
+//! - [`identity`]: users, personal access tokens (stored hashed) and their scopes.
+//! - [`app`]: the application services. REST (and, later, MCP) call these and nothing else,
+//!   so a rule is written once whichever transport a caller uses.
+//! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
+//! - [`startup`]: opens the backend chosen by the configuration and runs the server.
+
+pub mod app;
+pub mod config;
+pub mod http;
+pub mod identity;
+pub mod startup;
+pub mod telemetry;

@@ -1,1 +1,138 @@
-fn main() {}
+//! `etappe`: the API server (the default command) and its operator commands.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use etappe_services::config::Config;
+use etappe_services::identity::Scope;
+use etappe_services::startup::{Application, open_backend};
+use etappe_services::telemetry;
+
+/// Etappe plans multi-day bicycle trips.
+#[derive(Parser, Debug)]
+#[command(name = "etappe", version, about)]
+struct Cli {
+    #[command(flatten)]
+    config: Config,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the API server (the default).
+    Serve,
+    /// Apply the database migrations and exit.
+    Migrate,
+    /// Read models.
+    Projections {
+        #[command(subcommand)]
+        action: ProjectionsAction,
+    },
+    /// Personal access tokens.
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ProjectionsAction {
+    /// Replay the whole event log into fresh read models.
+    Rebuild,
+}
+
+#[derive(Subcommand, Debug)]
+enum TokenAction {
+    /// Create a token (and the user, if new); prints the token once.
+    Create {
+        /// The user's e-mail address.
+        #[arg(long)]
+        email: String,
+        /// Comma-separated scopes: trips:read, trips:write.
+        #[arg(long, value_delimiter = ',', default_value = "trips:read,trips:write")]
+        scopes: Vec<Scope>,
+        /// A label to recognise the token by.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let config = cli.config;
+    let _telemetry = telemetry::init("etappe", &config.log, config.otel_endpoint.as_deref())?;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(&config).await,
+        Command::Migrate => {
+            open_backend(&config).await.context("migrating")?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Projections {
+            action: ProjectionsAction::Rebuild,
+        } => {
+            let backend = open_backend(&config).await?;
+            let report = backend.store.rebuild_projections().await?;
+            println!(
+                "rebuilt {} trip read models from {} events",
+                report.trips, report.events
+            );
+            Ok(())
+        }
+        Command::Token {
+            action:
+                TokenAction::Create {
+                    email,
+                    scopes,
+                    label,
+                },
+        } => {
+            let backend = open_backend(&config).await?;
+            let user = backend.identity.ensure_user(&email).await?;
+            let token = backend.identity.create_token(user, &scopes, &label).await?;
+            println!("{token}");
+            Ok(())
+        }
+    }
+}
+
+async fn serve(config: &Config) -> anyhow::Result<()> {
+    let app = Application::build(config)
+        .await
+        .context("starting Etappe")?;
+    let addr = app.local_addr()?;
+    if let Some(token) = app.local_token() {
+        println!(
+            "First start: created the user local@localhost with a token for trips:read and trips:write:\n\n  {token}\n\n\
+             It is also saved in {}. Use it as: Authorization: Bearer <token>",
+            config.local_token_path().display()
+        );
+    }
+    println!("Etappe is listening on http://{addr} (OpenAPI at /openapi.json)");
+    app.run_until_stopped(shutdown_signal()).await?;
+    Ok(())
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

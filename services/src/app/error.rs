@@ -1,0 +1,109 @@
+//! The application layer's one error type. The REST transport maps it to problem+json (and
+//! the MCP transport will map it to tool results) in exactly one place each.
+
+use etappe_events::store::StoreError;
+use etappe_events::trip::{FieldError, InputError, TripError};
+
+use crate::identity::{IdentityError, Scope};
+
+/// Why a service refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// No valid credentials.
+    #[error("authentication required: send a bearer token (Authorization: Bearer etp_…)")]
+    Unauthenticated,
+    /// Valid credentials without the scope this operation needs.
+    #[error("this operation needs the {0} scope")]
+    InsufficientScope(Scope),
+    /// The trip does not exist, or it is someone else's: the two are told apart by nobody.
+    #[error("trip not found")]
+    NotFound,
+    /// The input names fields the operation does not accept, or carries invalid values.
+    #[error("{0}")]
+    Input(InputError),
+    /// The body is not a JSON object, or not JSON at all.
+    #[error("{0}")]
+    MalformedBody(String),
+    /// A request header has a value that cannot be read.
+    #[error("{0}")]
+    BadHeader(String),
+    /// Query parameters that are unknown or out of range.
+    #[error("invalid query parameter(s): {}", .0.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
+    InvalidQuery(Vec<FieldError>),
+    /// The trip has started: structural edits and analysis are refused.
+    #[error("this trip is locked: its start date is today or in the past")]
+    Locked,
+    /// The caller edited an older version than the current one.
+    #[error(
+        "the trip has moved on: you edited version {expected}, the current one is {current}; reload it and reapply your change"
+    )]
+    StaleVersion { expected: u64, current: u64 },
+    /// A structural write came without the version it was based on.
+    #[error(
+        "this operation requires If-Match with the trip's current ETag (read it from GET /trips/{{id}}/detail)"
+    )]
+    PreconditionRequired,
+    /// A conflict with the current state, named in the message.
+    #[error("{0}")]
+    Conflict(String),
+    /// A dependency (the database) is down or overloaded; retrying later may succeed.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A fault of ours; the details are logged, not shown.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl AppError {
+    /// The field errors a refusal carries, if any.
+    pub fn field_errors(&self) -> Vec<FieldError> {
+        match self {
+            Self::Input(input) => input.field_errors(),
+            Self::InvalidQuery(errors) => errors.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl From<TripError> for AppError {
+    fn from(error: TripError) -> Self {
+        match error {
+            TripError::NotFound => Self::NotFound,
+            TripError::AlreadyExists => Self::Conflict("the trip already exists".into()),
+            TripError::Locked => Self::Locked,
+            TripError::StaleVersion { expected, current } => {
+                Self::StaleVersion { expected, current }
+            }
+            TripError::Invalid(errors) => Self::Input(InputError::Invalid(errors)),
+        }
+    }
+}
+
+impl From<StoreError> for AppError {
+    fn from(error: StoreError) -> Self {
+        if error.is_unavailable() {
+            return Self::Unavailable("the database is unavailable; retry in a moment".into());
+        }
+        match error {
+            StoreError::Conflict { .. } => {
+                Self::Conflict("the trip changed while this request was applied; retry it".into())
+            }
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<IdentityError> for AppError {
+    fn from(error: IdentityError) -> Self {
+        match error {
+            IdentityError::Database(e) => AppError::from(StoreError::Database(e)),
+            IdentityError::Invalid(message) => Self::Internal(message),
+        }
+    }
+}
+
+impl From<InputError> for AppError {
+    fn from(error: InputError) -> Self {
+        Self::Input(error)
+    }
+}

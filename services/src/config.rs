@@ -1,0 +1,75 @@
+//! Configuration: every setting is a flag and an environment variable, each with a default,
+//! so that `etappe` with nothing set runs on the embedded defaults.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+/// Settings shared by every `etappe` command.
+#[derive(Args, Clone, Debug)]
+pub struct Config {
+    /// Address the HTTP server listens on.
+    #[arg(long, env = "ETAPPE_ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+
+    /// Directory of the embedded defaults: the SQLite database and the first-start token.
+    #[arg(long, env = "ETAPPE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// PostgreSQL URL (`postgres://…`). Unset: SQLite under the data directory.
+    #[arg(long, env = "DATABASE_URL")]
+    pub database_url: Option<String>,
+
+    /// Largest number of database connections the API holds.
+    #[arg(long, env = "ETAPPE_DB_MAX_CONNECTIONS", default_value_t = 16)]
+    pub db_max_connections: u32,
+
+    /// RabbitMQ URL (`amqp://…`) for the worker queue. Read by the worker pipeline (issue #3).
+    #[arg(long, env = "AMQP_URL")]
+    pub amqp_url: Option<String>,
+
+    /// Redis URL (`redis://…`) for progress and caches. Read by the worker pipeline (issue #3).
+    #[arg(long, env = "REDIS_URL")]
+    pub redis_url: Option<String>,
+
+    /// OTLP/HTTP collector endpoint (`http://collector:4318`). Unset: no trace export.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otel_endpoint: Option<String>,
+
+    /// Hosts a source link may name over plain http and on private addresses (comma-separated),
+    /// for local fixtures; every other link must be https.
+    #[arg(long, env = "ETAPPE_ALLOWED_SOURCE_HOSTS", value_delimiter = ',')]
+    pub allowed_source_hosts: Vec<String>,
+
+    /// Log filter (`info`, `etappe=debug,sqlx=warn`, …).
+    #[arg(long, env = "ETAPPE_LOG", default_value = "info")]
+    pub log: String,
+}
+
+impl Config {
+    /// The configuration with every default and nothing read from the environment (tests).
+    pub fn embedded(data_dir: PathBuf) -> Self {
+        Self {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            data_dir,
+            database_url: None,
+            db_max_connections: 16,
+            amqp_url: None,
+            redis_url: None,
+            otel_endpoint: None,
+            allowed_source_hosts: Vec::new(),
+            log: "warn".into(),
+        }
+    }
+
+    /// Where the embedded SQLite database lives.
+    pub fn sqlite_path(&self) -> PathBuf {
+        self.data_dir.join("etappe.db")
+    }
+
+    /// Where the first start leaves the local user's token.
+    pub fn local_token_path(&self) -> PathBuf {
+        self.data_dir.join("local-token")
+    }
+}

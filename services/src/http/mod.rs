@@ -1,0 +1,120 @@
+//! The REST transport: the router, its shared state, the request-context middleware and the
+//! problem+json fallback for unknown routes.
+
+mod extract;
+mod health;
+mod openapi;
+pub mod problem;
+mod trips;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request};
+use axum::http::{HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
+use tower_http::trace::TraceLayer;
+use uuid::Uuid;
+
+pub use self::extract::etag;
+pub use self::openapi::OPENAPI_JSON;
+use self::problem::Problem;
+use crate::app::RequestContext;
+use crate::app::trips::TripService;
+use crate::identity::Identity;
+
+/// What every handler can reach.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub trips: Arc<TripService>,
+    pub identity: Arc<Identity>,
+}
+
+/// Every route the API serves, as `(method, OpenAPI path)`. The OpenAPI test checks this
+/// table against the published document both ways.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/trips"),
+    ("POST", "/trips"),
+    ("GET", "/trips/{id}"),
+    ("PATCH", "/trips/{id}"),
+    ("DELETE", "/trips/{id}"),
+    ("GET", "/trips/{id}/detail"),
+    ("GET", "/livez"),
+    ("GET", "/readyz"),
+    ("GET", "/openapi.json"),
+];
+
+/// The application's router.
+pub fn router(state: AppState) -> Router {
+    let routes: Vec<(&str, MethodRouter<AppState>)> = vec![
+        ("/trips", get(trips::list).post(trips::create)),
+        (
+            "/trips/{id}",
+            get(trips::summary)
+                .patch(trips::update)
+                .delete(trips::delete),
+        ),
+        ("/trips/{id}/detail", get(trips::detail)),
+        ("/livez", get(health::live)),
+        ("/readyz", get(health::ready)),
+        ("/openapi.json", get(openapi::document)),
+    ];
+    let mut router = Router::new();
+    for (path, method_router) in routes {
+        router = router.route(path, method_router.fallback(method_not_allowed));
+    }
+    router
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn(request_context))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
+            let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str());
+            let span = tracing::info_span!("http", method = %request.method(), route, status = tracing::field::Empty);
+            crate::telemetry::continue_trace(&span, request.headers());
+            span
+        }))
+        .with_state(state)
+}
+
+/// Gives each request an id (the caller's `X-Request-Id`, or a new one) and a trace context,
+/// which the services carry into event metadata; echoes the id on the response.
+async fn request_context(mut request: Request, next: Next) -> Response {
+    let correlation_id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| Uuid::parse_str(v).ok())
+        .unwrap_or_else(Uuid::now_v7);
+    let context = RequestContext {
+        correlation_id: Some(correlation_id),
+        traceparent: crate::telemetry::current_traceparent(),
+    };
+    request.extensions_mut().insert(context);
+    let mut response = next.run(request).await;
+    if let Ok(value) = HeaderValue::from_str(&correlation_id.to_string()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    tracing::Span::current().record("status", response.status().as_u16());
+    response
+}
+
+async fn not_found() -> Response {
+    Problem::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "Not found",
+        "no such resource",
+    )
+    .into_response()
+}
+
+async fn method_not_allowed(method: Method) -> Response {
+    Problem::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "Method not allowed",
+        format!("{method} is not allowed on this resource"),
+    )
+    .into_response()
+}

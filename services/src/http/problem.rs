@@ -1,0 +1,169 @@
+//! The one place application errors become HTTP answers: `application/problem+json`
+//! (RFC 9457) with a stable `type` per kind of problem, a `code` naming it, and, for input
+//! problems, the list of fields with what each accepts. 5xx details are logged, not shown.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use crate::app::AppError;
+use etappe_events::trip::{FieldError, InputError};
+
+/// The media type of every error body.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// A problem document.
+#[derive(Debug, Serialize)]
+pub struct Problem {
+    #[serde(rename = "type")]
+    pub type_uri: String,
+    pub title: &'static str,
+    pub status: u16,
+    pub detail: String,
+    /// The problem's stable name (the last segment of `type`).
+    pub code: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<&'static str>,
+    #[serde(rename = "currentVersion", skip_serializing_if = "Option::is_none")]
+    pub current_version: Option<u64>,
+}
+
+impl Problem {
+    /// A problem of kind `code`.
+    pub fn new(
+        status: StatusCode,
+        code: &'static str,
+        title: &'static str,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            type_uri: format!("https://etappe.dev/problems/{code}"),
+            title,
+            status: status.as_u16(),
+            detail: detail.into(),
+            code,
+            errors: Vec::new(),
+            scope: None,
+            current_version: None,
+        }
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, axum::Json(&self)).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"etappe\""),
+            );
+        }
+        if let Some(scope) = self.scope {
+            let value = format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"");
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
+            }
+        }
+        response
+    }
+}
+
+impl From<&AppError> for Problem {
+    fn from(error: &AppError) -> Self {
+        use StatusCode as S;
+        let detail = error.to_string();
+        match error {
+            AppError::Unauthenticated => Problem::new(
+                S::UNAUTHORIZED,
+                "unauthenticated",
+                "Authentication required",
+                detail,
+            ),
+            AppError::InsufficientScope(scope) => Problem {
+                scope: Some(scope.as_str()),
+                ..Problem::new(
+                    S::FORBIDDEN,
+                    "insufficient_scope",
+                    "Insufficient scope",
+                    detail,
+                )
+            },
+            AppError::NotFound => Problem::new(S::NOT_FOUND, "not_found", "Not found", detail),
+            AppError::Input(InputError::UnknownFields { .. }) => Problem {
+                errors: error.field_errors(),
+                ..Problem::new(S::BAD_REQUEST, "unknown_field", "Unknown field", detail)
+            },
+            AppError::Input(InputError::Invalid(_)) => Problem {
+                errors: error.field_errors(),
+                ..Problem::new(
+                    S::UNPROCESSABLE_ENTITY,
+                    "invalid_value",
+                    "Invalid value",
+                    detail,
+                )
+            },
+            AppError::MalformedBody(_) => {
+                Problem::new(S::BAD_REQUEST, "malformed_body", "Malformed body", detail)
+            }
+            AppError::BadHeader(_) => {
+                Problem::new(S::BAD_REQUEST, "bad_header", "Bad header", detail)
+            }
+            AppError::InvalidQuery(_) => Problem {
+                errors: error.field_errors(),
+                ..Problem::new(S::BAD_REQUEST, "invalid_query", "Invalid query", detail)
+            },
+            AppError::Locked => Problem::new(S::LOCKED, "locked", "Trip locked", detail),
+            AppError::StaleVersion { current, .. } => Problem {
+                current_version: Some(*current),
+                ..Problem::new(
+                    S::PRECONDITION_FAILED,
+                    "stale_version",
+                    "Stale version",
+                    detail,
+                )
+            },
+            AppError::PreconditionRequired => Problem::new(
+                S::PRECONDITION_REQUIRED,
+                "precondition_required",
+                "Precondition required",
+                detail,
+            ),
+            AppError::Conflict(_) => Problem::new(S::CONFLICT, "conflict", "Conflict", detail),
+            AppError::Unavailable(_) => Problem::new(
+                S::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "Service unavailable",
+                detail,
+            ),
+            AppError::Internal(_) => Problem::new(
+                S::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal error",
+                "something went wrong on our side; it has been logged",
+            ),
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        match &self {
+            AppError::Internal(details) => {
+                tracing::error!(error.message = %details, "internal error")
+            }
+            AppError::Unavailable(details) => {
+                tracing::warn!(error.message = %details, "dependency unavailable")
+            }
+            _ => {}
+        }
+        Problem::from(&self).into_response()
+    }
+}

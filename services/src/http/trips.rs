@@ -1,0 +1,193 @@
+//! REST handlers for trips. Each one translates HTTP into a call of the trip service and the
+//! answer back into HTTP (status, `Location`, `ETag`, `Cache-Control`); no rule lives here.
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use etappe_events::store::{Page, TripFilter};
+use etappe_events::text::quote;
+use etappe_events::trip::FieldError;
+use etappe_events::trip::input::parse_date;
+
+use super::AppState;
+use super::extract::{Caller, IfMatch, JsonObject, TripPath, etag};
+use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE};
+use crate::app::views::TripDetail;
+use crate::app::{AppError, RequestContext};
+
+/// `Idempotency-Key`: 16 to 255 characters of `A-Z a-z 0-9 _ -`.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
+    let Some(raw) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let key = raw.to_str().unwrap_or_default();
+    let valid = (16..=255).contains(&key.len())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid {
+        return Err(AppError::BadHeader(
+            "Idempotency-Key must be 16 to 255 characters of A-Z, a-z, 0-9, _ and - (a UUID works)"
+                .into(),
+        ));
+    }
+    Ok(Some(key.to_owned()))
+}
+
+/// `POST /trips`: 202 with `Location`; the days are computed by the workers meanwhile.
+pub(super) async fn create(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    headers: HeaderMap,
+    JsonObject(body): JsonObject,
+) -> Result<Response, AppError> {
+    let key = idempotency_key(&headers)?;
+    let created = state
+        .trips
+        .create(&principal, &body, key.as_deref(), &context)
+        .await?;
+    let location = format!("/trips/{}", created.trip.id);
+    let mut response = (StatusCode::ACCEPTED, Json(&created.trip)).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::LOCATION,
+        HeaderValue::from_str(&location).map_err(|e| AppError::Internal(e.to_string()))?,
+    );
+    if created.replayed {
+        h.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    Ok(response)
+}
+
+const LIST_PARAMETERS: [&str; 5] = ["page", "itemsPerPage", "title", "startDate", "endDate"];
+
+fn parse_count(name: &str, raw: &str, max: u32, errors: &mut Vec<FieldError>) -> Option<u32> {
+    match raw.parse::<u32>() {
+        Ok(n) if (1..=max).contains(&n) => Some(n),
+        _ => {
+            errors.push(FieldError::new(
+                name,
+                format!(
+                    "{name} must be a whole number from 1 to {max}; got {}",
+                    quote(raw)
+                ),
+            ));
+            None
+        }
+    }
+}
+
+/// `GET /trips?page=&itemsPerPage=&title=&startDate=&endDate=`.
+pub(super) async fn list(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    Query(params): Query<HashMap<String, String>>,
+) -> Result<Response, AppError> {
+    let mut errors = Vec::new();
+    for name in params
+        .keys()
+        .filter(|k| !LIST_PARAMETERS.contains(&k.as_str()))
+    {
+        errors.push(FieldError::new(
+            name.chars().take(40).collect::<String>(),
+            format!(
+                "unknown query parameter {}; accepted: {}",
+                quote(name),
+                LIST_PARAMETERS.join(", ")
+            ),
+        ));
+    }
+    let page = params
+        .get("page")
+        .map_or(Some(1), |p| parse_count("page", p, 100_000, &mut errors));
+    let per_page = params
+        .get("itemsPerPage")
+        .map_or(Some(DEFAULT_ITEMS_PER_PAGE), |p| {
+            parse_count("itemsPerPage", p, MAX_ITEMS_PER_PAGE, &mut errors)
+        });
+    let mut date = |name: &str| match params.get(name) {
+        None => None,
+        Some(raw) => parse_date(name, raw).map_err(|e| errors.push(e)).ok(),
+    };
+    let filter = TripFilter {
+        title: params
+            .get("title")
+            .filter(|t| !t.trim().is_empty())
+            .cloned(),
+        start_date: date("startDate"),
+        end_date: date("endDate"),
+    };
+    let (Some(page), Some(per_page), true) = (page, per_page, errors.is_empty()) else {
+        return Err(AppError::InvalidQuery(errors));
+    };
+    let list = state
+        .trips
+        .list(&principal, &filter, Page { page, per_page })
+        .await?;
+    Ok(Json(list).into_response())
+}
+
+/// `GET /trips/{id}`: `{id, version, partial, isLocked, computationStatus}`.
+pub(super) async fn summary(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    TripPath(trip_id): TripPath,
+) -> Result<Response, AppError> {
+    let summary = state.trips.summary(&principal, trip_id).await?;
+    Ok(Json(summary).into_response())
+}
+
+/// The detail with its version as a strong ETag. `no-store`: the ETag is a precondition
+/// token for writes, not a cache validator (enrichments change the body, not the version).
+fn detail_response(status: StatusCode, detail: &TripDetail) -> Result<Response, AppError> {
+    let mut response = (status, Json(detail)).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::ETAG,
+        HeaderValue::from_str(&etag(detail.version))
+            .map_err(|e| AppError::Internal(e.to_string()))?,
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// `GET /trips/{id}/detail`.
+pub(super) async fn detail(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    TripPath(trip_id): TripPath,
+) -> Result<Response, AppError> {
+    let detail = state.trips.detail(&principal, trip_id).await?;
+    detail_response(StatusCode::OK, &detail)
+}
+
+/// `PATCH /trips/{id}` with `If-Match`.
+pub(super) async fn update(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    TripPath(trip_id): TripPath,
+    IfMatch(base): IfMatch,
+    JsonObject(body): JsonObject,
+) -> Result<Response, AppError> {
+    let detail = state
+        .trips
+        .update_settings(&principal, trip_id, &body, base, &context)
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}
+
+/// `DELETE /trips/{id}`: 204; allowed when the trip is locked.
+pub(super) async fn delete(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    TripPath(trip_id): TripPath,
+) -> Result<StatusCode, AppError> {
+    state.trips.delete(&principal, trip_id, &context).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,151 @@
+//! The composition root: opens the backend the configuration names (SQLite by default,
+//! PostgreSQL with `DATABASE_URL`), wires the services, and runs the HTTP server until told
+//! to stop. `main` and the end-to-end tests start Etappe the same way.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use etappe_events::store::{PostgresStore, SqliteStore, Store, StoreError};
+use tokio::net::TcpListener;
+
+use crate::app::trips::TripService;
+use crate::config::Config;
+use crate::http::{AppState, router};
+use crate::identity::{Identity, IdentityError, Scope};
+
+/// Why Etappe could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error("event store: {0}")]
+    Store(#[from] StoreError),
+    #[error("identity: {0}")]
+    Identity(#[from] IdentityError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The opened backend: the event store with its read models, and the identity tables.
+#[derive(Debug, Clone)]
+pub struct Backend {
+    pub store: Arc<dyn Store>,
+    pub identity: Identity,
+    /// True for the embedded default (SQLite under the data directory).
+    pub embedded: bool,
+}
+
+/// Opens (and migrates) the database the configuration names.
+pub async fn open_backend(config: &Config) -> Result<Backend, StartupError> {
+    match config
+        .database_url
+        .as_deref()
+        .filter(|u| !u.trim().is_empty())
+    {
+        Some(url) => {
+            let store = PostgresStore::connect(url, config.db_max_connections).await?;
+            let identity = Identity::Postgres(store.pool().clone());
+            Ok(Backend {
+                store: Arc::new(store),
+                identity,
+                embedded: false,
+            })
+        }
+        None => {
+            let store = SqliteStore::open(&config.sqlite_path()).await?;
+            let identity = Identity::Sqlite(store.pool().clone());
+            Ok(Backend {
+                store: Arc::new(store),
+                identity,
+                embedded: true,
+            })
+        }
+    }
+}
+
+/// A running Etappe, bound to its port.
+#[derive(Debug)]
+pub struct Application {
+    listener: TcpListener,
+    state: AppState,
+    local_token: Option<String>,
+}
+
+impl Application {
+    /// Opens the backend, creates the local user on a first embedded start, and binds.
+    pub async fn build(config: &Config) -> Result<Self, StartupError> {
+        let backend = open_backend(config).await?;
+        for (name, value) in [
+            ("AMQP_URL", &config.amqp_url),
+            ("REDIS_URL", &config.redis_url),
+        ] {
+            if value.is_some() {
+                tracing::warn!(
+                    "{name} is set, but this build runs no worker pipeline yet (issue #3): it is not used"
+                );
+            }
+        }
+        let local_token = if backend.embedded {
+            first_start(config, &backend.identity).await?
+        } else {
+            None
+        };
+        let state = AppState {
+            trips: Arc::new(TripService::new(
+                backend.store,
+                config.allowed_source_hosts.clone(),
+            )),
+            identity: Arc::new(backend.identity),
+        };
+        let listener = TcpListener::bind(config.addr).await?;
+        Ok(Self {
+            listener,
+            state,
+            local_token,
+        })
+    }
+
+    /// The address actually bound (tests bind port 0).
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The shared state (tests use it to mint users and tokens).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The token created for the local user on a first embedded start.
+    pub fn local_token(&self) -> Option<&str> {
+        self.local_token.as_deref()
+    }
+
+    /// Serves until `shutdown` completes, then finishes the requests in flight.
+    pub async fn run_until_stopped(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        axum::serve(self.listener, router(self.state))
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+/// On the very first embedded start, creates `local@localhost` with a full-scope token,
+/// saves the token under the data directory (readable by the owner only) and answers it.
+async fn first_start(config: &Config, identity: &Identity) -> Result<Option<String>, StartupError> {
+    if identity.user_count().await? > 0 {
+        return Ok(None);
+    }
+    let user = identity.ensure_user("local@localhost").await?;
+    let token = identity
+        .create_token(user, &Scope::ALL, "first start")
+        .await?;
+    let path = config.local_token_path();
+    std::fs::write(&path, format!("{token}\n"))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(Some(token))
+}

@@ -1,0 +1,120 @@
+//! Telemetry, set up in one place: `tracing` to stderr with an `EnvFilter`, and OpenTelemetry
+//! trace export over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. W3C trace context
+//! is read from incoming requests and written into event metadata, so a trace can be
+//! followed from the request to the events it appended (and, from #3, into the worker).
+
+use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// Keeps the exporter alive; flushes pending spans when dropped.
+#[derive(Debug)]
+pub struct TelemetryGuard {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        if let Some(provider) = self.provider.take()
+            && let Err(error) = provider.shutdown()
+        {
+            eprintln!("telemetry: flushing spans failed: {error}");
+        }
+    }
+}
+
+/// Failures setting telemetry up.
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error("invalid log filter {0:?}: {1}")]
+    Filter(String, String),
+    #[error("OTLP exporter: {0}")]
+    Exporter(String),
+}
+
+/// Installs the global subscriber. Call once, from `main`.
+pub fn init(
+    service: &'static str,
+    filter: &str,
+    otlp_endpoint: Option<&str>,
+) -> Result<TelemetryGuard, TelemetryError> {
+    let env_filter = EnvFilter::try_new(filter)
+        .map_err(|e| TelemetryError::Filter(filter.to_owned(), e.to_string()))?;
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_target(true);
+    let provider = match otlp_endpoint {
+        Some(endpoint) => {
+            use opentelemetry_otlp::WithExportConfig;
+            let exporter = opentelemetry_otlp::SpanExporter::builder()
+                .with_http()
+                .with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')))
+                .build()
+                .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
+            let resource = opentelemetry_sdk::Resource::builder()
+                .with_service_name(service)
+                .build();
+            Some(
+                SdkTracerProvider::builder()
+                    .with_batch_exporter(exporter)
+                    .with_resource(resource)
+                    .build(),
+            )
+        }
+        None => None,
+    };
+    let otel = provider.as_ref().map(|p| {
+        tracing_opentelemetry::layer()
+            .with_tracer(p.tracer(service))
+            .boxed()
+    });
+    opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+    tracing_subscriber::registry()
+        .with(env_filter)
+        .with(fmt)
+        .with(otel)
+        .init();
+    Ok(TelemetryGuard { provider })
+}
+
+struct HeaderExtractor<'a>(&'a axum::http::HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(|k| k.as_str()).collect()
+    }
+}
+
+/// Makes the caller's trace (a `traceparent` header) the parent of `span`.
+pub fn continue_trace(span: &tracing::Span, headers: &axum::http::HeaderMap) {
+    let context = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
+    // Without an OpenTelemetry layer there is nothing to attach to; that is not an error.
+    let _ = span.set_parent(context);
+}
+
+struct TraceparentInjector(Option<String>);
+
+impl Injector for TraceparentInjector {
+    fn set(&mut self, key: &str, value: String) {
+        if key == "traceparent" {
+            self.0 = Some(value);
+        }
+    }
+}
+
+/// The W3C `traceparent` of the current span, when a trace is being recorded.
+pub fn current_traceparent() -> Option<String> {
+    let context = tracing::Span::current().context();
+    let mut injector = TraceparentInjector(None);
+    TraceContextPropagator::new().inject_context(&context, &mut injector);
+    injector.0
+}
