@@ -35,7 +35,7 @@ impl FieldError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
     /// Names the caller used that the operation does not accept: refused, never dropped.
-    #[error("unknown field(s): {}; accepted: {}", .unknown.join(", "), .accepted.join(", "))]
+    #[error("unknown field(s): {}; accepted: {}", .unknown.iter().map(|n| quote(n)).collect::<Vec<_>>().join(", "), .accepted.join(", "))]
     UnknownFields {
         unknown: Vec<String>,
         accepted: Vec<String>,
@@ -297,7 +297,10 @@ mod tests {
     use super::*;
 
     fn object(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().expect("test object")
+        match v {
+            Value::Object(map) => map,
+            other => panic!("test input must be an object, got {other}"),
+        }
     }
 
     #[test]

@@ -157,10 +157,10 @@ impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         match &self {
             AppError::Internal(details) => {
-                tracing::error!(error.message = %details, "internal error")
+                tracing::error!(error.message = %details, "internal error");
             }
             AppError::Unavailable(details) => {
-                tracing::warn!(error.message = %details, "dependency unavailable")
+                tracing::warn!(error.message = %details, "dependency unavailable");
             }
             _ => {}
         }
