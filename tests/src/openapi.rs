@@ -112,10 +112,10 @@ fn walk(doc: &Value, schema: &Value, value: &Value, at: &str, errors: &mut Vec<S
                 Some(sub) => walk(doc, sub, item, &format!("{at}.{name}"), errors),
                 None => match schema.get("additionalProperties") {
                     Some(Value::Bool(false)) => {
-                        errors.push(format!("{at}: undocumented property {name}"))
+                        errors.push(format!("{at}: undocumented property {name}"));
                     }
                     Some(extra @ Value::Object(_)) => {
-                        walk(doc, extra, item, &format!("{at}.{name}"), errors)
+                        walk(doc, extra, item, &format!("{at}.{name}"), errors);
                     }
                     _ => {}
                 },
