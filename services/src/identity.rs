@@ -4,8 +4,11 @@
 //! stored: the tokens are random, so a fast digest cannot be reversed by guessing, and a
 //! leaked database does not leak working tokens.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use etappe_events::ids::UserId;
@@ -75,11 +78,23 @@ pub enum IdentityError {
     Invalid(String),
 }
 
-/// The identity tables, on whichever database the event store uses.
+/// Where the identity tables live: the database the event store uses.
 #[derive(Clone, Debug)]
-pub enum Identity {
+pub enum IdentityDb {
     Sqlite(SqlitePool),
     Postgres(PgPool),
+}
+
+/// How long an authenticated token is trusted without asking the database again. Tokens
+/// cannot be revoked yet; when they can, a revocation takes effect within this delay.
+const TOKEN_CACHE_TTL: Duration = Duration::from_secs(30);
+
+/// Users and tokens, with a short-lived cache of authenticated tokens (every request
+/// authenticates; the cache saves that round trip on the hot path).
+#[derive(Debug)]
+pub struct Identity {
+    db: IdentityDb,
+    cache: Mutex<HashMap<String, (Principal, Instant)>>,
 }
 
 /// The SHA-256 digest of a token, as stored.
@@ -105,6 +120,14 @@ fn parse_scopes(text: &str) -> Vec<Scope> {
 }
 
 impl Identity {
+    /// Identity over `db`.
+    pub fn new(db: IdentityDb) -> Self {
+        Self {
+            db,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
     /// The user with this e-mail address, created if it does not exist.
     pub async fn ensure_user(&self, email: &str) -> Result<UserId, IdentityError> {
         let email = email.trim().to_ascii_lowercase();
@@ -114,8 +137,8 @@ impl Identity {
             )));
         }
         let new_id = UserId::new();
-        let id = match self {
-            Self::Sqlite(pool) => {
+        let id = match &self.db {
+            IdentityDb::Sqlite(pool) => {
                 sqlx::query(
                     "INSERT INTO users (user_id, email, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (email) DO NOTHING",
                 )
@@ -130,7 +153,7 @@ impl Identity {
                     .await?;
                 Uuid::parse_str(&id).map_err(|e| IdentityError::Invalid(e.to_string()))?
             }
-            Self::Postgres(pool) => {
+            IdentityDb::Postgres(pool) => {
                 sqlx::query("INSERT INTO users (user_id, email) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING")
                     .bind(new_id.0)
                     .bind(&email)
@@ -160,28 +183,28 @@ impl Identity {
         let token = new_token();
         let digest = token_digest(&token);
         let token_id = Uuid::now_v7();
-        match self {
-            Self::Sqlite(pool) => {
+        match &self.db {
+            IdentityDb::Sqlite(pool) => {
                 sqlx::query(
                     "INSERT INTO access_tokens (token_id, user_id, token_sha256, scopes, label, created_at) \
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .bind(token_id.to_string())
                 .bind(user.to_string())
-                .bind(digest)
+                .bind(&digest)
                 .bind(scopes_text(scopes))
                 .bind(label)
                 .bind(Utc::now().to_rfc3339())
                 .execute(pool)
                 .await?;
             }
-            Self::Postgres(pool) => {
+            IdentityDb::Postgres(pool) => {
                 sqlx::query(
                     "INSERT INTO access_tokens (token_id, user_id, token_sha256, scopes, label) VALUES ($1, $2, $3, $4, $5)",
                 )
                 .bind(token_id)
                 .bind(user.0)
-                .bind(digest)
+                .bind(&digest)
                 .bind(scopes_text(scopes))
                 .bind(label)
                 .execute(pool)
@@ -197,11 +220,14 @@ impl Identity {
             return Ok(None);
         }
         let digest = token_digest(token);
-        let row = match self {
-            Self::Sqlite(pool) => sqlx::query(
+        if let Some(principal) = self.cached(&digest) {
+            return Ok(Some(principal));
+        }
+        let row = match &self.db {
+            IdentityDb::Sqlite(pool) => sqlx::query(
                 "SELECT user_id, scopes FROM access_tokens WHERE token_sha256 = ?1 AND revoked_at IS NULL",
             )
-            .bind(digest)
+            .bind(&digest)
             .fetch_optional(pool)
             .await?
             .map(|r| -> Result<(Uuid, String), IdentityError> {
@@ -209,30 +235,46 @@ impl Identity {
                 Ok((Uuid::parse_str(&id).map_err(|e| IdentityError::Invalid(e.to_string()))?, r.try_get("scopes")?))
             })
             .transpose()?,
-            Self::Postgres(pool) => sqlx::query(
+            IdentityDb::Postgres(pool) => sqlx::query(
                 "SELECT user_id, scopes FROM access_tokens WHERE token_sha256 = $1 AND revoked_at IS NULL",
             )
-            .bind(digest)
+            .bind(&digest)
             .fetch_optional(pool)
             .await?
             .map(|r| -> Result<(Uuid, String), IdentityError> { Ok((r.try_get("user_id")?, r.try_get("scopes")?)) })
             .transpose()?,
         };
-        Ok(row.map(|(user, scopes)| Principal {
+        let principal = row.map(|(user, scopes)| Principal {
             user_id: UserId(user),
             scopes: parse_scopes(&scopes),
-        }))
+        });
+        if let Some(p) = &principal {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.len() > 10_000 {
+                cache.clear();
+            }
+            cache.insert(digest, (p.clone(), Instant::now()));
+        }
+        Ok(principal)
+    }
+
+    fn cached(&self, digest: &str) -> Option<Principal> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(digest)
+            .filter(|(_, at)| at.elapsed() < TOKEN_CACHE_TTL)
+            .map(|(p, _)| p.clone())
     }
 
     /// How many users exist (zero on a first start).
     pub async fn user_count(&self) -> Result<i64, IdentityError> {
-        Ok(match self {
-            Self::Sqlite(pool) => {
+        Ok(match &self.db {
+            IdentityDb::Sqlite(pool) => {
                 sqlx::query_scalar("SELECT count(*) FROM users")
                     .fetch_one(pool)
                     .await?
             }
-            Self::Postgres(pool) => {
+            IdentityDb::Postgres(pool) => {
                 sqlx::query_scalar("SELECT count(*) FROM users")
                     .fetch_one(pool)
                     .await?

@@ -12,7 +12,7 @@ use tokio::net::TcpListener;
 use crate::app::trips::TripService;
 use crate::config::Config;
 use crate::http::{AppState, router};
-use crate::identity::{Identity, IdentityError, Scope};
+use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
 
 /// Why Etappe could not start.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,7 @@ pub enum StartupError {
 }
 
 /// The opened backend: the event store with its read models, and the identity tables.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Backend {
     pub store: Arc<dyn Store>,
     pub identity: Identity,
@@ -43,7 +43,7 @@ pub async fn open_backend(config: &Config) -> Result<Backend, StartupError> {
     {
         Some(url) => {
             let store = PostgresStore::connect(url, config.db_max_connections).await?;
-            let identity = Identity::Postgres(store.pool().clone());
+            let identity = Identity::new(IdentityDb::Postgres(store.pool().clone()));
             Ok(Backend {
                 store: Arc::new(store),
                 identity,
@@ -52,7 +52,7 @@ pub async fn open_backend(config: &Config) -> Result<Backend, StartupError> {
         }
         None => {
             let store = SqliteStore::open(&config.sqlite_path()).await?;
-            let identity = Identity::Sqlite(store.pool().clone());
+            let identity = Identity::new(IdentityDb::Sqlite(store.pool().clone()));
             Ok(Backend {
                 store: Arc::new(store),
                 identity,

@@ -68,15 +68,16 @@ pub fn init(
         }
         None => None,
     };
+    // Traces have their own filter: a quiet log (`ETAPPE_LOG=warn`) must not silence them.
     let otel = provider.as_ref().map(|p| {
         tracing_opentelemetry::layer()
             .with_tracer(p.tracer(service))
+            .with_filter(EnvFilter::new("info"))
             .boxed()
     });
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     tracing_subscriber::registry()
-        .with(env_filter)
-        .with(fmt)
+        .with(fmt.with_filter(env_filter))
         .with(otel)
         .init();
     Ok(TelemetryGuard { provider })

@@ -68,14 +68,31 @@ mod tests {
         let trip = TripId::new();
         let event = recorded(trip.stream_id(), "RouteRequested", json!({"generation": 3}));
         let job = Job::requested_by(&event).expect("a job");
-        assert_eq!(job, Job::ComputeRoute { job_id: event.event_id, trip_id: trip, generation: 3 });
+        assert_eq!(
+            job,
+            Job::ComputeRoute {
+                job_id: event.event_id,
+                trip_id: trip,
+                generation: 3
+            }
+        );
         assert_eq!(job.id(), event.event_id);
     }
 
     #[test]
     fn other_events_and_streams_request_nothing() {
         let trip = TripId::new();
-        assert_eq!(Job::requested_by(&recorded(trip.stream_id(), "TripDeleted", json!(null))), None);
-        assert_eq!(Job::requested_by(&recorded("bench-1".into(), "RouteRequested", json!({"generation": 1}))), None);
+        assert_eq!(
+            Job::requested_by(&recorded(trip.stream_id(), "TripDeleted", json!(null))),
+            None
+        );
+        assert_eq!(
+            Job::requested_by(&recorded(
+                "bench-1".into(),
+                "RouteRequested",
+                json!({"generation": 1})
+            )),
+            None
+        );
     }
 }

@@ -106,51 +106,41 @@ impl PostgresStore {
 }
 
 async fn append_in_tx(
-    tx: &mut Transaction<'static, Postgres>,
+    tx: &mut sqlx::PgConnection,
     stream_id: &str,
     expected: ExpectedVersion,
     events: &[NewEvent],
 ) -> Result<AppendOutcome, StoreError> {
     let n = events.len() as i64;
-    let conflict = || StoreError::Conflict {
-        stream_id: stream_id.to_owned(),
-        expected,
-        actual: 0,
+    // One statement: the stream guard (which answers the new last version, or nothing when the
+    // expected version does not hold) feeds the insert, so a lost race inserts no row.
+    let guard = match expected {
+        ExpectedVersion::NoStream | ExpectedVersion::Exact(0) => {
+            "INSERT INTO streams (stream_id, stream_type, version) VALUES ($1, $10, $2) \
+             ON CONFLICT DO NOTHING RETURNING version"
+        }
+        ExpectedVersion::Exact(_) => {
+            "UPDATE streams SET version = version + $2 WHERE stream_id = $1 AND version = $9 RETURNING version"
+        }
+        ExpectedVersion::Any => {
+            "INSERT INTO streams (stream_id, stream_type, version) VALUES ($1, $10, $2) \
+             ON CONFLICT (stream_id) DO UPDATE SET version = streams.version + EXCLUDED.version RETURNING version"
+        }
     };
-    let last: i64 = match expected {
-        ExpectedVersion::NoStream | ExpectedVersion::Exact(0) => sqlx::query_scalar(
-            "INSERT INTO streams (stream_id, stream_type, version) VALUES ($1, $2, $3) \
-             ON CONFLICT DO NOTHING RETURNING version",
-        )
-        .bind(stream_id)
-        .bind(stream_type(stream_id))
-        .bind(n)
-        .fetch_optional(&mut **tx)
-        .await?
-        .ok_or_else(conflict)?,
-        ExpectedVersion::Exact(v) => sqlx::query_scalar(
-            "UPDATE streams SET version = version + $2 WHERE stream_id = $1 AND version = $3 RETURNING version",
-        )
-        .bind(stream_id)
-        .bind(n)
-        .bind(v as i64)
-        .fetch_optional(&mut **tx)
-        .await?
-        .ok_or_else(conflict)?,
-        ExpectedVersion::Any => sqlx::query_scalar(
-            "INSERT INTO streams (stream_id, stream_type, version) VALUES ($1, $2, $3) \
-             ON CONFLICT (stream_id) DO UPDATE SET version = streams.version + EXCLUDED.version RETURNING version",
-        )
-        .bind(stream_id)
-        .bind(stream_type(stream_id))
-        .bind(n)
-        .fetch_one(&mut **tx)
-        .await?,
+    let expected_version = match expected {
+        ExpectedVersion::Exact(v) => v as i64,
+        _ => 0,
     };
-    let base = (last - n) as u64;
-
+    let sql = format!(
+        "WITH guard AS ({guard}) \
+         INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at) \
+         SELECT $1, guard.version - $2 + u.ord, u.event_id, u.event_type, u.schema_version, u.data, u.metadata, $8 \
+         FROM guard CROSS JOIN UNNEST($3::uuid[], $4::text[], $5::int[], $6::jsonb[], $7::jsonb[]) \
+           WITH ORDINALITY AS u(event_id, event_type, schema_version, data, metadata, ord) \
+         ORDER BY u.ord \
+         RETURNING global_position, (tx_id::text)::bigint AS tx, version"
+    );
     let recorded_at = now_micros();
-    let versions: Vec<i64> = (1..=n).map(|i| base as i64 + i).collect();
     let ids: Vec<Uuid> = events.iter().map(|e| e.event_id).collect();
     let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let schemas: Vec<i32> = events.iter().map(|e| e.schema_version).collect();
@@ -160,26 +150,38 @@ async fn append_in_tx(
         .map(|e| serde_json::to_value(&e.metadata))
         .collect::<Result<Vec<Value>, _>>()
         .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let rows = sqlx::query(
-        "INSERT INTO events (stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at) \
-         SELECT $1, u.version, u.event_id, u.event_type, u.schema_version, u.data, u.metadata, $8 \
-         FROM UNNEST($2::bigint[], $3::uuid[], $4::text[], $5::int[], $6::jsonb[], $7::jsonb[]) \
-           AS u(version, event_id, event_type, schema_version, data, metadata) \
-         RETURNING global_position, (tx_id::text)::bigint AS tx",
-    )
-    .bind(stream_id)
-    .bind(&versions)
-    .bind(&ids)
-    .bind(&types)
-    .bind(&schemas)
-    .bind(&data)
-    .bind(&metadata)
-    .bind(recorded_at)
-    .fetch_all(&mut **tx)
-    .await?;
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(stream_id)
+        .bind(n)
+        .bind(&ids)
+        .bind(&types)
+        .bind(&schemas)
+        .bind(&data)
+        .bind(&metadata)
+        .bind(recorded_at)
+        .bind(expected_version)
+        .bind(stream_type(stream_id))
+        .fetch_all(&mut *tx)
+        .await?;
+    if rows.len() != events.len() {
+        return Err(StoreError::Conflict {
+            stream_id: stream_id.to_owned(),
+            expected,
+            actual: 0,
+        });
+    }
+    let mut rows_by_version = Vec::with_capacity(rows.len());
+    for row in &rows {
+        rows_by_version.push((row.try_get::<i64, _>("version")?, row));
+    }
+    rows_by_version.sort_by_key(|(version, _)| *version);
+    let versions: Vec<i64> = rows_by_version.iter().map(|(v, _)| *v).collect();
+    let rows: Vec<&PgRow> = rows_by_version.into_iter().map(|(_, r)| r).collect();
+    let base = (versions[0] - 1) as u64;
+    let last = versions[versions.len() - 1];
 
     let mut recorded = Vec::with_capacity(events.len());
-    for ((event, row), version) in events.iter().zip(&rows).zip(&versions) {
+    for ((event, row), version) in events.iter().zip(rows).zip(&versions) {
         let (schema_version, data) =
             upcast::upcast(&event.event_type, event.schema_version, event.data.clone());
         recorded.push(RecordedEvent {
@@ -197,9 +199,9 @@ async fn append_in_tx(
     }
 
     if let Some(trip_id) = TripId::from_stream_id(stream_id) {
-        let current = load_view(&mut **tx, trip_id).await?;
+        let current = load_view(&mut *tx, trip_id).await?;
         if let Some(view) = project_trip(stream_id, current, &recorded)? {
-            write_view(tx, trip_id, view.as_ref()).await?;
+            write_view(&mut *tx, trip_id, view.as_ref()).await?;
         }
     }
 
@@ -226,14 +228,14 @@ where
 }
 
 async fn write_view(
-    tx: &mut Transaction<'static, Postgres>,
+    tx: &mut sqlx::PgConnection,
     trip_id: TripId,
     view: Option<&TripView>,
 ) -> Result<(), StoreError> {
     let Some(view) = view else {
         sqlx::query("DELETE FROM trip_views WHERE trip_id = $1")
             .bind(trip_id.0)
-            .execute(&mut **tx)
+            .execute(&mut *tx)
             .await?;
         return Ok(());
     };
@@ -255,7 +257,7 @@ async fn write_view(
     .bind(view.updated_at)
     .bind(view.stream_version as i64)
     .bind(doc)
-    .execute(&mut **tx)
+    .execute(&mut *tx)
     .await?;
     Ok(())
 }

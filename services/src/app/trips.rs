@@ -13,7 +13,7 @@ use etappe_events::store::{EventMetadata, ExpectedVersion, Page, Store, StoreErr
 use etappe_events::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_events::trip::settings::SettingField;
 use etappe_events::trip::source::SourceUrl;
-use etappe_events::trip::{FieldError, InputError, Trip, TripCommand, TripEvent, decide, fold};
+use etappe_events::trip::{FieldError, InputError, Trip, TripCommand, decide};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -103,11 +103,16 @@ impl TripService {
         }
     }
 
-    /// Looks the trip up by id and refuses it unless `principal` owns it. Runs before any
-    /// event is loaded: someone else's trip answers exactly like a missing one.
-    async fn authorize(&self, principal: &Principal, trip_id: TripId) -> Result<(), AppError> {
-        match self.store.trip_owner(trip_id).await? {
-            Some(owner) if owner == principal.user_id => Ok(()),
+    /// Looks the trip up by id and refuses it unless `principal` owns it, before any event is
+    /// read: someone else's trip answers exactly like a missing one. The row read is the
+    /// inline projection, which is also the trip's current state (see [`Self::load`]).
+    async fn owned_view(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<TripView, AppError> {
+        match self.store.trip_view(trip_id).await? {
+            Some(view) if view.trip.owner_id == principal.user_id => Ok(view),
             _ => Err(AppError::NotFound),
         }
     }
@@ -119,14 +124,17 @@ impl TripService {
             .ok_or(AppError::NotFound)
     }
 
-    async fn load(&self, trip_id: TripId) -> Result<(u64, Option<Trip>, Vec<TripEvent>), AppError> {
-        let stored = self.store.read_stream(&trip_id.stream_id()).await?;
-        let events = stored
-            .iter()
-            .map(|e| TripEvent::from_stored(&e.event_type, e.schema_version, &e.data))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| AppError::Internal(e.to_string()))?;
-        Ok((stored.len() as u64, fold(&events), events))
+    /// The trip's current state and stream version, from the inline projection: it is
+    /// written in the same transaction as every append, so it is exactly the fold of the
+    /// stream, and loading it costs one row however long the history grows.
+    async fn load(&self, trip_id: TripId) -> Result<(u64, Option<Trip>), AppError> {
+        Ok(match self.store.trip_view(trip_id).await? {
+            Some(view) => (view.stream_version, Some(view.trip)),
+            None => (
+                self.store.read_stream(&trip_id.stream_id()).await?.len() as u64,
+                None,
+            ),
+        })
     }
 
     /// Creates a trip from a source link and settings. With an idempotency key, the same key
@@ -249,8 +257,10 @@ impl TripService {
         trip_id: TripId,
     ) -> Result<TripSummary, AppError> {
         require(principal, Scope::TripsRead)?;
-        self.authorize(principal, trip_id).await?;
-        Ok(TripSummary::of(&self.view(trip_id).await?, today()))
+        Ok(TripSummary::of(
+            &self.owned_view(principal, trip_id).await?,
+            today(),
+        ))
     }
 
     /// The whole trip.
@@ -260,8 +270,10 @@ impl TripService {
         trip_id: TripId,
     ) -> Result<TripDetail, AppError> {
         require(principal, Scope::TripsRead)?;
-        self.authorize(principal, trip_id).await?;
-        Ok(TripDetail::of(&self.view(trip_id).await?, today()))
+        Ok(TripDetail::of(
+            &self.owned_view(principal, trip_id).await?,
+            today(),
+        ))
     }
 
     /// One page of the caller's trips.
@@ -297,14 +309,14 @@ impl TripService {
         context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
         require(principal, Scope::TripsWrite)?;
-        self.authorize(principal, trip_id).await?;
-        if self.view(trip_id).await?.trip.is_locked(today()) {
+        let current = self.owned_view(principal, trip_id).await?;
+        if current.trip.is_locked(today()) {
             return Err(AppError::Locked);
         }
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &update_fields())?;
         let patch = parse_settings(input, NullMeans::Clear)?;
-        self.execute(principal, trip_id, context, |trip| {
+        self.execute(principal, trip_id, Some(current), context, |trip| {
             TripCommand::UpdateSettings {
                 patch: patch.clone(),
                 expected_version: match base {
@@ -326,22 +338,30 @@ impl TripService {
         context: &RequestContext,
     ) -> Result<(), AppError> {
         require(principal, Scope::TripsWrite)?;
-        self.authorize(principal, trip_id).await?;
-        self.execute(principal, trip_id, context, |_| TripCommand::Delete)
-            .await
+        let current = self.owned_view(principal, trip_id).await?;
+        self.execute(principal, trip_id, Some(current), context, |_| {
+            TripCommand::Delete
+        })
+        .await
     }
 
-    /// Load, decide, append; again on a lost stream race, a bounded number of times.
+    /// Decide and append on `loaded` (the state just read), then again on a fresh load after
+    /// a lost stream race, a bounded number of times.
     async fn execute(
         &self,
         principal: &Principal,
         trip_id: TripId,
+        loaded: Option<TripView>,
         context: &RequestContext,
         command: impl Fn(Option<&Trip>) -> TripCommand,
     ) -> Result<(), AppError> {
         let meta = metadata(principal, context);
+        let mut loaded = loaded.map(|v| (v.stream_version, Some(v.trip)));
         for _ in 0..STREAM_CONFLICT_RETRIES {
-            let (stream_version, state, _) = self.load(trip_id).await?;
+            let (stream_version, state) = match loaded.take() {
+                Some(state) => state,
+                None => self.load(trip_id).await?,
+            };
             let events = decide(state.as_ref(), command(state.as_ref()))?;
             if events.is_empty() {
                 return Ok(());

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use etappe_events::store::{EventMetadata, ExpectedVersion, NewEvent, PostgresStore, SqliteStore, Store};
+use etappe_events::store::{
+    EventMetadata, ExpectedVersion, NewEvent, PostgresStore, SqliteStore, Store,
+};
 use etappe_services::config::Config;
 use etappe_services::startup::Application;
 use etappe_tests::TempDir;
@@ -80,10 +82,14 @@ fn report(label: &str, mut latencies: Vec<Duration>, elapsed: Duration, errors: 
 
 async fn open_store(sqlite: bool, dir: &TempDir) -> anyhow::Result<(Arc<dyn Store>, &'static str)> {
     match std::env::var("DATABASE_URL") {
-        Ok(url) if !sqlite && url.starts_with("postgres") => {
-            Ok((Arc::new(PostgresStore::connect(&url, 32).await?), "postgres"))
-        }
-        _ => Ok((Arc::new(SqliteStore::open(&dir.path().join("bench.db")).await?), "sqlite")),
+        Ok(url) if !sqlite && url.starts_with("postgres") => Ok((
+            Arc::new(PostgresStore::connect(&url, 32).await?),
+            "postgres",
+        )),
+        _ => Ok((
+            Arc::new(SqliteStore::open(&dir.path().join("bench.db")).await?),
+            "sqlite",
+        )),
     }
 }
 
@@ -104,11 +110,17 @@ async fn appends(clients: usize, seconds: u64, sqlite: bool) -> anyhow::Result<(
                         event_type: "BenchmarkRecorded".into(),
                         schema_version: 1,
                         data: json!({"payload": "x".repeat(160)}),
-                        metadata: EventMetadata { actor: Some("bench".into()), ..Default::default() },
+                        metadata: EventMetadata {
+                            actor: Some("bench".into()),
+                            ..Default::default()
+                        },
                     };
                     let stream = format!("bench-{}", uuid::Uuid::now_v7());
                     let t = Instant::now();
-                    match store.append(&stream, ExpectedVersion::NoStream, vec![event]).await {
+                    match store
+                        .append(&stream, ExpectedVersion::NoStream, vec![event])
+                        .await
+                    {
                         Ok(_) => latencies.push(t.elapsed()),
                         Err(_) => errors += 1,
                     }
@@ -124,7 +136,12 @@ async fn appends(clients: usize, seconds: u64, sqlite: bool) -> anyhow::Result<(
         all.extend(l);
         errors += e;
     }
-    report(&format!("appends on {backend}, {clients} client(s)"), all, started.elapsed(), errors);
+    report(
+        &format!("appends on {backend}, {clients} client(s)"),
+        all,
+        started.elapsed(),
+        errors,
+    );
     Ok(())
 }
 
@@ -135,15 +152,27 @@ async fn patch(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::R
     if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
         config.database_url = Some(url);
     }
-    let backend = if config.database_url.is_some() { "postgres" } else { "sqlite" };
-    let app = Application::build(&config).await.context("starting Etappe")?;
+    let backend = if config.database_url.is_some() {
+        "postgres"
+    } else {
+        "sqlite"
+    };
+    let app = Application::build(&config)
+        .await
+        .context("starting Etappe")?;
     let base = format!("http://{}", app.local_addr()?);
     let identity = app.state().identity.clone();
-    let user = identity.ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7())).await?;
-    let token = identity.create_token(user, &etappe_services::identity::Scope::ALL, "bench").await?;
+    let user = identity
+        .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
+        .await?;
+    let token = identity
+        .create_token(user, &etappe_services::identity::Scope::ALL, "bench")
+        .await?;
     tokio::spawn(app.run_until_stopped(std::future::pending()));
 
-    let client = reqwest::Client::builder().pool_max_idle_per_host(256).build()?;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(256)
+        .build()?;
     let mut ids = Vec::new();
     for i in 0..trips {
         let answer: serde_json::Value = client
@@ -176,21 +205,31 @@ async fn patch(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::R
                 .json(&json!({"title": format!("bench title {i}")}))
                 .send()
                 .await;
-            let ok = matches!(&response, Ok(r) if r.status().is_success());
-            (ok, due.elapsed())
+            let status = match &response {
+                Ok(r) => r.status().as_u16(),
+                Err(_) => 0,
+            };
+            (status, due.elapsed())
         }));
     }
     let mut latencies = Vec::new();
-    let mut errors = 0;
+    let mut errors = std::collections::BTreeMap::<u16, usize>::new();
     for task in tasks {
-        let (ok, latency) = task.await?;
-        if ok { latencies.push(latency) } else { errors += 1 }
+        let (status, latency) = task.await?;
+        if (200..300).contains(&status) {
+            latencies.push(latency);
+        } else {
+            *errors.entry(status).or_default() += 1;
+        }
+    }
+    if !errors.is_empty() {
+        println!("failed requests by status (0 = no answer): {errors:?}");
     }
     report(
         &format!("PATCH /trips/{{id}} on {backend} at {rate}/s over {trips} trips"),
         latencies,
         started.elapsed(),
-        errors,
+        errors.values().sum(),
     );
     Ok(())
 }
@@ -198,7 +237,16 @@ async fn patch(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::R
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
-        Command::Appends { clients, seconds, sqlite } => appends(clients, seconds, sqlite).await,
-        Command::Patch { rate, seconds, trips, sqlite } => patch(rate, seconds, trips, sqlite).await,
+        Command::Appends {
+            clients,
+            seconds,
+            sqlite,
+        } => appends(clients, seconds, sqlite).await,
+        Command::Patch {
+            rate,
+            seconds,
+            trips,
+            sqlite,
+        } => patch(rate, seconds, trips, sqlite).await,
     }
 }

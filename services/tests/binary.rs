@@ -1,0 +1,217 @@
+//! The `etappe` binary as an operator runs it: its commands, its first start, and the export
+//! of traces to an OTLP/HTTP collector when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::routing::post;
+
+const BIN: &str = env!("CARGO_BIN_EXE_etappe");
+
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        let path = std::env::temp_dir().join(format!("etappe-bin-{}", uuid::Uuid::now_v7()));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        Self(path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn etappe(data_dir: &std::path::Path, args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env_clear()
+        .env("ETAPPE_DATA_DIR", data_dir)
+        .env("ETAPPE_LOG", "warn")
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    command
+}
+
+fn run(dir: &TempDir, args: &[&str]) -> String {
+    let output = etappe(&dir.0, args).output().expect("run etappe");
+    assert!(
+        output.status.success(),
+        "etappe {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+#[test]
+fn operator_commands_migrate_mint_tokens_and_rebuild_projections() {
+    let dir = TempDir::new();
+    assert!(run(&dir, &["migrate"]).contains("migrations applied"));
+    let token = run(
+        &dir,
+        &[
+            "token",
+            "create",
+            "--email",
+            "Rider@Example.org",
+            "--scopes",
+            "trips:read",
+        ],
+    );
+    assert!(
+        token.trim().starts_with("etp_") && token.trim().len() == 68,
+        "{token}"
+    );
+    let rebuilt = run(&dir, &["projections", "rebuild"]);
+    assert!(
+        rebuilt.contains("rebuilt 0 trip read models from 0 events"),
+        "{rebuilt}"
+    );
+    let refused = etappe(
+        &dir.0,
+        &[
+            "token",
+            "create",
+            "--email",
+            "a@b.c",
+            "--scopes",
+            "trips:admin",
+        ],
+    )
+    .output()
+    .expect("run");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("trips:admin"));
+}
+
+/// Starts `etappe serve` on a free port; answers the child and its address once it listens.
+fn serve(
+    data_dir: &std::path::Path,
+    extra_env: &[(&str, &str)],
+) -> (std::process::Child, String, String) {
+    let mut command = etappe(data_dir, &[]);
+    command
+        .env("ETAPPE_ADDR", "127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (k, v) in extra_env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("spawn etappe");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let mut token = String::new();
+    for line in lines.by_ref() {
+        let line = line.expect("line");
+        if line.trim().starts_with("etp_") {
+            token = line.trim().to_owned();
+        }
+        if let Some(rest) = line.strip_prefix("Etappe is listening on http://") {
+            let addr = rest.split_whitespace().next().expect("address").to_owned();
+            return (child, addr, token);
+        }
+    }
+    let _ = child.kill();
+    let status = child.wait();
+    panic!("etappe exited before listening: {status:?}");
+}
+
+/// Kills the server if a test fails before stopping it, so no process outlives the test.
+struct Running(Option<std::process::Child>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn stop(mut running: Running) {
+    let Some(mut child) = running.0.take() else {
+        return;
+    };
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(status)) = child.try_wait() {
+            assert!(
+                status.success(),
+                "etappe exits cleanly on SIGTERM: {status}"
+            );
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    panic!("etappe did not stop within 10 s of SIGTERM");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_start_prints_a_working_token_and_traces_reach_the_collector() {
+    // A collector that records what is posted to /v1/traces.
+    let received: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let sink = Arc::clone(&received);
+    let collector = Router::new().route(
+        "/v1/traces",
+        post(move |body: Bytes| {
+            let sink = Arc::clone(&sink);
+            async move {
+                sink.lock().expect("lock").push(body.len());
+                ""
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let collector_addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, collector).await });
+
+    let dir = TempDir::new();
+    let endpoint = format!("http://{collector_addr}");
+    let data_dir = dir.0.clone();
+    let (child, addr, token) = tokio::task::spawn_blocking(move || {
+        serve(&data_dir, &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)])
+    })
+    .await
+    .expect("serve");
+    let running = Running(Some(child));
+    assert!(token.starts_with("etp_"), "the first start prints a token");
+    let saved = std::fs::read_to_string(dir.0.join("local-token")).expect("token saved");
+    assert_eq!(saved.trim(), token);
+
+    let client = reqwest::Client::new();
+    let created = client
+        .post(format!("http://{addr}/trips"))
+        .bearer_auth(&token)
+        .header(
+            "traceparent",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        )
+        .json(&serde_json::json!({"sourceUrl": "https://example.org/a.gpx"}))
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(created.status(), 202);
+
+    tokio::task::spawn_blocking(move || stop(running))
+        .await
+        .expect("stop");
+    // The batch exporter flushes on shutdown.
+    let posted = received.lock().expect("lock").clone();
+    assert!(
+        !posted.is_empty() && posted.iter().all(|n| *n > 0),
+        "spans were exported: {posted:?}"
+    );
+}
