@@ -1,0 +1,68 @@
+//! Stage analysis for the Etappe bicycle trip planner.
+//!
+//! [`analyse`] turns each day ("stage") of a multi-day trip into a list of
+//! [`Alert`]s: too much climbing, a sustained steep ramp, an e-bike day
+//! beyond battery range, arrival after civil dusk, a rest-day reminder,
+//! Sundays and public holidays, gaps between stages and border crossings.
+//!
+//! The crate is pure: no I/O, no clock, no network, no timezone or holiday
+//! database. Everything it needs (the Sun's position, Easter, national
+//! holiday rules) is computed from first principles, so the planner gives
+//! the same answers offline and in tests.
+//!
+//! Conventions that hold for every rule:
+//! - A rest day gets no riding alerts (terrain, border crossing, gaps); it
+//!   keeps its calendar nudges, because a closed shop matters just as much
+//!   on a day off. Rest days reset the rest-day streak and are skipped when
+//!   looking for "the previous stage's end" of the continuity rule.
+//! - Within a stage, alerts come in the order of [`CODES`].
+//! - Messages are built from numbers, dates, fixed English text and
+//!   validated two-letter country codes only.
+//! - Inputs that are not finite never panic: the affected rule stays silent.
+
+mod catalogue;
+mod format;
+pub mod geo;
+pub mod gradient;
+pub mod holidays;
+mod model;
+pub mod rules;
+pub mod solar;
+
+pub use catalogue::*;
+pub use model::{Alert, AnalysisSettings, Severity, StageInput, StagePoint};
+
+/// Analyses every stage of a trip, returning one alert list per stage in
+/// the same order as `stages`.
+///
+/// Stages are taken in trip order: the rest-day streak and the continuity
+/// check look at the stages before each one.
+pub fn analyse(stages: &[StageInput<'_>], settings: &AnalysisSettings) -> Vec<Vec<Alert>> {
+    let settings = rules::Sanitized::new(settings);
+    let mut out = Vec::with_capacity(stages.len());
+    let mut streak: u32 = 0;
+    let mut previous_riding: Option<&StageInput<'_>> = None;
+
+    for stage in stages {
+        let mut alerts = Vec::new();
+        if stage.is_rest_day {
+            streak = 0;
+        } else {
+            streak = streak.saturating_add(1);
+            if let Some(previous) = previous_riding {
+                alerts.extend(rules::continuity(stage, previous));
+            }
+            alerts.extend(rules::elevation_gain(stage));
+            alerts.extend(rules::steep_gradient(stage));
+            alerts.extend(rules::ebike_range(stage, &settings));
+            alerts.extend(rules::sunset(stage, &settings));
+            alerts.extend(rules::rest_day(stage, streak));
+            alerts.extend(rules::border_crossing(stage));
+            previous_riding = Some(stage);
+        }
+        alerts.extend(rules::sunday(stage));
+        alerts.extend(rules::public_holidays(stage));
+        out.push(alerts);
+    }
+    out
+}

@@ -1,0 +1,625 @@
+//! Cutting a route into cycling days: [`pace`] implements the product's
+//! specified rule exactly; [`pace_balanced`] is an opt-in variant that fixes
+//! the rule's overlong last day; [`one_day_per_track`] paces a Komoot
+//! collection (one tour = one day).
+//!
+//! The rule ([`pace`]), with D the route length in km and D+ its climbing in
+//! metres (smoothed, see [`crate::geometry`]):
+//! - N = the caller's `days` when set (end date − start date + 1), else
+//!   max(1, ⌈D / maxDistancePerDay⌉);
+//! - climbing penalty p = (D+ / elevationPenalty) / N km per day;
+//! - base = (D + p·N) / Σ_{i=0}^{N−1} f^i, f = fatigueFactor;
+//! - day n (0-based) target = base·f^n − p, then at least 30 km, then at
+//!   most maxDistancePerDay (if the cap is below 30 km, the cap wins);
+//! - walking the track, day n ends at the first point where the day's
+//!   distance reaches its target; consecutive days share that point; the
+//!   last day takes all remaining points.
+//!
+//! Decisions where the rule is silent:
+//! - The track is never cut into a day without distance: if it runs out
+//!   before N days (a 20 km route over 3 dates: targets are ≥ 30 km), the day
+//!   that reaches the end is the last one, so fewer than N days may result.
+//! - "Reaches" tolerates 1 mm ([`CUT_TOLERANCE_M`]) so that floating-point
+//!   rounding of summed distances cannot push a cut one point further;
+//!   likewise ⌈D / max⌉ ignores an excess below 1 mm.
+//! - Nonsensical settings are neutralised rather than rejected: a
+//!   non-positive or non-finite cap means "no cap", a fatigue factor that is
+//!   not a positive finite number means 1, a non-positive or non-finite
+//!   penalty means no penalty, `days: Some(0)` means 1 day. N is also
+//!   capped at the number of segments of the track, which only matters for
+//!   tracks of a handful of points.
+//!
+//! Findings about the rule (measured by the tests below):
+//! - The penalty never changes the total: Σ(base·f^n − p) = D for any p.
+//!   With f = 1 it has no effect at all; with f < 1 it moves distance from
+//!   the later days to the first ones (a steeper fatigue curve). It shortens
+//!   the late days of a hilly trip, not the trip's days on average.
+//! - The cap truncates the long early days but the distance they lose is
+//!   not handed to anyone but the last day, which can therefore exceed the
+//!   cap: 400 km, 80 km/day, f = 0.9 gives 80, 80, 79.1, 71.2 and 89.7 km.
+//!   [`pace_balanced`] redistributes that excess instead.
+
+use serde::Serialize;
+
+use crate::TrackPoint;
+use crate::geometry::{cumulative_distances, elevation_gain_loss_with};
+
+/// Shortest day the rule plans, km.
+pub const MIN_DAY_KM: f64 = 30.0;
+/// Slack when comparing distances, metres (see the module documentation).
+pub const CUT_TOLERANCE_M: f64 = 1e-3;
+
+/// The user's pacing preferences.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacingSettings {
+    /// Longest day, km.
+    pub max_distance_per_day_km: f64,
+    /// Ratio of each day's planned distance to the previous day's (≤ 1 for
+    /// tiring riders).
+    pub fatigue_factor: f64,
+    /// Metres of climbing that cost as much as one km of distance.
+    pub elevation_penalty: f64,
+    /// Number of days when the trip has start and end dates.
+    pub days: Option<u32>,
+}
+
+/// One day of the trip: points `start_index..=end_index` of the point list.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct DaySplit {
+    pub start_index: usize,
+    /// Inclusive; equals the next day's `start_index` in [`pace`].
+    pub end_index: usize,
+    pub distance_m: f64,
+    pub ascent_m: f64,
+    pub descent_m: f64,
+}
+
+/// A point list and its days, for sources that come as several tracks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PacedRoute {
+    pub points: Vec<TrackPoint>,
+    pub days: Vec<DaySplit>,
+}
+
+/// The rule's numbers for one route, with settings already sanitised.
+struct Plan {
+    days: u32,
+    base_km: f64,
+    penalty_km: f64,
+    fatigue: f64,
+    cap_km: f64,
+    floor_km: f64,
+}
+
+impl Plan {
+    fn new(distance_km: f64, ascent_m: f64, settings: &PacingSettings, max_days: u32) -> Self {
+        let cap_km = positive(settings.max_distance_per_day_km).unwrap_or(f64::INFINITY);
+        let fatigue = positive(settings.fatigue_factor).unwrap_or(1.0);
+        let days = match settings.days {
+            Some(d) => d.max(1),
+            None => {
+                let exact = distance_km / cap_km - CUT_TOLERANCE_M / 1000.0 / cap_km;
+                let n = exact.ceil();
+                if n.is_finite() && n >= 1.0 {
+                    // Saturating float→int conversion: huge values clamp to u32::MAX.
+                    n as u32
+                } else {
+                    1
+                }
+            }
+        };
+        let days = days.min(max_days.max(1));
+        let penalty_km = match positive(settings.elevation_penalty) {
+            Some(per_km) => ascent_m.max(0.0) / per_km / f64::from(days),
+            None => 0.0,
+        };
+        let weights: f64 = (0..days).map(|i| fatigue.powf(f64::from(i))).sum();
+        let base_km = (distance_km + penalty_km * f64::from(days)) / weights;
+        Self {
+            days,
+            base_km,
+            penalty_km,
+            fatigue,
+            cap_km,
+            floor_km: MIN_DAY_KM.min(cap_km),
+        }
+    }
+
+    /// The rule's uncapped wish for day `n` (after the 30 km floor).
+    fn wish_km(&self, n: u32) -> f64 {
+        (self.base_km * self.fatigue.powf(f64::from(n)) - self.penalty_km).max(self.floor_km)
+    }
+
+    /// The rule's target for day `n`.
+    fn target_km(&self, n: u32) -> f64 {
+        self.wish_km(n).min(self.cap_km)
+    }
+}
+
+fn positive(x: f64) -> Option<f64> {
+    (x.is_finite() && x > 0.0).then_some(x)
+}
+
+/// Cuts the track into days by the product's rule (module documentation).
+/// Empty input gives no day; a single point gives one day of 0 m; otherwise
+/// the days cover the track from its first to its last point.
+pub fn pace(points: &[TrackPoint], settings: &PacingSettings) -> Vec<DaySplit> {
+    let cumulative = cumulative_distances(points);
+    let Some(plan) = plan_for(points, &cumulative, settings) else {
+        return single_day(points, &cumulative);
+    };
+    cut(points, &cumulative, plan.days, |day, day_start_m| {
+        day_start_m + plan.target_km(day) * 1000.0
+    })
+}
+
+/// Like [`pace`], but never leaves the cap's excess to the last day.
+///
+/// Day lengths keep the rule's shape (fatigue and penalty: the wish
+/// base·f^n − p, floored at 30 km) and are scaled by one common factor λ,
+/// each clamped to [30 km, cap], with λ chosen so the days add up to the
+/// route; cuts are placed at the running sums of those lengths, so rounding
+/// to points does not accumulate. Consequences:
+/// - when N·cap ≥ D (always true when N comes from the distance), no day is
+///   longer than the cap plus one point spacing;
+/// - when fixed dates make that impossible (N·cap < D), the excess is
+///   spread over all days in proportion to their wish instead of all landing
+///   on the last day;
+/// - a route too short for N days of 30 km is paced by [`pace`].
+pub fn pace_balanced(points: &[TrackPoint], settings: &PacingSettings) -> Vec<DaySplit> {
+    let cumulative = cumulative_distances(points);
+    let Some(plan) = plan_for(points, &cumulative, settings) else {
+        return single_day(points, &cumulative);
+    };
+    let total_km = cumulative.last().copied().unwrap_or_default() / 1000.0;
+    let n = plan.days;
+    if total_km < f64::from(n) * plan.floor_km {
+        return pace(points, settings);
+    }
+    let wishes: Vec<f64> = (0..n).map(|i| plan.wish_km(i)).collect();
+    let lengths = balanced_lengths(&wishes, total_km, plan.floor_km, plan.cap_km);
+    let mut ends_m = Vec::with_capacity(lengths.len());
+    let mut running = 0.0;
+    for len in &lengths {
+        running += len * 1000.0;
+        ends_m.push(running);
+    }
+    cut(points, &cumulative, n, |day, _| {
+        ends_m.get(day as usize).copied().unwrap_or(f64::INFINITY)
+    })
+}
+
+/// Day lengths min(cap, max(floor, λ·wish)) summing to `total`, by bisection
+/// on λ (the sum is monotone in λ). Falls back to lengths proportional to the
+/// wishes when the cap cannot be honoured.
+fn balanced_lengths(wishes: &[f64], total: f64, floor: f64, cap: f64) -> Vec<f64> {
+    let wish_sum: f64 = wishes.iter().sum();
+    let proportional = || -> Vec<f64> {
+        wishes
+            .iter()
+            .map(|w| {
+                if wish_sum.is_finite() && wish_sum > 0.0 {
+                    total * w / wish_sum
+                } else {
+                    // Absurd settings (e.g. a fatigue factor of 1e9) overflow
+                    // the wishes; equal days are the only sane reading.
+                    total / wishes.len().max(1) as f64
+                }
+            })
+            .collect()
+    };
+    let n = wishes.len() as f64;
+    let min_wish = wishes.iter().copied().fold(f64::INFINITY, f64::min);
+    // A route of exactly N·cap (the usual case when N = ⌈D/cap⌉ divides
+    // evenly) must still be capped, hence the tolerance.
+    let over_cap = total - n * cap > CUT_TOLERANCE_M / 1000.0;
+    if !cap.is_finite() || over_cap || min_wish <= 0.0 || min_wish.is_nan() {
+        return proportional();
+    }
+    let shaped = |lambda: f64| -> f64 {
+        wishes
+            .iter()
+            .map(|w| (lambda * w).max(floor).min(cap))
+            .sum()
+    };
+    // At λ = cap/min_wish every day is at the cap, so the sum is ≥ total.
+    let (mut lo, mut hi) = (0.0, cap / min_wish);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if shaped(mid) < total {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    wishes
+        .iter()
+        .map(|w| (hi * w).max(floor).min(cap))
+        .collect()
+}
+
+/// The plan for a track of at least two points, `None` otherwise.
+fn plan_for(points: &[TrackPoint], cumulative: &[f64], settings: &PacingSettings) -> Option<Plan> {
+    if points.len() < 2 {
+        return None;
+    }
+    let total_m = cumulative.last().copied().unwrap_or_default();
+    let (ascent_m, _) = elevation_gain_loss_with(points, cumulative);
+    let segments = u32::try_from(points.len() - 1).unwrap_or(u32::MAX);
+    Some(Plan::new(total_m / 1000.0, ascent_m, settings, segments))
+}
+
+fn single_day(points: &[TrackPoint], cumulative: &[f64]) -> Vec<DaySplit> {
+    if points.is_empty() {
+        return Vec::new();
+    }
+    vec![day_split(points, cumulative, 0, points.len() - 1)]
+}
+
+/// Walks the track: day `n` (except the last) ends at the first point whose
+/// cumulative distance reaches `day_end(n, cumulative distance at the day's
+/// start)`. Stops early when the track is exhausted.
+fn cut(
+    points: &[TrackPoint],
+    cumulative: &[f64],
+    days: u32,
+    day_end: impl Fn(u32, f64) -> f64,
+) -> Vec<DaySplit> {
+    let last = points.len().saturating_sub(1);
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    for day in 0..days {
+        let end = if day + 1 == days {
+            last
+        } else {
+            let start_m = cumulative.get(start).copied().unwrap_or_default();
+            let goal = day_end(day, start_m) - CUT_TOLERANCE_M;
+            let after = cumulative.get(start + 1..).unwrap_or_default();
+            (start + 1 + after.partition_point(|&c| c < goal)).min(last)
+        };
+        out.push(day_split(points, cumulative, start, end));
+        if end >= last {
+            break;
+        }
+        start = end;
+    }
+    out
+}
+
+fn day_split(points: &[TrackPoint], cumulative: &[f64], start: usize, end: usize) -> DaySplit {
+    let pts = points.get(start..=end).unwrap_or_default();
+    let cum = cumulative.get(start..=end).unwrap_or_default();
+    let distance_m = match (cum.first(), cum.last()) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0.0,
+    };
+    let (ascent_m, descent_m) = elevation_gain_loss_with(pts, cum);
+    DaySplit {
+        start_index: start,
+        end_index: end,
+        distance_m,
+        ascent_m,
+        descent_m,
+    }
+}
+
+/// Paces a Komoot collection: the tracks are concatenated into one point
+/// list and each non-empty track becomes one day. Days do not share points
+/// here (the tracks are separate tours), and the gap between one tour's end
+/// and the next one's start is not counted in any day's distance.
+pub fn one_day_per_track(tracks: &[Vec<TrackPoint>]) -> PacedRoute {
+    let total: usize = tracks.iter().map(Vec::len).sum();
+    let mut points = Vec::with_capacity(total);
+    let mut days = Vec::with_capacity(tracks.len());
+    for track in tracks.iter().filter(|t| !t.is_empty()) {
+        let offset = points.len();
+        let cumulative = cumulative_distances(track);
+        let mut day = day_split(track, &cumulative, 0, track.len() - 1);
+        day.start_index += offset;
+        day.end_index += offset;
+        days.push(day);
+        points.extend_from_slice(track);
+    }
+    PacedRoute { points, days }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::{Profile, synthetic_route};
+
+    fn settings(max: f64, f: f64, penalty: f64, days: Option<u32>) -> PacingSettings {
+        PacingSettings {
+            max_distance_per_day_km: max,
+            fatigue_factor: f,
+            elevation_penalty: penalty,
+            days,
+        }
+    }
+
+    fn km(days: &[DaySplit]) -> Vec<f64> {
+        days.iter().map(|d| d.distance_m / 1000.0).collect()
+    }
+
+    /// Days are contiguous, share boundaries and cover the whole track.
+    fn assert_covers(days: &[DaySplit], points: usize) {
+        assert_eq!(days.first().map(|d| d.start_index), Some(0));
+        assert_eq!(days.last().map(|d| d.end_index), Some(points - 1));
+        for w in days.windows(2) {
+            assert_eq!(w[0].end_index, w[1].start_index);
+        }
+        for d in days {
+            assert!(d.end_index > d.start_index, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn flat_400_km_at_80_per_day_gives_five_equal_days() {
+        let pts = synthetic_route(400.0, 100.0, Profile::Flat);
+        let days = pace(&pts, &settings(80.0, 1.0, 25.0, None));
+        assert_covers(&days, pts.len());
+        assert_eq!(days.len(), 5);
+        let starts: Vec<usize> = days.iter().map(|d| d.start_index).collect();
+        assert_eq!(starts, vec![0, 800, 1600, 2400, 3200]);
+        for d in km(&days) {
+            assert!((d - 80.0).abs() <= 0.1, "{d}");
+        }
+    }
+
+    #[test]
+    fn uneven_spacing_cuts_at_the_first_point_reaching_the_target() {
+        // 100 km at 300 m spacing, 40 km/day: N = 3, target 33.33 km.
+        let pts = synthetic_route(100.0, 300.0, Profile::Flat);
+        let days = pace(&pts, &settings(40.0, 1.0, 25.0, None));
+        // The first point at or past 33.33 km is 112 × 300 m = 33.6 km.
+        assert_eq!(days.len(), 3);
+        assert_eq!(days[0].end_index, 112);
+        assert_eq!(days[1].end_index, 224);
+        assert_covers(&days, pts.len());
+    }
+
+    #[test]
+    fn fatigue_makes_days_decrease() {
+        let pts = synthetic_route(400.0, 100.0, Profile::Flat);
+        let days = pace(&pts, &settings(120.0, 0.9, 25.0, Some(5)));
+        assert_covers(&days, pts.len());
+        let d = km(&days);
+        assert_eq!(d.len(), 5);
+        // base = 400 / (1 + .9 + .81 + .729 + .6561) = 97.676 km.
+        let base = 400.0 / 4.0951;
+        for (n, &dn) in d.iter().take(4).enumerate() {
+            let target = base * 0.9f64.powi(n as i32);
+            assert!(
+                dn >= target - 0.002 && dn < target + 0.1,
+                "day {n}: {dn} vs {target}"
+            );
+        }
+        assert!(d.windows(2).all(|w| w[1] < w[0]), "{d:?}");
+    }
+
+    #[test]
+    fn fixed_dates_give_exactly_that_many_days() {
+        let pts = synthetic_route(400.0, 100.0, Profile::Flat);
+        let days = pace(&pts, &settings(80.0, 1.0, 25.0, Some(3)));
+        assert_covers(&days, pts.len());
+        assert_eq!(days.len(), 3);
+        // 400/3 = 133 km wished, capped at 80: the last day takes the rest.
+        let d = km(&days);
+        assert!((d[0] - 80.0).abs() <= 0.1 && (d[1] - 80.0).abs() <= 0.1);
+        assert!((d[2] - 240.0).abs() <= 0.2, "{d:?}");
+    }
+
+    #[test]
+    fn climbing_penalty_shortens_the_later_days() {
+        // 10 climbs of 200 m: D+ ≈ 2,000 m; 2,000/20 = 100 km of penalty,
+        // 20 km per day over 5 days.
+        let hilly = synthetic_route(
+            400.0,
+            100.0,
+            Profile::Climbs {
+                height_m: 200.0,
+                period_km: 40.0,
+            },
+        );
+        let s = settings(200.0, 0.9, 20.0, Some(5));
+        let no_penalty = PacingSettings {
+            elevation_penalty: 0.0,
+            ..s
+        };
+        let with = km(&pace(&hilly, &s));
+        let without = km(&pace(&hilly, &no_penalty));
+        assert_eq!(with.len(), 5);
+        assert_eq!(without.len(), 5);
+        // Targets: base' = (400 + 100)/4.0951 = 122.1; day n = base'·0.9^n − 20.
+        assert!((with[0] - (500.0 / 4.0951 - 20.0)).abs() < 0.1, "{with:?}");
+        assert!(with[0] > without[0], "first day longer");
+        for n in 2..5 {
+            assert!(with[n] < without[n], "day {n}: {with:?} vs {without:?}");
+        }
+        // Total unchanged: the penalty only reshapes the days.
+        let (a, b): (f64, f64) = (with.iter().sum(), without.iter().sum());
+        assert!((a - b).abs() < 1e-6);
+
+        // With f = 1 the penalty is a no-op.
+        let flat_f = settings(200.0, 1.0, 20.0, Some(5));
+        let flat_f0 = PacingSettings {
+            elevation_penalty: 0.0,
+            ..flat_f
+        };
+        assert_eq!(pace(&hilly, &flat_f), pace(&hilly, &flat_f0));
+    }
+
+    #[test]
+    fn cap_leaves_last_day_overlong_and_balanced_fixes_it() {
+        let pts = synthetic_route(400.0, 100.0, Profile::Flat);
+        let s = settings(80.0, 0.9, 25.0, None);
+        let rule = km(&pace(&pts, &s));
+        // Targets 80, 80, 79.1, 71.2 km (rounded up to the 100 m spacing),
+        // so the last day gets 89.5 km: 9.5 km over the cap.
+        assert_eq!(rule.len(), 5);
+        assert!((rule[4] - 89.5).abs() < 0.3, "{rule:?}");
+        assert!(rule[4] > 80.0 + 9.0);
+
+        let balanced_days = pace_balanced(&pts, &s);
+        assert_covers(&balanced_days, pts.len());
+        let balanced = km(&balanced_days);
+        assert_eq!(balanced.len(), 5);
+        for d in &balanced {
+            assert!(*d <= 80.0 + 0.1, "{balanced:?}");
+        }
+        // Still shaped by fatigue: never increasing (within one spacing).
+        assert!(
+            balanced.windows(2).all(|w| w[1] <= w[0] + 0.1),
+            "{balanced:?}"
+        );
+        let sum: f64 = balanced.iter().sum();
+        assert!((sum - 400.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn balanced_spreads_excess_when_dates_force_it() {
+        let pts = synthetic_route(400.0, 100.0, Profile::Flat);
+        let s = settings(80.0, 1.0, 25.0, Some(3));
+        let d = km(&pace_balanced(&pts, &s));
+        assert_eq!(d.len(), 3);
+        for x in &d {
+            assert!((x - 133.33).abs() < 0.2, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn balanced_equals_rule_when_nothing_is_capped() {
+        let pts = synthetic_route(400.0, 100.0, Profile::Flat);
+        let s = settings(80.0, 1.0, 25.0, None);
+        assert_eq!(pace(&pts, &s), pace_balanced(&pts, &s));
+    }
+
+    #[test]
+    fn short_routes_never_get_empty_days() {
+        // 20 km over 3 dates: every target is 30 km, the track ends on day 1.
+        let pts = synthetic_route(20.0, 100.0, Profile::Flat);
+        let days = pace(&pts, &settings(80.0, 1.0, 25.0, Some(3)));
+        assert_eq!(days.len(), 1);
+        assert_covers(&days, pts.len());
+        // 70 km over 3 dates: 30 km, 30 km (floor), then the last 10 km.
+        let pts = synthetic_route(70.0, 100.0, Profile::Flat);
+        let d = km(&pace(&pts, &settings(80.0, 1.0, 25.0, Some(3))));
+        assert_eq!(d.len(), 3);
+        assert!(
+            (d[0] - 30.0).abs() < 0.1 && (d[2] - 10.0).abs() < 0.2,
+            "{d:?}"
+        );
+        // 65 km in one go under the cap: one day.
+        let pts = synthetic_route(65.0, 100.0, Profile::Flat);
+        assert_eq!(pace(&pts, &settings(80.0, 1.0, 25.0, None)).len(), 1);
+        // Too short for 4 × 30 km: balanced falls back to the rule (30, 30, 5).
+        assert_eq!(
+            pace_balanced(&pts, &settings(80.0, 1.0, 25.0, Some(4))).len(),
+            3
+        );
+    }
+
+    #[test]
+    fn degenerate_inputs_and_settings() {
+        assert!(pace(&[], &settings(80.0, 1.0, 25.0, None)).is_empty());
+        let one = synthetic_route(0.0, 10.0, Profile::Flat);
+        let days = pace(&one, &settings(80.0, 1.0, 25.0, None));
+        assert_eq!(days.len(), 1);
+        assert_eq!((days[0].start_index, days[0].end_index), (0, 0));
+        let pts = synthetic_route(200.0, 500.0, Profile::Flat);
+        for s in [
+            settings(0.0, 1.0, 25.0, None),
+            settings(f64::NAN, f64::NAN, f64::NAN, Some(0)),
+            settings(-5.0, -1.0, -3.0, None),
+            settings(f64::INFINITY, f64::INFINITY, f64::INFINITY, Some(u32::MAX)),
+            settings(10.0, 1.0, 25.0, None),
+            settings(1e-9, 1e9, 1e-9, None),
+        ] {
+            for days in [pace(&pts, &s), pace_balanced(&pts, &s)] {
+                assert!(!days.is_empty(), "{s:?}");
+                assert_covers(&days, pts.len());
+                assert!(days.iter().all(|d| d.distance_m.is_finite()), "{s:?}");
+            }
+        }
+        // A cap below the 30 km floor wins.
+        let d = km(&pace(&pts, &settings(10.0, 1.0, 25.0, None)));
+        assert_eq!(d.len(), 20);
+        assert!((d[0] - 10.0).abs() < 0.5, "{d:?}");
+    }
+
+    #[test]
+    fn random_routes_and_settings_always_cover_the_track() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut unit = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..200 {
+            let total_km = 1.0 + unit() * 900.0;
+            let spacing = 50.0 + unit() * 2_000.0;
+            let pts = synthetic_route(
+                total_km,
+                spacing,
+                Profile::Climbs {
+                    height_m: unit() * 800.0,
+                    period_km: 5.0 + unit() * 100.0,
+                },
+            );
+            let s = settings(
+                10.0 + unit() * 200.0,
+                0.5 + unit() * 0.6,
+                unit() * 50.0,
+                (unit() < 0.5).then(|| 1 + (unit() * 15.0) as u32),
+            );
+            for days in [pace(&pts, &s), pace_balanced(&pts, &s)] {
+                assert_covers(&days, pts.len());
+                if let Some(n) = s.days {
+                    assert!(days.len() <= n as usize, "{s:?}");
+                }
+                let sum: f64 = days.iter().map(|d| d.distance_m).sum();
+                assert!((sum / 1000.0 - total_km).abs() < 1e-6, "{s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn day_ascent_follows_the_profile() {
+        let pts = synthetic_route(
+            160.0,
+            50.0,
+            Profile::Climbs {
+                height_m: 300.0,
+                period_km: 80.0,
+            },
+        );
+        let days = pace(&pts, &settings(80.0, 1.0, 1e9, None));
+        assert_eq!(days.len(), 2);
+        for d in &days {
+            assert!((d.ascent_m - 300.0).abs() < 2.0, "{d:?}");
+            assert!((d.descent_m - 300.0).abs() < 2.0, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn one_day_per_track_concatenates() {
+        let a = synthetic_route(30.0, 100.0, Profile::Flat);
+        let b = synthetic_route(45.0, 100.0, Profile::Ramp { gain_m: 500.0 });
+        let paced = one_day_per_track(&[a.clone(), Vec::new(), b.clone()]);
+        assert_eq!(paced.points.len(), a.len() + b.len());
+        assert_eq!(paced.days.len(), 2);
+        assert_eq!(
+            (paced.days[0].start_index, paced.days[0].end_index),
+            (0, a.len() - 1)
+        );
+        assert_eq!(
+            (paced.days[1].start_index, paced.days[1].end_index),
+            (a.len(), a.len() + b.len() - 1)
+        );
+        assert!((paced.days[0].distance_m - 30_000.0).abs() < 1e-6);
+        assert!((paced.days[1].distance_m - 45_000.0).abs() < 1e-6);
+        assert!((paced.days[1].ascent_m - 500.0).abs() < 1.0);
+        assert!(one_day_per_track(&[]).days.is_empty());
+    }
+}
