@@ -25,11 +25,11 @@ pub struct Config {
     #[arg(long, env = "ETAPPE_DB_MAX_CONNECTIONS", default_value_t = 16)]
     pub db_max_connections: u32,
 
-    /// RabbitMQ URL (`amqp://…`) for the worker queue. Read by the worker pipeline (issue #3).
+    /// RabbitMQ URL (`amqp://…`) for the job queue. Unset: an in-process queue.
     #[arg(long, env = "AMQP_URL")]
     pub amqp_url: Option<String>,
 
-    /// Redis URL (`redis://…`) for progress and caches. Read by the worker pipeline (issue #3).
+    /// Redis URL (`redis://…`) for live progress. Unset: progress in memory.
     #[arg(long, env = "REDIS_URL")]
     pub redis_url: Option<String>,
 
@@ -41,6 +41,23 @@ pub struct Config {
     /// for local fixtures; every other link must be https.
     #[arg(long, env = "ETAPPE_ALLOWED_SOURCE_HOSTS", value_delimiter = ',')]
     pub allowed_source_hosts: Vec<String>,
+
+    /// Jobs a worker runs at once (and its queue prefetch).
+    #[arg(long, env = "ETAPPE_WORKER_CONCURRENCY", default_value_t = 2)]
+    pub worker_concurrency: u16,
+
+    /// Run workers inside the API process. Default: yes on the embedded queue, no with
+    /// `AMQP_URL` (then run `etappe worker` or `etappe-worker` processes).
+    #[arg(long, env = "ETAPPE_IN_PROCESS_WORKERS")]
+    pub in_process_workers: Option<bool>,
+
+    /// Prefix of queue names and Redis keys (tests isolate themselves with it).
+    #[arg(long, env = "ETAPPE_QUEUE_PREFIX", default_value = "etappe")]
+    pub queue_prefix: String,
+
+    /// Address of the worker's own HTTP server (`/metrics`, `/livez`, `/readyz`).
+    #[arg(long, env = "ETAPPE_WORKER_ADDR", default_value = "127.0.0.1:9091")]
+    pub worker_addr: SocketAddr,
 
     /// Log filter (`info`, `etappe=debug,sqlx=warn`, …).
     #[arg(long, env = "ETAPPE_LOG", default_value = "info")]
@@ -59,8 +76,17 @@ impl Config {
             redis_url: None,
             otel_endpoint: None,
             allowed_source_hosts: Vec::new(),
+            worker_concurrency: 2,
+            in_process_workers: None,
+            queue_prefix: "etappe".into(),
+            worker_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             log: "warn".into(),
         }
+    }
+
+    /// Whether this process runs workers.
+    pub fn runs_workers(&self) -> bool {
+        self.in_process_workers.unwrap_or(self.amqp_url.is_none())
     }
 
     /// Where the embedded SQLite database lives.

@@ -14,5 +14,7 @@ pub mod app;
 pub mod config;
 pub mod http;
 pub mod identity;
+pub mod runtime;
 pub mod startup;
-pub mod telemetry;
+/// Telemetry is shared with the worker binary, which owns it (dependencies point one way).
+pub use etappe_workers::telemetry;

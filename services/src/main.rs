@@ -21,6 +21,8 @@ struct Cli {
 enum Command {
     /// Run the API server (the default).
     Serve,
+    /// Run a worker process (needs AMQP_URL): jobs from the queue until SIGTERM.
+    Worker,
     /// Apply the database migrations and exit.
     Migrate,
     /// Read models.
@@ -64,6 +66,17 @@ async fn main() -> anyhow::Result<()> {
     let _telemetry = telemetry::init("etappe", &config.log, config.otel_endpoint.as_deref())?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(&config).await,
+        Command::Worker => {
+            let store = etappe_workers::runtime::open_store(
+                config.database_url.as_deref(),
+                &config.data_dir,
+                8,
+            )
+            .await?;
+            let work = etappe_services::runtime::open_work(&(&config).into(), store).await?;
+            etappe_workers::runtime::run_worker_process(work, config.worker_addr).await?;
+            Ok(())
+        }
         Command::Migrate => {
             open_backend(&config).await.context("migrating")?;
             println!("migrations applied");

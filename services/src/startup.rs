@@ -13,6 +13,7 @@ use crate::app::trips::TripService;
 use crate::config::Config;
 use crate::http::{AppState, router};
 use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
+use crate::runtime::{Background, RuntimeError, Work, WorkSettings, open_work};
 
 /// Why Etappe could not start.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +24,8 @@ pub enum StartupError {
     Identity(#[from] IdentityError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
 }
 
 /// The opened backend: the event store with its read models, and the identity tables.
@@ -68,39 +71,34 @@ pub struct Application {
     listener: TcpListener,
     state: AppState,
     local_token: Option<String>,
+    background: Background,
 }
 
 impl Application {
     /// Opens the backend, creates the local user on a first embedded start, and binds.
     pub async fn build(config: &Config) -> Result<Self, StartupError> {
         let backend = open_backend(config).await?;
-        for (name, value) in [
-            ("AMQP_URL", &config.amqp_url),
-            ("REDIS_URL", &config.redis_url),
-        ] {
-            if value.is_some() {
-                tracing::warn!(
-                    "{name} is set, but this build runs no worker pipeline yet (issue #3): it is not used"
-                );
-            }
-        }
         let local_token = if backend.embedded {
             first_start(config, &backend.identity).await?
         } else {
             None
         };
+        let work: Work = open_work(&WorkSettings::from(config), Arc::clone(&backend.store)).await?;
+        let background = Background::start(config, &work).await?;
         let state = AppState {
             trips: Arc::new(TripService::new(
-                backend.store,
+                Arc::clone(&backend.store),
                 config.allowed_source_hosts.clone(),
             )),
             identity: Arc::new(backend.identity),
+            work,
         };
         let listener = TcpListener::bind(config.addr).await?;
         Ok(Self {
             listener,
             state,
             local_token,
+            background,
         })
     }
 
@@ -124,9 +122,11 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        axum::serve(self.listener, router(self.state))
+        let served = axum::serve(self.listener, router(self.state))
             .with_graceful_shutdown(shutdown)
-            .await
+            .await;
+        self.background.shutdown().await;
+        served
     }
 }
 

@@ -191,6 +191,7 @@ async fn the_first_start_prints_a_working_token_and_traces_reach_the_collector()
     let saved = std::fs::read_to_string(dir.0.join("local-token")).expect("token saved");
     assert_eq!(saved.trim(), token);
 
+    etappe_services::telemetry::install_tls_provider();
     let client = reqwest::Client::new();
     let created = client
         .post(format!("http://{addr}/trips"))

@@ -3,6 +3,7 @@
 //! the published OpenAPI document (its status must be documented for the route, and its body
 //! must match the documented schema).
 
+pub mod fixtures;
 pub mod openapi;
 
 use std::path::PathBuf;
@@ -99,6 +100,7 @@ impl Answer {
 impl TestApp {
     /// Starts Etappe on `backend` (None: PostgreSQL is not configured, skip the test).
     pub async fn spawn(backend: Backend) -> Option<TestApp> {
+        etappe_services::telemetry::install_tls_provider();
         let dir = TempDir::new();
         let mut config = Config::embedded(dir.path().to_path_buf());
         config.allowed_source_hosts = vec!["127.0.0.1".into()];

@@ -1,8 +1,10 @@
 //! Jobs: the work an event asks for. The job id is the id of the requesting event, so a job
-//! published twice (after a dispatcher crash) is recognisably the same job.
+//! published twice (after a dispatcher crash) is recognisably the same job, and a worker's
+//! results carry ids derived from it, so a duplicate delivery writes nothing new.
 
 use etappe_events::ids::TripId;
 use etappe_events::store::RecordedEvent;
+use etappe_events::trip::{Category, TripEvent};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -10,23 +12,51 @@ use uuid::Uuid;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Job {
-    /// Fetch the trip's route, cut it into days and label them, for one pacing generation.
+    /// Fetch the trip's route, cut it into days, label and analyse them, for one generation.
     ComputeRoute {
         job_id: Uuid,
         trip_id: TripId,
         generation: u64,
     },
+    /// Analyse the current days again for these categories.
+    Analyse {
+        job_id: Uuid,
+        trip_id: TripId,
+        generation: u64,
+        categories: Vec<Category>,
+    },
+}
+
+/// A job as it travels on the queue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobMessage {
+    pub job: Job,
+    /// The W3C trace context of the request that asked for the work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl Job {
     /// The job a stored event requests, if it requests one.
     pub fn requested_by(event: &RecordedEvent) -> Option<Job> {
         let trip_id = TripId::from_stream_id(&event.stream_id)?;
-        match event.event_type.as_str() {
-            "RouteRequested" => Some(Job::ComputeRoute {
+        let typed =
+            TripEvent::from_stored(&event.event_type, event.schema_version, &event.data).ok()?;
+        match typed {
+            TripEvent::RouteRequested { generation } => Some(Job::ComputeRoute {
                 job_id: event.event_id,
                 trip_id,
-                generation: event.data.get("generation")?.as_u64()?,
+                generation,
+            }),
+            TripEvent::AnalysisRequested {
+                generation,
+                categories,
+            } => Some(Job::Analyse {
+                job_id: event.event_id,
+                trip_id,
+                generation,
+                categories,
             }),
             _ => None,
         }
@@ -35,7 +65,22 @@ impl Job {
     /// The job's id (that of the event that requested it).
     pub fn id(&self) -> Uuid {
         match self {
-            Job::ComputeRoute { job_id, .. } => *job_id,
+            Job::ComputeRoute { job_id, .. } | Job::Analyse { job_id, .. } => *job_id,
+        }
+    }
+
+    /// The trip it works on.
+    pub fn trip_id(&self) -> TripId {
+        match self {
+            Job::ComputeRoute { trip_id, .. } | Job::Analyse { trip_id, .. } => *trip_id,
+        }
+    }
+
+    /// A short name for metrics and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Job::ComputeRoute { .. } => "compute_route",
+            Job::Analyse { .. } => "analyse",
         }
     }
 }
@@ -77,6 +122,18 @@ mod tests {
             }
         );
         assert_eq!(job.id(), event.event_id);
+    }
+
+    #[test]
+    fn an_analysis_request_is_an_analysis_job() {
+        let trip = TripId::new();
+        let event = recorded(
+            trip.stream_id(),
+            "AnalysisRequested",
+            json!({"generation": 2, "categories": ["terrain_security"]}),
+        );
+        let job = Job::requested_by(&event).expect("a job");
+        assert_eq!(job.kind(), "analyse");
     }
 
     #[test]

@@ -1,8 +1,29 @@
 //! Etappe's computation fleet: the jobs that events ask for, the queue they travel on, and
 //! the workers that run them (fetching and parsing the route, pacing, labels, analysis).
 //!
-//! This crate depends on the core (`etappe-events`) and is depended on by the transports.
-//! What exists so far is the job vocabulary: which stored events request work. The queue,
-//! the dispatcher and the `etappe-worker` binary are issue #3.
+//! Depends on the core (`etappe-events`) and the pure crates `etappe-route` and
+//! `etappe-analysis`; the transports depend on it.
+//!
+//! # Layout
+//!
+//! - [`jobs`]: which events request which work.
+//! - [`dispatcher`]: the event log → queue relay (the log is the outbox).
+//! - [`queue`]: the queue port, in-process and RabbitMQ adapters.
+//! - [`worker`], [`pipeline`]: consuming jobs and what a job does.
+//! - [`fetch`]: SSRF-safe fetching of route links.
+//! - [`labels`], [`track`]: day labels and the stored track.
+//! - [`progress`]: live progress, in memory or Redis.
+//! - [`metrics`], [`telemetry`]: Prometheus metrics, tracing and OpenTelemetry.
 
+pub mod dispatcher;
+pub mod fetch;
 pub mod jobs;
+pub mod labels;
+pub mod metrics;
+pub mod pipeline;
+pub mod progress;
+pub mod queue;
+pub mod runtime;
+pub mod telemetry;
+pub mod track;
+pub mod worker;

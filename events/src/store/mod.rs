@@ -274,9 +274,29 @@ pub trait TripViews: Send + Sync + fmt::Debug {
     async fn dump_trip_views(&self) -> Result<Vec<Value>, StoreError>;
 }
 
-/// Both halves of a backend.
-pub trait Store: EventStore + TripViews {}
-impl<T: EventStore + TripViews> Store for T {}
+/// What the worker fleet keeps besides events: blobs, heartbeats, and the lease that lets
+/// one dispatcher run at a time across API replicas.
+#[async_trait]
+pub trait WorkStore: Send + Sync + fmt::Debug {
+    /// Stores `data` under `key` (a second put of the same key replaces it).
+    async fn put_blob(&self, key: &str, data: &[u8]) -> Result<(), StoreError>;
+    /// The blob under `key`.
+    async fn get_blob(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Records that `worker_id` is alive now.
+    async fn heartbeat(&self, worker_id: &str) -> Result<(), StoreError>;
+    /// Workers seen within the last `within`.
+    async fn live_workers(&self, within: std::time::Duration) -> Result<u64, StoreError>;
+    /// Takes the named lease if nobody holds it; it is held until the handle is dropped (or,
+    /// on PostgreSQL, until its connection dies, so a crashed holder frees it).
+    async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn Lease>>, StoreError>;
+}
+
+/// A held lease.
+pub trait Lease: Send + Sync + fmt::Debug {}
+
+/// Every half of a backend.
+pub trait Store: EventStore + TripViews + WorkStore {}
+impl<T: EventStore + TripViews + WorkStore> Store for T {}
 
 /// Timestamps are stored with microsecond precision on both backends, so that a projection
 /// rebuilt from stored events equals the one written live.

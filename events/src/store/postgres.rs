@@ -516,3 +516,69 @@ impl TripViews for PostgresStore {
             .collect()
     }
 }
+
+/// A session-level advisory lock, held by a connection detached from the pool: dropping the
+/// lease closes the connection, which ends the session and releases the lock.
+#[derive(Debug)]
+struct PgLease {
+    _connection: sqlx::PgConnection,
+}
+
+impl super::Lease for PgLease {}
+
+#[async_trait]
+impl super::WorkStore for PostgresStore {
+    async fn put_blob(&self, key: &str, data: &[u8]) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO blobs (key, data) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data",
+        )
+        .bind(key)
+        .bind(data)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn get_blob(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT data FROM blobs WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    async fn heartbeat(&self, worker_id: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO worker_heartbeats (worker_id) VALUES ($1) \
+             ON CONFLICT (worker_id) DO UPDATE SET last_seen = now()",
+        )
+        .bind(worker_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn live_workers(&self, within: std::time::Duration) -> Result<u64, StoreError> {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM worker_heartbeats WHERE last_seen >= now() - make_interval(secs => $1)",
+        )
+        .bind(within.as_secs_f64())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(n as u64)
+    }
+
+    async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn super::Lease>>, StoreError> {
+        let mut connection = self.pool.acquire().await?;
+        let taken: bool =
+            sqlx::query_scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))")
+                .bind(name)
+                .fetch_one(&mut *connection)
+                .await?;
+        if !taken {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(PgLease {
+            _connection: connection.detach(),
+        })))
+    }
+}

@@ -517,3 +517,82 @@ impl TripViews for SqliteStore {
             .collect()
     }
 }
+
+/// A lease held within this process (SQLite serves one process).
+#[derive(Debug)]
+struct LocalLease {
+    name: String,
+}
+
+impl super::Lease for LocalLease {}
+
+impl Drop for LocalLease {
+    fn drop(&mut self) {
+        local_leases()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.name);
+    }
+}
+
+fn local_leases() -> &'static std::sync::Mutex<std::collections::HashSet<String>> {
+    static LEASES: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+        std::sync::OnceLock::new();
+    LEASES.get_or_init(Default::default)
+}
+
+#[async_trait]
+impl super::WorkStore for SqliteStore {
+    async fn put_blob(&self, key: &str, data: &[u8]) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO blobs (key, data, created_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (key) DO UPDATE SET data = excluded.data",
+        )
+        .bind(key)
+        .bind(data)
+        .bind(ts(Utc::now()))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn get_blob(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT data FROM blobs WHERE key = ?1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    async fn heartbeat(&self, worker_id: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO worker_heartbeats (worker_id, started_at, last_seen) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (worker_id) DO UPDATE SET last_seen = excluded.last_seen",
+        )
+        .bind(worker_id)
+        .bind(ts(Utc::now()))
+        .bind(Utc::now().timestamp_millis())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn live_workers(&self, within: std::time::Duration) -> Result<u64, StoreError> {
+        let since = Utc::now().timestamp_millis() - within.as_millis() as i64;
+        let n: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM worker_heartbeats WHERE last_seen >= ?1")
+                .bind(since)
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(n as u64)
+    }
+
+    async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn super::Lease>>, StoreError> {
+        let mut leases = local_leases().lock().unwrap_or_else(|e| e.into_inner());
+        if !leases.insert(name.to_owned()) {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(LocalLease {
+            name: name.to_owned(),
+        })))
+    }
+}

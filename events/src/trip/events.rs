@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::Category;
 use super::settings::{SettingField, TripSettings};
 use super::source::SourceUrl;
+use super::stage::{RouteSummary, Stage, StageAlerts, Unavailable};
 use crate::ids::{TripId, UserId};
 
 /// An event of a trip stream.
@@ -36,14 +37,55 @@ pub enum TripEvent {
     },
     /// The trip was deleted with everything that hangs off it.
     TripDeleted,
+    /// A worker started computing the route of this generation.
+    #[serde(rename_all = "camelCase")]
+    RouteComputationStarted { generation: u64, job_id: uuid::Uuid },
+    /// The route was fetched, cut into days and labelled; `version` is the structural
+    /// version after the days appeared.
+    #[serde(rename_all = "camelCase")]
+    RouteComputed {
+        generation: u64,
+        route: RouteSummary,
+        stages: Vec<Stage>,
+        version: u64,
+    },
+    /// The route could not be computed, for a reason a retry would not change.
+    #[serde(rename_all = "camelCase")]
+    RouteFailed { generation: u64, reason: String },
+    /// The analysis must run (again) for these categories (a job).
+    #[serde(rename_all = "camelCase")]
+    AnalysisRequested {
+        generation: u64,
+        categories: Vec<Category>,
+    },
+    /// A worker started analysing.
+    #[serde(rename_all = "camelCase")]
+    AnalysisStarted {
+        generation: u64,
+        categories: Vec<Category>,
+    },
+    /// The analysis results: alerts per day, what was computed, what could not be.
+    #[serde(rename_all = "camelCase")]
+    AnalysisCompleted {
+        generation: u64,
+        stages: Vec<StageAlerts>,
+        done: Vec<Category>,
+        unavailable: Vec<Unavailable>,
+    },
 }
 
 /// Every trip event type, as stored in `event_type`.
-pub const EVENT_TYPES: [&str; 4] = [
+pub const EVENT_TYPES: [&str; 10] = [
     "TripCreated",
     "RouteRequested",
     "TripSettingsUpdated",
     "TripDeleted",
+    "RouteComputationStarted",
+    "RouteComputed",
+    "RouteFailed",
+    "AnalysisRequested",
+    "AnalysisStarted",
+    "AnalysisCompleted",
 ];
 
 /// A stored event that is not a trip event of a known shape.
@@ -67,6 +109,12 @@ impl TripEvent {
             Self::RouteRequested { .. } => "RouteRequested",
             Self::TripSettingsUpdated { .. } => "TripSettingsUpdated",
             Self::TripDeleted => "TripDeleted",
+            Self::RouteComputationStarted { .. } => "RouteComputationStarted",
+            Self::RouteComputed { .. } => "RouteComputed",
+            Self::RouteFailed { .. } => "RouteFailed",
+            Self::AnalysisRequested { .. } => "AnalysisRequested",
+            Self::AnalysisStarted { .. } => "AnalysisStarted",
+            Self::AnalysisCompleted { .. } => "AnalysisCompleted",
         }
     }
 

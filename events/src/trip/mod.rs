@@ -11,6 +11,7 @@ mod events;
 pub mod input;
 pub mod settings;
 pub mod source;
+pub mod stage;
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,7 @@ pub use self::events::{EVENT_TYPES, TripEvent, TripEventError};
 pub use self::input::{FieldError, InputError};
 use self::settings::{Invalidation, SettingsPatch, TripSettings};
 use self::source::SourceUrl;
+use self::stage::{ANALYSIS_CATEGORIES, RouteSummary, Stage, StageAlerts, Unavailable};
 use crate::ids::{TripId, UserId};
 
 /// The user-facing groups of computations, each with one status.
@@ -71,6 +73,14 @@ pub struct Trip {
     /// The pacing generation: a re-pacing starts a new one; results of older ones are dropped.
     pub generation: u64,
     pub computations: BTreeMap<Category, ComputationStatus>,
+    /// Why a category could not be computed, for those that failed.
+    #[serde(default)]
+    pub unavailable: BTreeMap<Category, String>,
+    /// The days; empty until the route job of the current generation has run.
+    #[serde(default)]
+    pub stages: Vec<Stage>,
+    #[serde(default)]
+    pub route: Option<RouteSummary>,
     pub deleted: bool,
 }
 
@@ -80,9 +90,41 @@ impl Trip {
     pub fn is_locked(&self, today: NaiveDate) -> bool {
         self.settings.start_date.is_some_and(|start| start <= today)
     }
+
+    /// True until the days exist.
+    pub fn is_partial(&self) -> bool {
+        self.stages.is_empty()
+    }
+
+    fn status(&self, category: Category) -> ComputationStatus {
+        self.computations
+            .get(&category)
+            .copied()
+            .unwrap_or(ComputationStatus::Pending)
+    }
+
+    /// Whether any analysis category is being computed right now.
+    pub fn analysis_running(&self) -> bool {
+        ANALYSIS_CATEGORIES
+            .iter()
+            .any(|c| self.status(*c) == ComputationStatus::Running)
+    }
+
+    fn set_status(
+        &mut self,
+        categories: impl IntoIterator<Item = Category>,
+        status: ComputationStatus,
+    ) {
+        for category in categories {
+            self.computations.insert(category, status);
+            if status != ComputationStatus::Failed {
+                self.unavailable.remove(&category);
+            }
+        }
+    }
 }
 
-/// What a caller asks of a trip.
+/// What a caller (or a worker) asks of a trip.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TripCommand {
     Create {
@@ -97,6 +139,38 @@ pub enum TripCommand {
         today: NaiveDate,
     },
     Delete,
+    /// Re-run the analysis of the current days.
+    RequestAnalysis {
+        today: NaiveDate,
+    },
+    /// A worker starts the route job of `generation`.
+    StartRoute {
+        generation: u64,
+        job_id: uuid::Uuid,
+    },
+    /// A worker's route result.
+    RecordRoute {
+        generation: u64,
+        route: RouteSummary,
+        stages: Vec<Stage>,
+    },
+    /// A worker's terminal route failure.
+    FailRoute {
+        generation: u64,
+        reason: String,
+    },
+    /// A worker starts analysing `generation`.
+    StartAnalysis {
+        generation: u64,
+        categories: Vec<Category>,
+    },
+    /// A worker's analysis result.
+    RecordAnalysis {
+        generation: u64,
+        stages: Vec<StageAlerts>,
+        done: Vec<Category>,
+        unavailable: Vec<Unavailable>,
+    },
 }
 
 /// Why a command was refused.
@@ -112,6 +186,24 @@ pub enum TripError {
     StaleVersion { expected: u64, current: u64 },
     #[error("invalid input")]
     Invalid(Vec<FieldError>),
+    /// A worker's result for a generation that a re-pacing has replaced: dropped, not written.
+    #[error("generation {generation} was superseded by generation {current}")]
+    Superseded { generation: u64, current: u64 },
+    #[error("the trip has no days yet: wait until partial is false")]
+    NoStages,
+    #[error("an analysis is already in progress")]
+    AnalysisRunning,
+}
+
+fn current_generation(trip: &Trip, generation: u64) -> Result<(), TripError> {
+    if generation == trip.generation {
+        Ok(())
+    } else {
+        Err(TripError::Superseded {
+            generation,
+            current: trip.generation,
+        })
+    }
 }
 
 /// Judges a command against the current state and answers the events it causes.
@@ -185,6 +277,11 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 events.push(TripEvent::RouteRequested {
                     generation: trip.generation + 1,
                 });
+            } else if !invalidation.categories.is_empty() && !trip.is_partial() {
+                events.push(TripEvent::AnalysisRequested {
+                    generation: trip.generation,
+                    categories: invalidation.categories.iter().copied().collect(),
+                });
             }
             Ok(events)
         }
@@ -192,11 +289,123 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             live.ok_or(TripError::NotFound)?;
             Ok(vec![TripEvent::TripDeleted])
         }
+        TripCommand::RequestAnalysis { today } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            if trip.is_locked(today) {
+                return Err(TripError::Locked);
+            }
+            if trip.is_partial() {
+                return Err(TripError::NoStages);
+            }
+            if trip.analysis_running() {
+                return Err(TripError::AnalysisRunning);
+            }
+            Ok(vec![TripEvent::AnalysisRequested {
+                generation: trip.generation,
+                categories: ANALYSIS_CATEGORIES.to_vec(),
+            }])
+        }
+        TripCommand::StartRoute { generation, job_id } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            current_generation(trip, generation)?;
+            // A redelivered job whose route is already done (or running) writes nothing more.
+            if trip.status(Category::Route) != ComputationStatus::Pending {
+                return Ok(vec![]);
+            }
+            Ok(vec![TripEvent::RouteComputationStarted {
+                generation,
+                job_id,
+            }])
+        }
+        TripCommand::RecordRoute {
+            generation,
+            route,
+            stages,
+        } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            current_generation(trip, generation)?;
+            if trip.status(Category::Route) == ComputationStatus::Done {
+                return Ok(vec![]);
+            }
+            Ok(vec![TripEvent::RouteComputed {
+                generation,
+                route,
+                stages,
+                version: trip.version + 1,
+            }])
+        }
+        TripCommand::FailRoute { generation, reason } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            current_generation(trip, generation)?;
+            if matches!(
+                trip.status(Category::Route),
+                ComputationStatus::Done | ComputationStatus::Failed
+            ) {
+                return Ok(vec![]);
+            }
+            Ok(vec![TripEvent::RouteFailed { generation, reason }])
+        }
+        TripCommand::StartAnalysis {
+            generation,
+            categories,
+        } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            current_generation(trip, generation)?;
+            let pending: Vec<Category> = categories
+                .into_iter()
+                .filter(|c| trip.status(*c) == ComputationStatus::Pending)
+                .collect();
+            if pending.is_empty() || trip.is_partial() {
+                return Ok(vec![]);
+            }
+            Ok(vec![TripEvent::AnalysisStarted {
+                generation,
+                categories: pending,
+            }])
+        }
+        TripCommand::RecordAnalysis {
+            generation,
+            stages,
+            done,
+            unavailable,
+        } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            current_generation(trip, generation)?;
+            if trip.is_partial() {
+                return Err(TripError::NoStages);
+            }
+            Ok(vec![TripEvent::AnalysisCompleted {
+                generation,
+                stages,
+                done,
+                unavailable,
+            }])
+        }
     }
 }
 
 /// Folds one event into the state. Never fails: an event is a fact already accepted.
 pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
+    let created = |trip_id: &TripId,
+                   owner_id: &UserId,
+                   source: &SourceUrl,
+                   settings: &TripSettings,
+                   version: &u64| Trip {
+        id: *trip_id,
+        owner_id: *owner_id,
+        source: source.clone(),
+        settings: settings.clone(),
+        version: *version,
+        generation: 0,
+        computations: Category::ALL
+            .into_iter()
+            .map(|c| (c, ComputationStatus::Pending))
+            .collect(),
+        unavailable: BTreeMap::new(),
+        stages: Vec::new(),
+        route: None,
+        deleted: false,
+    };
     match (state, event) {
         (
             None,
@@ -207,19 +416,7 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
                 settings,
                 version,
             },
-        ) => Some(Trip {
-            id: *trip_id,
-            owner_id: *owner_id,
-            source: source.clone(),
-            settings: settings.clone(),
-            version: *version,
-            generation: 0,
-            computations: Category::ALL
-                .into_iter()
-                .map(|c| (c, ComputationStatus::Pending))
-                .collect(),
-            deleted: false,
-        }),
+        ) => Some(created(trip_id, owner_id, source, settings, version)),
         (
             Some(mut trip),
             TripEvent::TripSettingsUpdated {
@@ -231,14 +428,98 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
         ) => {
             trip.settings = settings.clone();
             trip.version = *version;
-            for category in invalidated {
-                trip.computations
-                    .insert(*category, ComputationStatus::Pending);
-            }
+            trip.set_status(invalidated.iter().copied(), ComputationStatus::Pending);
             Some(trip)
         }
         (Some(mut trip), TripEvent::RouteRequested { generation }) => {
+            // A new generation: work still running for the old one is superseded; the days
+            // of the old one are gone (a re-pacing mints new stage ids on purpose).
             trip.generation = *generation;
+            for category in Category::ALL {
+                let next = if trip.status(category) == ComputationStatus::Running {
+                    ComputationStatus::Superseded
+                } else {
+                    ComputationStatus::Pending
+                };
+                trip.set_status([category], next);
+            }
+            trip.stages.clear();
+            trip.route = None;
+            Some(trip)
+        }
+        (Some(mut trip), TripEvent::RouteComputationStarted { generation, .. })
+            if *generation == trip.generation =>
+        {
+            trip.set_status([Category::Route], ComputationStatus::Running);
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::RouteComputed {
+                generation,
+                route,
+                stages,
+                version,
+            },
+        ) if *generation == trip.generation => {
+            if trip.settings.title.is_none() {
+                trip.settings.title = route.title.clone();
+            }
+            trip.route = Some(route.clone());
+            trip.stages = stages.clone();
+            trip.version = *version;
+            trip.set_status([Category::Route], ComputationStatus::Done);
+            Some(trip)
+        }
+        (Some(mut trip), TripEvent::RouteFailed { generation, reason })
+            if *generation == trip.generation =>
+        {
+            // Nothing after the route can run without it.
+            trip.set_status(Category::ALL, ComputationStatus::Failed);
+            for category in Category::ALL {
+                trip.unavailable.insert(category, reason.clone());
+            }
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::AnalysisRequested {
+                generation,
+                categories,
+            },
+        ) if *generation == trip.generation => {
+            trip.set_status(categories.iter().copied(), ComputationStatus::Pending);
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::AnalysisStarted {
+                generation,
+                categories,
+            },
+        ) if *generation == trip.generation => {
+            trip.set_status(categories.iter().copied(), ComputationStatus::Running);
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::AnalysisCompleted {
+                generation,
+                stages,
+                done,
+                unavailable,
+            },
+        ) if *generation == trip.generation => {
+            for stage in &mut trip.stages {
+                if let Some(result) = stages.iter().find(|s| s.stage_id == stage.id) {
+                    stage.alerts = result.alerts.clone();
+                }
+            }
+            trip.set_status(done.iter().copied(), ComputationStatus::Done);
+            for item in unavailable {
+                trip.set_status([item.category], ComputationStatus::Failed);
+                trip.unavailable.insert(item.category, item.reason.clone());
+            }
             Some(trip)
         }
         (Some(mut trip), TripEvent::TripDeleted) => {

@@ -43,6 +43,9 @@ pub enum AppError {
         "this operation requires If-Match with the trip's current ETag (read it from GET /trips/{{id}}/detail)"
     )]
     PreconditionRequired,
+    /// The operation needs the days, and they are not computed yet.
+    #[error("the trip has no days yet: wait until partial is false (GET /trips/{{id}})")]
+    NotReady,
     /// A conflict with the current state, named in the message.
     #[error("{0}")]
     Conflict(String),
@@ -75,6 +78,11 @@ impl From<TripError> for AppError {
                 Self::StaleVersion { expected, current }
             }
             TripError::Invalid(errors) => Self::Input(InputError::Invalid(errors)),
+            TripError::NoStages => Self::NotReady,
+            TripError::AnalysisRunning => {
+                Self::Conflict("an analysis is already in progress; read computationStatus and try again when it is done".into())
+            }
+            TripError::Superseded { .. } => Self::Conflict("the trip was re-paced meanwhile; reload it".into()),
         }
     }
 }

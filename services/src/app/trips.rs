@@ -12,7 +12,7 @@ use etappe_events::projection::TripView;
 use etappe_events::store::{EventMetadata, ExpectedVersion, Page, Store, StoreError, TripFilter};
 use etappe_events::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_events::trip::settings::SettingField;
-use etappe_events::trip::source::SourceUrl;
+use etappe_events::trip::source::{SourceType, SourceUrl};
 use etappe_events::trip::{FieldError, InputError, Trip, TripCommand, decide};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -384,6 +384,92 @@ impl TripService {
         Err(AppError::Conflict(
             "the trip is being changed by others right now; retry in a moment".into(),
         ))
+    }
+
+    /// Re-runs the analysis of the days: refused while one runs (409), without days (422),
+    /// on a locked trip (423). Answers at once; the workers do the rest.
+    pub async fn analyze(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        context: &RequestContext,
+    ) -> Result<TripSummary, AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let current = self.owned_view(principal, trip_id).await?;
+        self.execute(principal, trip_id, Some(current), context, |_| {
+            TripCommand::RequestAnalysis { today: today() }
+        })
+        .await?;
+        Ok(TripSummary::of(&self.view(trip_id).await?, today()))
+    }
+
+    /// Creates a trip from an uploaded GPX file: the file is stored, then the trip takes the
+    /// same path as a link (the workers parse and pace it). `settings` takes the same names
+    /// as a creation, without `sourceUrl`.
+    pub async fn create_from_upload(
+        &self,
+        principal: &Principal,
+        file_name: &str,
+        bytes: &[u8],
+        settings: &Map<String, Value>,
+        context: &RequestContext,
+    ) -> Result<Created, AppError> {
+        require(principal, Scope::TripsWrite)?;
+        refuse_unknown(settings, &update_fields())?;
+        let patch = parse_settings(settings, NullMeans::Absent)?;
+        if bytes.is_empty() {
+            return Err(InputError::Invalid(vec![FieldError::new(
+                "file",
+                "file is empty: send a GPX file",
+            )])
+            .into());
+        }
+        let trip_id = TripId::new();
+        let name: String = etappe_events::text::strip_controls(file_name)
+            .chars()
+            .take(200)
+            .collect();
+        let source = SourceUrl {
+            url: format!("upload:{name}"),
+            source_type: SourceType::GpxUpload,
+        };
+        let events = decide(
+            None,
+            TripCommand::Create {
+                trip_id,
+                owner_id: principal.user_id,
+                source,
+                settings: patch,
+            },
+        )?;
+        // The file first: the route job must find it when the event is dispatched.
+        self.store
+            .put_blob(&format!("upload:{trip_id}"), bytes)
+            .await?;
+        let meta = metadata(principal, context);
+        let new_events = events.iter().map(|e| e.to_new_event(&meta)).collect();
+        self.store
+            .append(&trip_id.stream_id(), ExpectedVersion::NoStream, new_events)
+            .await?;
+        Ok(Created {
+            trip: TripSummary::of(&self.view(trip_id).await?, today()),
+            replayed: false,
+        })
+    }
+
+    /// The trip's current summary, for the live event stream (after ownership is checked).
+    pub async fn watch(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<TripView, AppError> {
+        require(principal, Scope::TripsRead)?;
+        self.owned_view(principal, trip_id).await
+    }
+
+    /// The read model of a trip, if it still exists (the live stream polls it).
+    pub async fn current_view(&self, trip_id: TripId) -> Result<Option<TripView>, AppError> {
+        Ok(self.store.trip_view(trip_id).await?)
     }
 
     /// Whether the database answers.

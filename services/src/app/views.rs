@@ -5,14 +5,79 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use etappe_events::projection::TripView;
+use etappe_events::text::strip_controls;
 use etappe_events::trip::settings::AccommodationType;
 use etappe_events::trip::source::SourceType;
-use etappe_events::trip::{Category, ComputationStatus};
+use etappe_events::trip::stage::{Alert, Point, Stage};
+use etappe_events::trip::{Category, ComputationStatus, Trip};
 use serde::Serialize;
 
 /// Today, in UTC: the day the lock rule compares start dates with.
 pub fn today() -> NaiveDate {
     Utc::now().date_naive()
+}
+
+/// One day as readers see it (no geometry: that is `/route`'s).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageSummary {
+    pub stage_id: String,
+    pub day_number: u32,
+    pub date: Option<NaiveDate>,
+    /// Kilometres.
+    pub distance: f64,
+    /// Metres of climbing.
+    pub elevation: f64,
+    /// Metres of descent.
+    pub elevation_loss: f64,
+    pub start_point: Point,
+    pub end_point: Point,
+    pub start_label: Option<String>,
+    pub end_label: Option<String>,
+    pub label: Option<String>,
+    pub is_rest_day: bool,
+    pub alerts: Vec<Alert>,
+}
+
+impl StageSummary {
+    fn of(stage: &Stage, start_date: Option<NaiveDate>) -> Self {
+        Self {
+            stage_id: stage.id.to_string(),
+            day_number: stage.day_number,
+            date: start_date.and_then(|d| {
+                d.checked_add_days(chrono::Days::new(u64::from(
+                    stage.day_number.saturating_sub(1),
+                )))
+            }),
+            distance: stage.distance_km,
+            elevation: stage.ascent_m,
+            elevation_loss: stage.descent_m,
+            start_point: stage.start,
+            end_point: stage.end,
+            start_label: stage.start_label.as_deref().map(strip_controls),
+            end_label: stage.end_label.as_deref().map(strip_controls),
+            label: stage.label.clone(),
+            is_rest_day: stage.is_rest_day,
+            alerts: stage.alerts.clone(),
+        }
+    }
+}
+
+fn stages_of(trip: &Trip) -> Vec<StageSummary> {
+    trip.stages
+        .iter()
+        .map(|s| StageSummary::of(s, trip.settings.start_date))
+        .collect()
+}
+
+fn total_distance(trip: &Trip) -> f64 {
+    let km: f64 = trip
+        .stages
+        .iter()
+        .filter(|s| !s.is_rest_day)
+        .map(|s| s.distance_km)
+        .sum();
+    (km * 100.0).round() / 100.0
 }
 
 /// `GET /trips/{id}` and the answer to a creation: where the trip stands.
@@ -25,6 +90,8 @@ pub struct TripSummary {
     pub partial: bool,
     pub is_locked: bool,
     pub computation_status: BTreeMap<Category, ComputationStatus>,
+    /// Why each failed category could not be computed.
+    pub unavailable: BTreeMap<Category, String>,
 }
 
 /// `GET /trips/{id}/detail`: the whole trip as the rider edits it.
@@ -50,10 +117,13 @@ pub struct TripDetail {
     pub partial: bool,
     pub is_locked: bool,
     pub computation_status: BTreeMap<Category, ComputationStatus>,
+    pub unavailable: BTreeMap<Category, String>,
     pub stage_count: usize,
     /// Kilometres, rest days excluded.
     pub total_distance: f64,
-    pub stages: Vec<serde_json::Value>,
+    /// Metres of climbing of the whole route, once computed.
+    pub total_elevation: Option<f64>,
+    pub stages: Vec<StageSummary>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -84,9 +154,6 @@ pub struct TripList {
     pub items_per_page: u32,
 }
 
-// Days are computed by the worker pipeline (issue #3); until then every trip is a draft.
-const STAGE_COUNT: usize = 0;
-
 fn status(stage_count: usize) -> &'static str {
     if stage_count == 0 { "draft" } else { "ready" }
 }
@@ -98,9 +165,10 @@ impl TripSummary {
         Self {
             id: trip.id.to_string(),
             version: trip.version,
-            partial: STAGE_COUNT == 0,
+            partial: trip.is_partial(),
             is_locked: trip.is_locked(today),
             computation_status: trip.computations.clone(),
+            unavailable: trip.unavailable.clone(),
         }
     }
 }
@@ -113,7 +181,7 @@ impl TripDetail {
         Self {
             id: trip.id.to_string(),
             version: trip.version,
-            title: s.title.clone(),
+            title: s.title.as_deref().map(strip_controls),
             source_url: trip.source.url.clone(),
             source_type: trip.source.source_type,
             start_date: s.start_date,
@@ -125,13 +193,15 @@ impl TripDetail {
             departure_hour: s.departure_hour,
             ebike_mode: s.ebike_mode,
             enabled_accommodation_types: s.enabled_accommodation_types.clone(),
-            status: status(STAGE_COUNT),
-            partial: STAGE_COUNT == 0,
+            status: status(trip.stages.len()),
+            partial: trip.is_partial(),
             is_locked: trip.is_locked(today),
             computation_status: trip.computations.clone(),
-            stage_count: STAGE_COUNT,
-            total_distance: 0.0,
-            stages: Vec::new(),
+            unavailable: trip.unavailable.clone(),
+            stage_count: trip.stages.len(),
+            total_distance: total_distance(trip),
+            total_elevation: trip.route.as_ref().map(|r| r.ascent_m),
+            stages: stages_of(trip),
             created_at: view.created_at,
             updated_at: view.updated_at,
         }
@@ -144,13 +214,13 @@ impl TripListItem {
         let trip = &view.trip;
         Self {
             id: trip.id.to_string(),
-            title: trip.settings.title.clone(),
+            title: trip.settings.title.as_deref().map(strip_controls),
             start_date: trip.settings.start_date,
             end_date: trip.settings.end_date,
-            status: status(STAGE_COUNT),
+            status: status(trip.stages.len()),
             is_locked: trip.is_locked(today),
-            stage_count: STAGE_COUNT,
-            total_distance: 0.0,
+            stage_count: trip.stages.len(),
+            total_distance: total_distance(trip),
             created_at: view.created_at,
             updated_at: view.updated_at,
         }

@@ -14,21 +14,32 @@ pub(super) async fn live() -> Json<Value> {
     Json(json!({"status": "live"}))
 }
 
-/// `GET /readyz`: 200 when the database answers within two seconds, else 503.
+/// `GET /readyz`: 200 when the database answers, the queue answers and at least one worker
+/// is alive; else 503 with what is wrong.
 pub(super) async fn ready(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     let database = tokio::time::timeout(Duration::from_secs(2), state.trips.ping()).await;
-    match database {
-        Ok(Ok(())) => (
-            StatusCode::OK,
-            Json(json!({"status": "ready", "checks": {"database": "up"}})),
-        ),
-        Ok(Err(e)) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "unready", "checks": {"database": format!("down: {e}")}})),
-        ),
-        Err(_) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "unready", "checks": {"database": "down: no answer within 2s"}})),
-        ),
+    let (database_ok, database_text) = match database {
+        Ok(Ok(())) => (true, "up".to_owned()),
+        Ok(Err(e)) => (false, format!("down: {e}")),
+        Err(_) => (false, "down: no answer within 2s".to_owned()),
+    };
+    let (work_ok, work) = if database_ok {
+        state.work.readiness().await
+    } else {
+        (false, json!({}))
+    };
+    let mut checks = json!({"database": database_text});
+    if let (Some(map), Some(extra)) = (checks.as_object_mut(), work.as_object()) {
+        map.extend(extra.clone());
     }
+    let ready = database_ok && work_ok;
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        Json(json!({"status": if ready { "ready" } else { "unready" }, "checks": checks})),
+    )
 }

@@ -6,6 +6,7 @@ mod health;
 mod openapi;
 pub mod problem;
 mod trips;
+mod work;
 
 use std::sync::Arc;
 
@@ -30,6 +31,8 @@ use crate::identity::Identity;
 pub struct AppState {
     pub trips: Arc<TripService>,
     pub identity: Arc<Identity>,
+    /// The queue, progress and metrics of the work side.
+    pub work: crate::runtime::Work,
 }
 
 /// Every route the API serves, as `(method, OpenAPI path)`. The OpenAPI test checks this
@@ -41,6 +44,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("PATCH", "/trips/{id}"),
     ("DELETE", "/trips/{id}"),
     ("GET", "/trips/{id}/detail"),
+    ("POST", "/trips/{id}/analyze"),
+    ("GET", "/trips/{id}/events"),
+    ("POST", "/trips/gpx-upload"),
+    ("GET", "/metrics"),
     ("GET", "/livez"),
     ("GET", "/readyz"),
     ("GET", "/openapi.json"),
@@ -57,6 +64,15 @@ pub fn router(state: AppState) -> Router {
                 .delete(trips::delete),
         ),
         ("/trips/{id}/detail", get(trips::detail)),
+        ("/trips/{id}/analyze", axum::routing::post(work::analyze)),
+        ("/trips/{id}/events", get(work::events)),
+        (
+            "/trips/gpx-upload",
+            axum::routing::post(work::upload).layer(axum::extract::DefaultBodyLimit::max(
+                etappe_workers::fetch::MAX_SOURCE_BYTES + 64 * 1024,
+            )),
+        ),
+        ("/metrics", get(work::metrics)),
         ("/livez", get(health::live)),
         ("/readyz", get(health::ready)),
         ("/openapi.json", get(openapi::document)),

@@ -137,6 +137,9 @@ impl From<&AppError> for Problem {
                 detail,
             ),
             AppError::Conflict(_) => Problem::new(S::CONFLICT, "conflict", "Conflict", detail),
+            AppError::NotReady => {
+                Problem::new(S::UNPROCESSABLE_ENTITY, "not_ready", "Not ready", detail)
+            }
             AppError::Unavailable(_) => Problem::new(
                 S::SERVICE_UNAVAILABLE,
                 "unavailable",

@@ -49,6 +49,9 @@ pub const MIN_DAY_KM: f64 = 30.0;
 /// Slack when comparing distances, metres (see the module documentation).
 pub const CUT_TOLERANCE_M: f64 = 1e-3;
 
+/// Distance a route may exceed a whole number of maximal days before it needs one more day.
+pub const DAY_COUNT_SLACK_KM: f64 = 0.1;
+
 /// The user's pacing preferences.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PacingSettings {
@@ -98,7 +101,9 @@ impl Plan {
         let days = match settings.days {
             Some(d) => d.max(1),
             None => {
-                let exact = distance_km / cap_km - CUT_TOLERANCE_M / 1000.0 / cap_km;
+                // A route measured at 300.0004 km is a 300 km route: without some slack the
+                // day count would jump by one on rounding noise.
+                let exact = (distance_km - DAY_COUNT_SLACK_KM) / cap_km;
                 let n = exact.ceil();
                 if n.is_finite() && n >= 1.0 {
                     // Saturating float→int conversion: huge values clamp to u32::MAX.

@@ -37,12 +37,19 @@ pub enum TelemetryError {
     Exporter(String),
 }
 
+/// Makes `ring` the process's TLS provider (the HTTP clients are built without a default
+/// one, to avoid a C build of aws-lc). Idempotent.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// Installs the global subscriber. Call once, from `main`.
 pub fn init(
     service: &'static str,
     filter: &str,
     otlp_endpoint: Option<&str>,
 ) -> Result<TelemetryGuard, TelemetryError> {
+    install_tls_provider();
     let env_filter = EnvFilter::try_new(filter)
         .map_err(|e| TelemetryError::Filter(filter.to_owned(), e.to_string()))?;
     let fmt = tracing_subscriber::fmt::layer()
@@ -118,4 +125,16 @@ pub fn current_traceparent() -> Option<String> {
     let mut injector = TraceparentInjector(None);
     TraceContextPropagator::new().inject_context(&context, &mut injector);
     injector.0
+}
+
+/// A span's parent from a `traceparent` carried in a message (the queue's headers).
+pub fn continue_trace_from(span: &tracing::Span, traceparent: Option<&str>) {
+    let Some(traceparent) = traceparent else {
+        return;
+    };
+    let mut headers = axum::http::HeaderMap::new();
+    if let Ok(value) = axum::http::HeaderValue::from_str(traceparent) {
+        headers.insert("traceparent", value);
+    }
+    continue_trace(span, &headers);
 }

@@ -1,0 +1,328 @@
+//! The computation pipeline end to end on the embedded defaults (in-process queue and
+//! workers, in-memory progress): a trip created from a GPX served on loopback answers at once
+//! with `partial: true`, then its days and alerts appear, progress is seen live over SSE, and
+//! bad routes end as a failure the trip shows with a clear reason.
+
+use std::time::{Duration, Instant};
+
+use etappe_tests::{Backend, TestApp, fixtures};
+use futures::StreamExt;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+async fn wait_for_days(app: &TestApp, token: &str, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let detail = app.detail(token, id).await;
+        let failed = detail.body["computationStatus"]["route"] == json!("failed");
+        if detail.body["partial"] == json!(false) || failed {
+            return detail.body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the days did not appear in 30 s: {}",
+            detail.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn wait_until(app: &TestApp, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let detail = app.detail(token, id).await;
+        if done(&detail.body) {
+            return detail.body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "condition not reached in 30 s: {}",
+            detail.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trip_from_a_gpx_link_gets_its_days_and_alerts_and_progress_is_live() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let start = (chrono::Utc::now().date_naive() + chrono::Days::new(30)).to_string();
+    let created = app
+        .create_trip(&token, &json!({"sourceUrl": fixtures.url("/route.gpx"), "startDate": start, "maxDistancePerDay": 100}))
+        .await;
+    assert_eq!(created.status, StatusCode::ACCEPTED);
+    assert_eq!(
+        created.body["partial"],
+        json!(true),
+        "creation answers at once, before the days exist"
+    );
+    let id = created.body["id"].as_str().expect("id").to_owned();
+
+    // Follow it live.
+    let events = app
+        .client
+        .get(format!(
+            "{}/trips/{id}/events?access_token={token}",
+            app.base
+        ))
+        .send()
+        .await
+        .expect("sse");
+    assert_eq!(events.status(), StatusCode::OK);
+    assert!(
+        events.headers()["content-type"]
+            .to_str()
+            .unwrap_or("")
+            .starts_with("text/event-stream")
+    );
+    let mut stream = events.bytes_stream();
+    let mut seen = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(seen.contains("\"state\":\"succeeded\"") && seen.contains("\"partial\":false")) {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let chunk = tokio::time::timeout(remaining, stream.next())
+            .await
+            .expect("SSE went quiet")
+            .expect("SSE ended");
+        seen.push_str(&String::from_utf8_lossy(&chunk.expect("chunk")));
+    }
+    assert!(seen.contains("event: trip"), "{seen}");
+    assert!(seen.contains("event: progress"), "{seen}");
+
+    let detail = wait_for_days(&app, &token, &id).await;
+    assert_eq!(detail["partial"], json!(false));
+    assert_eq!(detail["status"], json!("ready"));
+    assert_eq!(
+        detail["version"],
+        json!(2),
+        "the days appearing is a structural change"
+    );
+    assert_eq!(
+        detail["title"],
+        json!("Synthetic Alps"),
+        "the route's own name fills an empty title"
+    );
+    let stages = detail["stages"].as_array().expect("stages");
+    let distances: Vec<f64> = stages
+        .iter()
+        .map(|s| s["distance"].as_f64().unwrap_or(0.0))
+        .collect();
+    assert_eq!(
+        stages.len(),
+        3,
+        "300 km at up to 100 km a day: {distances:?}"
+    );
+    let total: f64 = stages
+        .iter()
+        .map(|s| s["distance"].as_f64().unwrap_or(0.0))
+        .sum();
+    assert!((total - 300.0).abs() < 1.0, "{total}");
+    assert!(
+        stages
+            .iter()
+            .all(|s| s["startLabel"].is_string() && s["endLabel"].is_string()),
+        "labelled: {stages:?}"
+    );
+    let codes: Vec<&str> = stages
+        .iter()
+        .flat_map(|s| s["alerts"].as_array().into_iter().flatten())
+        .filter_map(|a| a["code"].as_str())
+        .collect();
+    assert!(
+        codes.contains(&"elevation_gain"),
+        "5 climbs of 400 m a day exceed 1,200 m: {codes:?}"
+    );
+    let status = &detail["computationStatus"];
+    assert_eq!(status["route"], json!("done"));
+    assert_eq!(status["terrain_security"], json!("done"));
+    assert_eq!(status["context"], json!("done"));
+    assert_eq!(
+        status["weather"],
+        json!("failed"),
+        "no weather provider: reported, never invented"
+    );
+    assert!(
+        detail["unavailable"]["weather"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no weather provider")
+    );
+
+    // Re-analysing answers at once and lands again.
+    let analyze = app
+        .call(
+            Method::POST,
+            "/trips/{id}/analyze",
+            &format!("/trips/{id}/analyze"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(analyze.status, StatusCode::ACCEPTED);
+    let again = wait_until(&app, &token, &id, |d| {
+        d["computationStatus"]["terrain_security"] == json!("done")
+    })
+    .await;
+    assert_eq!(
+        again["version"],
+        json!(2),
+        "an analysis does not move the version"
+    );
+
+    // A pacing change re-cuts the days: new ids, new version.
+    let ids: Vec<Value> = stages.iter().map(|s| s["stageId"].clone()).collect();
+    let repaced = app
+        .patch(
+            &token,
+            &id,
+            Some("\"2\""),
+            &json!({"maxDistancePerDay": 60}),
+        )
+        .await;
+    assert_eq!(repaced.status, StatusCode::OK);
+    assert_eq!(
+        repaced.body["partial"],
+        json!(true),
+        "the old days are gone until the new ones exist"
+    );
+    let recut = wait_for_days(&app, &token, &id).await;
+    let new_stages = recut["stages"].as_array().expect("stages");
+    assert_eq!(new_stages.len(), 5);
+    assert!(
+        new_stages.iter().all(|s| !ids.contains(&s["stageId"])),
+        "a re-pacing mints new stage ids"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_routes_end_as_a_failure_with_a_clear_reason() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let cases = [
+        (fixtures.url("/not-gpx.txt"), "does not lead to a GPX file"),
+        (fixtures.url("/empty.gpx"), "empty"),
+        (fixtures.url("/truncated.gpx"), "truncated or malformed"),
+        (fixtures.url("/huge.gpx"), "larger than 30 MB"),
+        (fixtures.url("/missing.gpx"), "not found"),
+        (fixtures.url("/redirect-private"), "private address"),
+        ("https://10.0.0.1/route.gpx".to_owned(), "private address"),
+        ("https://127.0.0.2/route.gpx".to_owned(), "private address"),
+    ];
+    let mut ids = Vec::new();
+    for (url, _) in &cases {
+        let created = app.create_trip(&token, &json!({"sourceUrl": url})).await;
+        assert_eq!(
+            created.status,
+            StatusCode::ACCEPTED,
+            "{url}: {}",
+            created.body
+        );
+        ids.push(created.body["id"].as_str().expect("id").to_owned());
+    }
+    for ((url, reason), id) in cases.iter().zip(&ids) {
+        let detail = wait_for_days(&app, &token, id).await;
+        assert_eq!(
+            detail["computationStatus"]["route"],
+            json!("failed"),
+            "{url}: {detail}"
+        );
+        assert_eq!(detail["partial"], json!(true));
+        let shown = detail["unavailable"]["route"].as_str().unwrap_or("");
+        assert!(
+            shown.contains(reason),
+            "{url}: expected {reason:?} in {shown:?}"
+        );
+        // Without days, nothing can be analysed.
+        let analyze = app
+            .call(
+                Method::POST,
+                "/trips/{id}/analyze",
+                &format!("/trips/{id}/analyze"),
+                Some(&token),
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(analyze.status, StatusCode::UNPROCESSABLE_ENTITY);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uploaded_gpx_takes_the_same_path() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let token = app.user().await;
+    let form = reqwest::multipart::Form::new()
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(fixtures::route_gpx(150.0, 50.0).into_bytes())
+                .file_name("ride.gpx"),
+        )
+        .text(
+            "settings",
+            json!({"title": "Uploaded", "maxDistancePerDay": 80}).to_string(),
+        );
+    let response = app
+        .client
+        .post(format!("{}/trips/gpx-upload", app.base))
+        .bearer_auth(&token)
+        .multipart(form)
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let body: Value = response.json().await.expect("json");
+    let id = body["id"].as_str().expect("id").to_owned();
+    let detail = wait_for_days(&app, &token, &id).await;
+    assert_eq!(detail["sourceType"], json!("gpx_upload"));
+    assert_eq!(detail["title"], json!("Uploaded"));
+    assert_eq!(detail["stages"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_counts_the_workers_and_metrics_count_the_jobs() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = app
+        .create_trip(&token, &json!({"sourceUrl": fixtures.url("/route.gpx")}))
+        .await
+        .body["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    wait_for_days(&app, &token, &id).await;
+    let ready = app
+        .call(Method::GET, "/readyz", "/readyz", None, &[], None)
+        .await;
+    assert_eq!(ready.status, StatusCode::OK, "{}", ready.body);
+    assert!(
+        ready.body["checks"]["workers"]
+            .as_str()
+            .unwrap_or("")
+            .contains("alive"),
+        "{}",
+        ready.body
+    );
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("etappe_jobs_total{kind=\"compute_route\",outcome=\"completed\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("etappe_jobs_dispatched_total"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("etappe_queue_depth"), "{metrics}");
+}

@@ -1,0 +1,162 @@
+//! The dispatcher: a subscription on the event log that publishes every job-requesting event
+//! as a job (job id = event id) and moves its checkpoint only once the queue holds the job.
+//! The event table is the outbox: a crash anywhere re-publishes, never loses. One dispatcher
+//! runs at a time across API replicas (a lease: a PostgreSQL advisory lock).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use etappe_events::store::{Cursor, Store, StoreError};
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use crate::jobs::{Job, JobMessage};
+use crate::metrics::Metrics;
+use crate::queue::{JobQueue, QueueError};
+
+/// The subscription's name (its checkpoint row).
+pub const SUBSCRIPTION: &str = "dispatcher";
+const BATCH: u32 = 200;
+const IDLE_POLL: Duration = Duration::from_millis(50);
+
+/// Why a dispatch step failed (it is retried after a pause).
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+}
+
+/// The dispatcher.
+#[derive(Debug)]
+pub struct Dispatcher {
+    store: Arc<dyn Store>,
+    queue: Arc<dyn JobQueue>,
+    metrics: Arc<Metrics>,
+    /// Where reading continues (ahead of the saved checkpoint while jobs of a non-durable
+    /// queue are unsettled).
+    read: Option<Cursor>,
+    /// Jobs published to a non-durable queue and not yet settled, each with the cursor the
+    /// checkpoint may advance to while it is the oldest unsettled one.
+    outstanding: VecDeque<(Cursor, Uuid)>,
+}
+
+impl Dispatcher {
+    /// A dispatcher from the store's log to the queue.
+    pub fn new(store: Arc<dyn Store>, queue: Arc<dyn JobQueue>, metrics: Arc<Metrics>) -> Self {
+        Self {
+            store,
+            queue,
+            metrics,
+            read: None,
+            outstanding: VecDeque::new(),
+        }
+    }
+
+    /// One step: reads a batch after the checkpoint, publishes its jobs, saves the
+    /// checkpoint. Answers how many events were read.
+    pub async fn step(&mut self) -> Result<usize, DispatchError> {
+        let from = match self.read {
+            Some(cursor) => cursor,
+            None => self.store.load_checkpoint(SUBSCRIPTION).await?,
+        };
+        let events = self.store.read_all(from, BATCH).await?;
+        let mut previous = from;
+        let mut checkpoint = None;
+        for event in &events {
+            if let Some(job) = Job::requested_by(event) {
+                let message = JobMessage {
+                    job: job.clone(),
+                    traceparent: event.metadata.traceparent.clone(),
+                };
+                self.queue.publish(&message).await?;
+                self.metrics.inc(
+                    "etappe_jobs_dispatched_total",
+                    "Jobs published to the queue.",
+                    &[("kind", job.kind())],
+                    1.0,
+                );
+                if !self.queue.is_durable() {
+                    self.outstanding.push_back((previous, job.id()));
+                }
+            }
+            previous = event.cursor();
+            checkpoint = Some(previous);
+            self.read = Some(previous);
+        }
+        if let Some(last) = events.last() {
+            let lag = (chrono::Utc::now() - last.recorded_at)
+                .num_milliseconds()
+                .max(0) as f64
+                / 1000.0;
+            self.metrics.set(
+                "etappe_dispatcher_lag_seconds",
+                "Age of the newest event the dispatcher read.",
+                &[],
+                lag,
+            );
+        }
+        // With a non-durable queue, never checkpoint past a job that is not settled: after a
+        // crash the log publishes it again.
+        while let Some((_, job_id)) = self.outstanding.front() {
+            if self.queue.is_settled(*job_id).await {
+                self.outstanding.pop_front();
+            } else {
+                break;
+            }
+        }
+        let save = match self.outstanding.front() {
+            Some((before_oldest, _)) => Some(*before_oldest),
+            None => checkpoint.or(self.read),
+        };
+        if let Some(cursor) = save {
+            self.store.save_checkpoint(SUBSCRIPTION, cursor).await?;
+        }
+        Ok(events.len())
+    }
+
+    /// Runs until `stop` turns true: takes the lease, then dispatches while holding it.
+    pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let mut pause = Duration::from_millis(200);
+        while !*stop.borrow() {
+            let lease = match self.store.try_lease(SUBSCRIPTION).await {
+                Ok(Some(lease)) => lease,
+                Ok(None) => {
+                    // Another replica dispatches; wait and try again in case it dies.
+                    let _ = tokio::time::timeout(Duration::from_secs(2), stop.changed()).await;
+                    continue;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "dispatcher: cannot take the lease; retrying");
+                    let _ = tokio::time::timeout(Duration::from_secs(1), stop.changed()).await;
+                    continue;
+                }
+            };
+            tracing::info!("dispatcher: leading");
+            self.read = None;
+            while !*stop.borrow() {
+                match self.step().await {
+                    Ok(0) => {
+                        pause = Duration::from_millis(200);
+                        let _ = tokio::time::timeout(IDLE_POLL, stop.changed()).await;
+                    }
+                    Ok(_) => pause = Duration::from_millis(200),
+                    Err(error) => {
+                        tracing::warn!(%error, "dispatcher: step failed; retrying from the checkpoint");
+                        self.read = None;
+                        self.outstanding.clear();
+                        let _ = tokio::time::timeout(pause, stop.changed()).await;
+                        pause = (pause * 2).min(Duration::from_secs(10));
+                        // A failing database may have taken the lease's connection with it.
+                        if matches!(error, DispatchError::Store(_)) {
+                            break;
+                        }
+                    }
+                }
+            }
+            drop(lease);
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! `etappe-worker`: a worker process of the fleet (scale with `docker compose --scale`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Parser;
+use etappe_workers::runtime::{WorkSettings, open_store, open_work, run_worker_process};
+
+/// Runs jobs from the queue until SIGTERM.
+#[derive(Parser, Debug)]
+#[command(name = "etappe-worker", version, about)]
+struct Args {
+    /// PostgreSQL URL; unset: SQLite under the data directory (one machine only).
+    #[arg(long, env = "DATABASE_URL")]
+    database_url: Option<String>,
+    /// Directory of the embedded SQLite database.
+    #[arg(long, env = "ETAPPE_DATA_DIR", default_value = "./data")]
+    data_dir: PathBuf,
+    /// RabbitMQ URL; a worker process needs a shared queue.
+    #[arg(long, env = "AMQP_URL")]
+    amqp_url: String,
+    /// Redis URL for live progress; unset: progress is not shared.
+    #[arg(long, env = "REDIS_URL")]
+    redis_url: Option<String>,
+    /// Prefix of queue names and Redis keys.
+    #[arg(long, env = "ETAPPE_QUEUE_PREFIX", default_value = "etappe")]
+    queue_prefix: String,
+    /// Hosts a source link may name over http and on private addresses (comma-separated).
+    #[arg(long, env = "ETAPPE_ALLOWED_SOURCE_HOSTS", value_delimiter = ',')]
+    allowed_source_hosts: Vec<String>,
+    /// Jobs run at once (the queue prefetch).
+    #[arg(long, env = "ETAPPE_WORKER_CONCURRENCY", default_value_t = 2)]
+    concurrency: u16,
+    /// Address of `/metrics`, `/livez`, `/readyz`.
+    #[arg(long, env = "ETAPPE_WORKER_ADDR", default_value = "127.0.0.1:9091")]
+    addr: SocketAddr,
+    /// Log filter.
+    #[arg(long, env = "ETAPPE_LOG", default_value = "info")]
+    log: String,
+    /// OTLP/HTTP collector endpoint.
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    otel_endpoint: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let _telemetry =
+        etappe_workers::telemetry::init("etappe-worker", &args.log, args.otel_endpoint.as_deref())?;
+    let store = open_store(args.database_url.as_deref(), &args.data_dir, 8).await?;
+    let settings = WorkSettings {
+        amqp_url: Some(args.amqp_url),
+        redis_url: args.redis_url,
+        queue_prefix: args.queue_prefix,
+        allowed_source_hosts: args.allowed_source_hosts,
+        concurrency: args.concurrency,
+    };
+    let work = open_work(&settings, store).await?;
+    run_worker_process(work, args.addr).await?;
+    Ok(())
+}

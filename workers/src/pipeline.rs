@@ -1,0 +1,637 @@
+//! What a worker does with a job: the route job (fetch, parse, pace, label, analyse) and the
+//! analysis job. Results land as events through the trip aggregate's `decide`, with ids
+//! derived from the job id, so a duplicate delivery writes nothing and a result for a
+//! superseded generation is dropped rather than written.
+
+use std::sync::Arc;
+
+use chrono::Days;
+use etappe_analysis::{AnalysisSettings, StageInput, StagePoint, analyse};
+use etappe_events::ids::{TripId, derived_id};
+use etappe_events::projection::TripView;
+use etappe_events::store::{EventMetadata, ExpectedVersion, Store, StoreError};
+use etappe_events::trip::source::SourceType;
+use etappe_events::trip::stage::{Alert, Point, RouteSummary, Stage, StageAlerts, Unavailable};
+use etappe_events::trip::{Category, Trip, TripCommand, TripError, decide};
+use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
+use etappe_route::gpx::{ParsedRoute, TrackPoint, parse_gpx};
+use etappe_route::pacing::{PacingSettings, one_day_per_track, pace};
+use etappe_route::sources::{
+    komoot_collection_tour_ids, parse_komoot_tour_html, parse_ridewithgps_json,
+};
+use uuid::Uuid;
+
+use crate::fetch::{FetchError, Fetcher};
+use crate::jobs::Job;
+use crate::labels::{Labeller, utc_offset_minutes};
+use crate::progress::{ProgressState, ProgressStore, Reporter};
+use crate::track;
+
+/// How a job ended, when it ended without needing a retry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The results were written.
+    Completed,
+    /// Nothing to do: the trip is gone, the generation superseded, or the work already done.
+    Dropped(String),
+    /// A terminal failure, recorded on the trip for its owner to read.
+    Failed(String),
+}
+
+/// Why a job must be tried again.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("transient: {0}")]
+    Transient(String),
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// The categories no embedded default can compute, and why.
+const NEEDS_A_PROVIDER: [(Category, &str); 3] = [
+    (
+        Category::PointsOfInterest,
+        "no points-of-interest provider is configured (Overpass); nothing is invented",
+    ),
+    (
+        Category::Accommodations,
+        "no accommodation provider is configured (Overpass); nothing is invented",
+    ),
+    (
+        Category::Weather,
+        "no weather provider is configured (Open-Meteo); nothing is invented",
+    ),
+];
+
+/// Runs jobs.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub store: Arc<dyn Store>,
+    pub fetcher: Fetcher,
+    pub progress: Arc<dyn ProgressStore>,
+    pub labeller: Arc<dyn Labeller>,
+}
+
+/// What applying a worker command did.
+enum Applied {
+    Written,
+    Nothing,
+    Refused(TripError),
+}
+
+impl Pipeline {
+    /// Runs one job.
+    pub async fn run(&self, job: &Job, traceparent: Option<&str>) -> Result<Outcome, JobError> {
+        let mut reporter = Reporter::new(self.progress.as_ref(), job.id(), job.trip_id());
+        let outcome = match job {
+            Job::ComputeRoute {
+                job_id,
+                trip_id,
+                generation,
+            } => {
+                self.compute_route(*job_id, *trip_id, *generation, traceparent, &mut reporter)
+                    .await
+            }
+            Job::Analyse {
+                job_id,
+                trip_id,
+                generation,
+                categories,
+            } => {
+                self.analyse_again(
+                    *job_id,
+                    *trip_id,
+                    *generation,
+                    categories,
+                    traceparent,
+                    &mut reporter,
+                )
+                .await
+            }
+        };
+        match &outcome {
+            Ok(Outcome::Completed) => {
+                reporter
+                    .report(100, "done", "done", ProgressState::Succeeded)
+                    .await
+            }
+            Ok(Outcome::Dropped(why)) => {
+                reporter
+                    .report(100, "dropped", why.clone(), ProgressState::Dropped)
+                    .await
+            }
+            Ok(Outcome::Failed(why)) => {
+                reporter
+                    .report(100, "failed", why.clone(), ProgressState::Failed)
+                    .await
+            }
+            Err(e) => {
+                reporter
+                    .report(0, "retrying", e.to_string(), ProgressState::Running)
+                    .await
+            }
+        }
+        outcome
+    }
+
+    async fn view(&self, trip_id: TripId) -> Result<Option<TripView>, JobError> {
+        Ok(self.store.trip_view(trip_id).await?)
+    }
+
+    /// Decides `command` on the current state and appends its events with ids derived from
+    /// `seed`; reloads and decides again when another writer got to the stream first.
+    async fn apply(
+        &self,
+        trip_id: TripId,
+        seed: &str,
+        traceparent: Option<&str>,
+        command: impl Fn() -> TripCommand,
+    ) -> Result<Applied, JobError> {
+        let metadata = EventMetadata {
+            actor: Some("worker".into()),
+            causation_id: Uuid::parse_str(seed.split(':').next().unwrap_or_default()).ok(),
+            traceparent: traceparent.map(str::to_owned),
+            ..Default::default()
+        };
+        for _ in 0..10 {
+            let Some(view) = self.view(trip_id).await? else {
+                return Ok(Applied::Refused(TripError::NotFound));
+            };
+            let events = match decide(Some(&view.trip), command()) {
+                Ok(events) => events,
+                Err(refused) => return Ok(Applied::Refused(refused)),
+            };
+            if events.is_empty() {
+                return Ok(Applied::Nothing);
+            }
+            let new_events = events
+                .iter()
+                .enumerate()
+                .map(|(i, e)| e.to_new_event_with_id(derived_id(&format!("{seed}:{i}")), &metadata))
+                .collect();
+            match self
+                .store
+                .append(
+                    &trip_id.stream_id(),
+                    ExpectedVersion::Exact(view.stream_version),
+                    new_events,
+                )
+                .await
+            {
+                Ok(_) => return Ok(Applied::Written),
+                Err(StoreError::Conflict { .. }) => continue,
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Err(JobError::Transient(
+            "the trip kept changing while the result was written".into(),
+        ))
+    }
+
+    async fn compute_route(
+        &self,
+        job_id: Uuid,
+        trip_id: TripId,
+        generation: u64,
+        traceparent: Option<&str>,
+        reporter: &mut Reporter<'_>,
+    ) -> Result<Outcome, JobError> {
+        match self
+            .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
+                TripCommand::StartRoute { generation, job_id }
+            })
+            .await?
+        {
+            Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
+            Applied::Written | Applied::Nothing => {}
+        }
+        let Some(view) = self.view(trip_id).await? else {
+            return Ok(Outcome::Dropped("trip deleted".into()));
+        };
+        let trip = view.trip;
+        if trip.generation != generation {
+            return Ok(Outcome::Dropped(format!(
+                "generation {generation} was superseded"
+            )));
+        }
+        if trip.route.is_some() {
+            return Ok(Outcome::Dropped(
+                "the route of this generation is already computed".into(),
+            ));
+        }
+
+        reporter
+            .report(10, "fetching", "fetching the route", ProgressState::Running)
+            .await;
+        let parsed = match self.fetch_route(&trip).await {
+            Ok(parsed) => parsed,
+            Err(RouteFailure::Transient(why)) => return Err(JobError::Transient(why)),
+            Err(RouteFailure::Terminal(reason)) => {
+                let reason_for_trip = reason.clone();
+                self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
+                    TripCommand::FailRoute {
+                        generation,
+                        reason: reason_for_trip.clone(),
+                    }
+                })
+                .await?;
+                return Ok(Outcome::Failed(reason));
+            }
+        };
+
+        reporter
+            .report(
+                50,
+                "pacing",
+                "cutting the route into days",
+                ProgressState::Running,
+            )
+            .await;
+        let (points, splits) = if trip.source.source_type == SourceType::KomootCollection {
+            let paced = one_day_per_track(&parsed.tracks);
+            (paced.points, paced.days)
+        } else {
+            let points: Vec<TrackPoint> = parsed.tracks.iter().flatten().copied().collect();
+            let s = &trip.settings;
+            let settings = PacingSettings {
+                max_distance_per_day_km: s.max_distance_per_day,
+                fatigue_factor: s.fatigue_factor,
+                elevation_penalty: s.elevation_penalty,
+                days: s.dated_day_count().and_then(|d| u32::try_from(d).ok()),
+            };
+            let splits = pace(&points, &settings);
+            (points, splits)
+        };
+        if splits.is_empty() || points.len() < 2 {
+            let reason = "the route has fewer than two usable points".to_owned();
+            self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
+                TripCommand::FailRoute {
+                    generation,
+                    reason: reason.clone(),
+                }
+            })
+            .await?;
+            return Ok(Outcome::Failed(reason));
+        }
+
+        reporter
+            .report(
+                70,
+                "labelling",
+                "naming where each day starts and ends",
+                ProgressState::Running,
+            )
+            .await;
+        let stages: Vec<Stage> = splits
+            .iter()
+            .enumerate()
+            .filter_map(|(i, split)| {
+                let start = points.get(split.start_index)?;
+                let end = points.get(split.end_index)?;
+                let start_place = self.labeller.label(start.lat, start.lon);
+                let end_place = self.labeller.label(end.lat, end.lon);
+                Some(Stage {
+                    id: derived_id(&format!("{job_id}:stage:{i}")),
+                    day_number: i as u32 + 1,
+                    distance_km: round(split.distance_m / 1000.0, 2),
+                    ascent_m: split.ascent_m.round(),
+                    descent_m: split.descent_m.round(),
+                    start: Point {
+                        lat: start.lat,
+                        lon: start.lon,
+                        ele: start.ele,
+                    },
+                    end: Point {
+                        lat: end.lat,
+                        lon: end.lon,
+                        ele: end.ele,
+                    },
+                    start_label: start_place.as_ref().map(|p| p.name.clone()),
+                    end_label: end_place.as_ref().map(|p| p.name.clone()),
+                    start_country: start_place.map(|p| p.country_code),
+                    end_country: end_place.map(|p| p.country_code),
+                    label: None,
+                    is_rest_day: false,
+                    first_point: split.start_index,
+                    last_point: split.end_index,
+                    alerts: Vec::new(),
+                })
+            })
+            .collect();
+        let total_m = cumulative_distances(&points).last().copied().unwrap_or(0.0);
+        let (ascent, descent) = elevation_gain_loss(&points);
+        let track_key = track::key(trip_id, generation);
+        self.store
+            .put_blob(&track_key, &track::encode(&points))
+            .await?;
+        let route = RouteSummary {
+            title: parsed.name.clone(),
+            total_distance_km: round(total_m / 1000.0, 2),
+            ascent_m: ascent.round(),
+            descent_m: descent.round(),
+            point_count: points.len(),
+            track_key,
+        };
+        match self
+            .apply(trip_id, &format!("{job_id}:route"), traceparent, || {
+                TripCommand::RecordRoute {
+                    generation,
+                    route: route.clone(),
+                    stages: stages.clone(),
+                }
+            })
+            .await?
+        {
+            Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
+            Applied::Written | Applied::Nothing => {}
+        }
+
+        reporter
+            .report(
+                85,
+                "analysing",
+                "analysing each day",
+                ProgressState::Running,
+            )
+            .await;
+        let Some(view) = self.view(trip_id).await? else {
+            return Ok(Outcome::Dropped("trip deleted".into()));
+        };
+        self.record_analysis(job_id, &view.trip, &points, &Category::ALL, traceparent)
+            .await
+    }
+
+    async fn analyse_again(
+        &self,
+        job_id: Uuid,
+        trip_id: TripId,
+        generation: u64,
+        categories: &[Category],
+        traceparent: Option<&str>,
+        reporter: &mut Reporter<'_>,
+    ) -> Result<Outcome, JobError> {
+        let wanted = categories.to_vec();
+        match self
+            .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
+                TripCommand::StartAnalysis {
+                    generation,
+                    categories: wanted.clone(),
+                }
+            })
+            .await?
+        {
+            Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
+            Applied::Written | Applied::Nothing => {}
+        }
+        let Some(view) = self.view(trip_id).await? else {
+            return Ok(Outcome::Dropped("trip deleted".into()));
+        };
+        let Some(route) = view.trip.route.clone() else {
+            return Ok(Outcome::Dropped("the trip has no days to analyse".into()));
+        };
+        reporter
+            .report(
+                30,
+                "analysing",
+                "analysing each day",
+                ProgressState::Running,
+            )
+            .await;
+        let points = match self.store.get_blob(&route.track_key).await? {
+            Some(bytes) => track::decode(&bytes).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        self.record_analysis(job_id, &view.trip, &points, categories, traceparent)
+            .await
+    }
+
+    async fn record_analysis(
+        &self,
+        job_id: Uuid,
+        trip: &Trip,
+        points: &[TrackPoint],
+        categories: &[Category],
+        traceparent: Option<&str>,
+    ) -> Result<Outcome, JobError> {
+        let alerts = analyse_trip(trip, points);
+        let done: Vec<Category> = [Category::TerrainSecurity, Category::Context]
+            .into_iter()
+            .filter(|c| categories.contains(c))
+            .collect();
+        let unavailable: Vec<Unavailable> = NEEDS_A_PROVIDER
+            .iter()
+            .filter(|(c, _)| categories.contains(c))
+            .map(|(category, reason)| Unavailable {
+                category: *category,
+                reason: (*reason).to_owned(),
+            })
+            .collect();
+        let generation = trip.generation;
+        match self
+            .apply(trip.id, &format!("{job_id}:analysis"), traceparent, || {
+                TripCommand::RecordAnalysis {
+                    generation,
+                    stages: alerts.clone(),
+                    done: done.clone(),
+                    unavailable: unavailable.clone(),
+                }
+            })
+            .await?
+        {
+            Applied::Refused(refused) => Ok(Outcome::Dropped(refused.to_string())),
+            Applied::Written | Applied::Nothing => Ok(Outcome::Completed),
+        }
+    }
+
+    async fn fetch_route(&self, trip: &Trip) -> Result<ParsedRoute, RouteFailure> {
+        let url = trip.source.url.as_str();
+        let parse_gpx_bytes = |bytes: &[u8]| {
+            parse_gpx(bytes).map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
+        };
+        match trip.source.source_type {
+            SourceType::GpxUpload => {
+                let bytes = self
+                    .store
+                    .get_blob(&track::upload_key(trip.id))
+                    .await
+                    .map_err(|e| RouteFailure::Transient(e.to_string()))?
+                    .ok_or_else(|| RouteFailure::Terminal("the uploaded file is missing".into()))?;
+                parse_gpx_bytes(&bytes)
+            }
+            SourceType::GpxLink => parse_gpx_bytes(&self.fetch(url).await?),
+            SourceType::StravaRoute => {
+                let id = last_segment(url);
+                parse_gpx_bytes(
+                    &self
+                        .fetch(&format!("https://www.strava.com/routes/{id}/export_gpx"))
+                        .await?,
+                )
+            }
+            SourceType::RideWithGps => {
+                let id = last_segment(url);
+                let bytes = self
+                    .fetch(&format!("https://ridewithgps.com/routes/{id}.json"))
+                    .await?;
+                parse_ridewithgps_json(&bytes)
+                    .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
+            }
+            SourceType::KomootTour => {
+                let html = String::from_utf8_lossy(&self.fetch(url).await?).into_owned();
+                parse_komoot_tour_html(&html)
+                    .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
+            }
+            SourceType::KomootCollection => {
+                let html = String::from_utf8_lossy(&self.fetch(url).await?).into_owned();
+                let ids = komoot_collection_tour_ids(&html)
+                    .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))?;
+                let mut tracks = Vec::new();
+                let mut name = None;
+                for id in ids {
+                    let page = String::from_utf8_lossy(
+                        &self
+                            .fetch(&format!("https://www.komoot.com/tour/{id}"))
+                            .await?,
+                    )
+                    .into_owned();
+                    let tour = parse_komoot_tour_html(&page)
+                        .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))?;
+                    name = name.or(tour.name);
+                    tracks.extend(tour.tracks);
+                }
+                Ok(ParsedRoute { name, tracks })
+            }
+        }
+    }
+
+    async fn fetch(&self, url: &str) -> Result<Vec<u8>, RouteFailure> {
+        self.fetcher.get(url).await.map_err(|e| match e {
+            FetchError::Transient(why) => RouteFailure::Transient(why),
+            FetchError::Status(404) => {
+                RouteFailure::Terminal("the route was not found at its link (404)".into())
+            }
+            FetchError::Status(401 | 403) => RouteFailure::Terminal(
+                "the route is private: its link answers 401/403; make it public or upload the GPX"
+                    .into(),
+            ),
+            other => RouteFailure::Terminal(other.to_string()),
+        })
+    }
+}
+
+enum RouteFailure {
+    Transient(String),
+    Terminal(String),
+}
+
+fn describe_route_error(error: &etappe_route::RouteError) -> String {
+    use etappe_route::RouteError as E;
+    match error {
+        E::NotGpx => "the link does not lead to a GPX file".into(),
+        E::Malformed { position } => {
+            format!("the GPX file is truncated or malformed (near byte {position})")
+        }
+        E::Empty => "the route is empty: it has no track point".into(),
+        E::InvalidCoordinate { rejected } => {
+            format!("none of the route's {rejected} points has valid coordinates")
+        }
+        E::DoctypeRefused => "the GPX file declares a DOCTYPE, which is refused".into(),
+        E::UnexpectedPayload(what) => {
+            format!("the route service answered something unexpected: {what}")
+        }
+    }
+}
+
+fn last_segment(url: &str) -> String {
+    url.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn round(value: f64, decimals: i32) -> f64 {
+    let factor = 10f64.powi(decimals);
+    (value * factor).round() / factor
+}
+
+/// Runs the alert rules over the trip's days (pure: the trip and its track in, alerts out).
+pub fn analyse_trip(trip: &Trip, points: &[TrackPoint]) -> Vec<StageAlerts> {
+    let settings = AnalysisSettings {
+        departure_hour: trip.settings.departure_hour,
+        average_speed_kmh: trip.settings.average_speed,
+        ebike_mode: trip.settings.ebike_mode,
+    };
+    let slices: Vec<Vec<StagePoint>> = trip
+        .stages
+        .iter()
+        .map(|stage| {
+            let slice = points
+                .get(stage.first_point..=stage.last_point.min(points.len().saturating_sub(1)))
+                .unwrap_or(&[]);
+            let distances = cumulative_distances(slice);
+            slice
+                .iter()
+                .zip(distances)
+                .map(|(p, d)| StagePoint {
+                    lat: p.lat,
+                    lon: p.lon,
+                    ele: p.ele,
+                    distance_m: d,
+                })
+                .collect()
+        })
+        .collect();
+    let inputs: Vec<StageInput<'_>> = trip
+        .stages
+        .iter()
+        .zip(&slices)
+        .enumerate()
+        .map(|(i, (stage, slice))| {
+            let date = trip
+                .settings
+                .start_date
+                .and_then(|d| d.checked_add_days(Days::new(i as u64)));
+            let offset = date.and_then(|d| {
+                stage
+                    .end_country
+                    .as_deref()
+                    .and_then(|c| utc_offset_minutes(c, d))
+            });
+            StageInput {
+                day_number: stage.day_number,
+                is_rest_day: stage.is_rest_day,
+                distance_km: stage.distance_km,
+                ascent_m: stage.ascent_m,
+                points: slice,
+                start: (stage.start.lat, stage.start.lon),
+                end: (stage.end.lat, stage.end.lon),
+                date,
+                start_country: stage.start_country.clone(),
+                end_country: stage.end_country.clone(),
+                utc_offset_minutes: offset,
+            }
+        })
+        .collect();
+    analyse(&inputs, &settings)
+        .into_iter()
+        .zip(&trip.stages)
+        .map(|(alerts, stage)| StageAlerts {
+            stage_id: stage.id,
+            alerts: alerts
+                .into_iter()
+                .map(|a| Alert {
+                    code: a.code.to_owned(),
+                    severity: a.severity.as_str().to_owned(),
+                    group: a.group.to_owned(),
+                    message: a.message,
+                    parameters: a.parameters,
+                    lat: a.lat,
+                    lon: a.lon,
+                })
+                .collect(),
+        })
+        .collect()
+}

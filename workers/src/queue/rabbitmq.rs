@@ -1,0 +1,479 @@
+//! The RabbitMQ adapter (lapin, AMQP 0-9-1).
+//!
+//! Topology, all durable, names prefixed (`{p}` = `ETAPPE_QUEUE_PREFIX`):
+//! - `{p}.jobs` (direct exchange) → `{p}.jobs` (quorum queue, `x-delivery-limit` 5, dead
+//!   letters to `{p}.jobs.dlx` → `{p}.jobs.dlq`). The delivery limit bounds a message that
+//!   crashes its workers over and over; the dead-letter queue keeps it for an operator.
+//! - `{p}.jobs.retry` (direct exchange) → `{p}.jobs.retry.{1s,5s,30s}`: queues with a message
+//!   TTL whose dead letters go back to `{p}.jobs`, which is how a retry waits without holding
+//!   a worker.
+//!
+//! Messages are persistent, published with confirms (a publish resolves only once the broker
+//! has it), consumed with manual acks and a prefetch equal to the worker's concurrency. A
+//! lost connection is re-opened on the next use; deliveries a dead channel held are
+//! redelivered by the broker, and the workers are idempotent.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use lapin::message::Delivery as AmqpDelivery;
+use lapin::options::{
+    BasicAckOptions, BasicConsumeOptions, BasicNackOptions, BasicPublishOptions, BasicQosOptions,
+    BasicRejectOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
+    QueueDeclareOptions,
+};
+use lapin::types::{AMQPValue, FieldTable, ShortString};
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, Consumer, ExchangeKind};
+use tokio::sync::Mutex;
+use uuid::Uuid;
+
+use super::{Acker, Deliveries, Delivery, JobQueue, QueueError};
+use crate::jobs::JobMessage;
+
+const RETRY_BUCKETS: [(u64, &str); 3] = [(1, "1s"), (5, "5s"), (30, "30s")];
+/// Deliveries of one message before the broker dead-letters it (crash loops).
+const DELIVERY_LIMIT: i64 = 5;
+
+#[derive(Debug, Clone)]
+struct Names {
+    exchange: String,
+    queue: String,
+    dlx: String,
+    dlq: String,
+    retry_exchange: String,
+}
+
+impl Names {
+    fn new(prefix: &str) -> Self {
+        Self {
+            exchange: format!("{prefix}.jobs"),
+            queue: format!("{prefix}.jobs"),
+            dlx: format!("{prefix}.jobs.dlx"),
+            dlq: format!("{prefix}.jobs.dlq"),
+            retry_exchange: format!("{prefix}.jobs.retry"),
+        }
+    }
+}
+
+fn unavailable(error: impl std::fmt::Display) -> QueueError {
+    QueueError::Unavailable(error.to_string())
+}
+
+/// The RabbitMQ queue.
+pub struct RabbitQueue {
+    url: String,
+    names: Names,
+    connection: Mutex<Option<Connection>>,
+    publisher: Mutex<Option<Channel>>,
+}
+
+impl std::fmt::Debug for RabbitQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RabbitQueue")
+            .field("names", &self.names)
+            .finish_non_exhaustive()
+    }
+}
+
+fn table(entries: &[(&str, AMQPValue)]) -> FieldTable {
+    let mut t = FieldTable::default();
+    for (k, v) in entries {
+        t.insert(ShortString::from(*k), v.clone());
+    }
+    t
+}
+
+fn text(value: &str) -> AMQPValue {
+    AMQPValue::LongString(value.into())
+}
+
+impl RabbitQueue {
+    /// Connects and declares the topology.
+    pub async fn connect(url: &str, prefix: &str) -> Result<Self, QueueError> {
+        let queue = Self {
+            url: url.to_owned(),
+            names: Names::new(prefix),
+            connection: Mutex::new(None),
+            publisher: Mutex::new(None),
+        };
+        let channel = queue.channel().await?;
+        queue.declare(&channel).await?;
+        Ok(queue)
+    }
+
+    /// A new channel, re-opening the connection if it is gone.
+    async fn channel(&self) -> Result<Channel, QueueError> {
+        let mut connection = self.connection.lock().await;
+        if let Some(c) = connection.as_ref()
+            && c.status().connected()
+            && let Ok(channel) = c.create_channel().await
+        {
+            return Ok(channel);
+        }
+        let fresh = Connection::connect(&self.url, ConnectionProperties::default())
+            .await
+            .map_err(unavailable)?;
+        let channel = fresh.create_channel().await.map_err(unavailable)?;
+        *connection = Some(fresh);
+        Ok(channel)
+    }
+
+    async fn declare(&self, channel: &Channel) -> Result<(), QueueError> {
+        let n = &self.names;
+        let durable = ExchangeDeclareOptions {
+            durable: true,
+            ..Default::default()
+        };
+        let durable_queue = QueueDeclareOptions {
+            durable: true,
+            ..Default::default()
+        };
+        channel
+            .exchange_declare(
+                n.exchange.as_str().into(),
+                ExchangeKind::Direct,
+                durable,
+                FieldTable::default(),
+            )
+            .await
+            .map_err(unavailable)?;
+        channel
+            .exchange_declare(
+                n.dlx.as_str().into(),
+                ExchangeKind::Fanout,
+                durable,
+                FieldTable::default(),
+            )
+            .await
+            .map_err(unavailable)?;
+        channel
+            .exchange_declare(
+                n.retry_exchange.as_str().into(),
+                ExchangeKind::Direct,
+                durable,
+                FieldTable::default(),
+            )
+            .await
+            .map_err(unavailable)?;
+        let work_args = table(&[
+            ("x-queue-type", text("quorum")),
+            ("x-delivery-limit", AMQPValue::LongLongInt(DELIVERY_LIMIT)),
+            ("x-dead-letter-exchange", text(&n.dlx)),
+        ]);
+        channel
+            .queue_declare(n.queue.as_str().into(), durable_queue, work_args)
+            .await
+            .map_err(unavailable)?;
+        channel
+            .queue_bind(
+                n.queue.as_str().into(),
+                n.exchange.as_str().into(),
+                "job".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(unavailable)?;
+        channel
+            .queue_declare(
+                n.dlq.as_str().into(),
+                durable_queue,
+                table(&[("x-queue-type", text("quorum"))]),
+            )
+            .await
+            .map_err(unavailable)?;
+        channel
+            .queue_bind(
+                n.dlq.as_str().into(),
+                n.dlx.as_str().into(),
+                "".into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(unavailable)?;
+        for (seconds, bucket) in RETRY_BUCKETS {
+            let name = format!("{}.{bucket}", n.retry_exchange);
+            let args = table(&[
+                (
+                    "x-message-ttl",
+                    AMQPValue::LongLongInt((seconds * 1000) as i64),
+                ),
+                ("x-dead-letter-exchange", text(&n.exchange)),
+                ("x-dead-letter-routing-key", text("job")),
+            ]);
+            channel
+                .queue_declare(name.as_str().into(), durable_queue, args)
+                .await
+                .map_err(unavailable)?;
+            channel
+                .queue_bind(
+                    name.as_str().into(),
+                    n.retry_exchange.as_str().into(),
+                    bucket.into(),
+                    QueueBindOptions::default(),
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(unavailable)?;
+        }
+        Ok(())
+    }
+
+    fn properties(message: &JobMessage, attempt: u32) -> BasicProperties {
+        let mut headers = vec![("x-attempt", AMQPValue::LongLongInt(i64::from(attempt)))];
+        if let Some(traceparent) = &message.traceparent {
+            headers.push(("traceparent", text(traceparent)));
+        }
+        BasicProperties::default()
+            .with_delivery_mode(2)
+            .with_content_type("application/json".into())
+            .with_message_id(message.job.id().to_string().into())
+            .with_headers(table(&headers))
+    }
+
+    /// Publishes with a confirm on the shared publishing channel (re-opened when broken).
+    async fn publish_to(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        message: &JobMessage,
+        attempt: u32,
+    ) -> Result<(), QueueError> {
+        let payload = serde_json::to_vec(message).map_err(|e| QueueError::Nacked(e.to_string()))?;
+        let mut publisher = self.publisher.lock().await;
+        for try_number in 0..2 {
+            let channel = match publisher.as_ref().filter(|c| c.status().connected()) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = self.channel().await?;
+                    c.confirm_select(ConfirmSelectOptions::default())
+                        .await
+                        .map_err(unavailable)?;
+                    *publisher = Some(c.clone());
+                    c
+                }
+            };
+            let sent = channel
+                .basic_publish(
+                    exchange.into(),
+                    routing_key.into(),
+                    BasicPublishOptions {
+                        mandatory: true,
+                        ..Default::default()
+                    },
+                    &payload,
+                    Self::properties(message, attempt),
+                )
+                .await;
+            let confirm = match sent {
+                Ok(confirm) => confirm.await,
+                Err(e) => Err(e),
+            };
+            match confirm {
+                Ok(c) => {
+                    // Mandatory: an unroutable message comes back with the ack.
+                    let acked = c.is_ack();
+                    let returned = c.take_message().is_some();
+                    if !acked || returned {
+                        return Err(QueueError::Nacked("the broker did not take the job".into()));
+                    }
+                    return Ok(());
+                }
+                Err(e) if try_number == 0 => {
+                    tracing::warn!(error = %e, "publishing failed; reconnecting once");
+                    *publisher = None;
+                }
+                Err(e) => return Err(unavailable(e)),
+            }
+        }
+        Err(QueueError::Unavailable("publishing failed".into()))
+    }
+
+    async fn count(&self, queue: &str) -> Result<u64, QueueError> {
+        let channel = self.channel().await?;
+        let q = channel
+            .queue_declare(
+                queue.into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..Default::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .map_err(unavailable)?;
+        let _ = channel.close(200, "done".into()).await;
+        Ok(u64::from(q.message_count()))
+    }
+}
+
+struct RabbitAcker {
+    delivery: lapin::Acker,
+    queue: std::sync::Arc<RabbitQueue>,
+}
+
+#[async_trait]
+impl Acker for RabbitAcker {
+    async fn ack(&self) -> Result<(), QueueError> {
+        self.delivery
+            .ack(BasicAckOptions::default())
+            .await
+            .map(|_| ())
+            .map_err(unavailable)
+    }
+
+    async fn retry(
+        &self,
+        message: &JobMessage,
+        attempt: u32,
+        delay: Duration,
+    ) -> Result<(), QueueError> {
+        let bucket = RETRY_BUCKETS
+            .iter()
+            .find(|(s, _)| Duration::from_secs(*s) >= delay)
+            .or(RETRY_BUCKETS.last())
+            .map_or("30s", |(_, b)| *b);
+        // The copy is confirmed before the original is acked: a crash in between duplicates
+        // the job (harmless), never loses it.
+        self.queue
+            .publish_to(&self.queue.names.retry_exchange, bucket, message, attempt)
+            .await?;
+        self.ack().await
+    }
+
+    async fn dead_letter(&self) -> Result<(), QueueError> {
+        self.delivery
+            .reject(BasicRejectOptions { requeue: false })
+            .await
+            .map(|_| ())
+            .map_err(unavailable)
+    }
+
+    async fn requeue(&self) -> Result<(), QueueError> {
+        self.delivery
+            .nack(BasicNackOptions {
+                requeue: true,
+                ..Default::default()
+            })
+            .await
+            .map(|_| ())
+            .map_err(unavailable)
+    }
+}
+
+struct RabbitDeliveries {
+    queue: std::sync::Arc<RabbitQueue>,
+    prefetch: u16,
+    consumer: Option<Consumer>,
+}
+
+impl RabbitDeliveries {
+    async fn open(&mut self) -> Result<(), QueueError> {
+        let channel = self.queue.channel().await?;
+        channel
+            .basic_qos(self.prefetch, BasicQosOptions::default())
+            .await
+            .map_err(unavailable)?;
+        let consumer = channel
+            .basic_consume(
+                self.queue.names.queue.as_str().into(),
+                format!("worker-{}", Uuid::now_v7()).into(),
+                BasicConsumeOptions::default(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(unavailable)?;
+        self.consumer = Some(consumer);
+        Ok(())
+    }
+
+    fn decode(&self, delivery: AmqpDelivery) -> Delivery {
+        let headers = delivery.properties.headers().clone().unwrap_or_default();
+        let attempt = match headers.inner().get("x-attempt") {
+            Some(AMQPValue::LongLongInt(n)) => u32::try_from(*n).unwrap_or(0),
+            Some(AMQPValue::LongInt(n)) => u32::try_from(*n).unwrap_or(0),
+            _ => 0,
+        };
+        let message =
+            serde_json::from_slice::<JobMessage>(&delivery.data).map_err(|e| e.to_string());
+        Delivery {
+            message,
+            attempt,
+            redelivered: delivery.redelivered,
+            acker: Box::new(RabbitAcker {
+                delivery: delivery.acker,
+                queue: std::sync::Arc::clone(&self.queue),
+            }),
+        }
+    }
+}
+
+#[async_trait]
+impl Deliveries for RabbitDeliveries {
+    async fn next(&mut self) -> Option<Delivery> {
+        let mut pause = Duration::from_millis(200);
+        loop {
+            if self.consumer.is_none()
+                && let Err(error) = self.open().await
+            {
+                tracing::warn!(%error, "cannot consume; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(5));
+                continue;
+            }
+            let consumer = self.consumer.as_mut()?;
+            match consumer.next().await {
+                Some(Ok(delivery)) => return Some(self.decode(delivery)),
+                Some(Err(error)) => {
+                    tracing::warn!(%error, "consumer failed; reconnecting");
+                    self.consumer = None;
+                }
+                None => {
+                    tracing::warn!("consumer closed; reconnecting");
+                    self.consumer = None;
+                }
+            }
+        }
+    }
+}
+
+/// A cheap handle: the queue is shared by the dispatcher and the workers of a process.
+#[derive(Debug, Clone)]
+pub struct SharedRabbitQueue(pub std::sync::Arc<RabbitQueue>);
+
+#[async_trait]
+impl JobQueue for SharedRabbitQueue {
+    async fn publish(&self, message: &JobMessage) -> Result<(), QueueError> {
+        self.0
+            .publish_to(&self.0.names.exchange, "job", message, 0)
+            .await
+    }
+
+    async fn consume(&self, prefetch: u16) -> Result<Box<dyn Deliveries>, QueueError> {
+        let mut deliveries = RabbitDeliveries {
+            queue: std::sync::Arc::clone(&self.0),
+            prefetch,
+            consumer: None,
+        };
+        deliveries.open().await?;
+        Ok(Box::new(deliveries))
+    }
+
+    async fn depth(&self) -> Result<u64, QueueError> {
+        self.0.count(&self.0.names.queue).await
+    }
+
+    async fn dead_lettered(&self) -> Result<u64, QueueError> {
+        self.0.count(&self.0.names.dlq).await
+    }
+
+    fn is_durable(&self) -> bool {
+        true
+    }
+
+    async fn is_settled(&self, _job_id: Uuid) -> bool {
+        true
+    }
+}

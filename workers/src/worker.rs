@@ -1,0 +1,166 @@
+//! The worker: consumes jobs with a bounded concurrency, runs them through the pipeline, and
+//! settles each delivery once: ack when done (or dropped, or failed for good), retry with
+//! backoff on a transient error, dead-letter after the last attempt or for a payload that
+//! cannot be read. It beats a heartbeat so readiness can count live workers, and on shutdown
+//! it stops taking jobs and requeues what it could not finish within the grace period.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use etappe_events::store::Store;
+use tokio::sync::{Mutex, watch};
+use tracing::Instrument;
+
+use crate::metrics::Metrics;
+use crate::pipeline::{JobError, Outcome, Pipeline};
+use crate::queue::{Deliveries, Delivery, JobQueue, MAX_ATTEMPTS, backoff};
+
+/// How often a worker says it is alive.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+/// How long after its last beat a worker still counts as alive.
+pub const HEARTBEAT_WINDOW: Duration = Duration::from_secs(30);
+
+/// A worker.
+#[derive(Debug)]
+pub struct Worker {
+    pub id: String,
+    pub queue: Arc<dyn JobQueue>,
+    pub pipeline: Pipeline,
+    pub store: Arc<dyn Store>,
+    pub metrics: Arc<Metrics>,
+    pub concurrency: u16,
+    /// How long in-flight jobs may take to finish after a stop is asked.
+    pub grace: Duration,
+}
+
+impl Worker {
+    /// Runs until `stop` turns true.
+    pub async fn run(self, stop: watch::Receiver<bool>) -> Result<(), crate::queue::QueueError> {
+        let this = Arc::new(self);
+        let heartbeat = {
+            let this = Arc::clone(&this);
+            let mut stop = stop.clone();
+            tokio::spawn(async move {
+                while !*stop.borrow() {
+                    if let Err(error) = this.store.heartbeat(&this.id).await {
+                        tracing::warn!(%error, "heartbeat not recorded");
+                    }
+                    let _ = tokio::time::timeout(HEARTBEAT_EVERY, stop.changed()).await;
+                }
+            })
+        };
+        let deliveries: Arc<Mutex<Box<dyn Deliveries>>> =
+            Arc::new(Mutex::new(this.queue.consume(this.concurrency).await?));
+        let slots: Vec<_> = (0..this.concurrency.max(1))
+            .map(|_| {
+                let this = Arc::clone(&this);
+                let deliveries = Arc::clone(&deliveries);
+                let mut stop = stop.clone();
+                tokio::spawn(async move {
+                    loop {
+                        let next = tokio::select! {
+                            delivery = async { deliveries.lock().await.next().await } => delivery,
+                            _ = stop.wait_for(|s| *s) => None,
+                        };
+                        let Some(delivery) = next else { break };
+                        this.handle(delivery, stop.clone()).await;
+                    }
+                })
+            })
+            .collect();
+        for slot in slots {
+            let _ = slot.await;
+        }
+        heartbeat.abort();
+        Ok(())
+    }
+
+    async fn handle(&self, delivery: Delivery, mut stop: watch::Receiver<bool>) {
+        let Delivery {
+            message,
+            attempt,
+            redelivered,
+            acker,
+        } = delivery;
+        let message = match message {
+            Ok(message) => message,
+            Err(why) => {
+                tracing::error!(%why, "a job message cannot be read: dead-lettered");
+                self.metrics.inc(
+                    "etappe_jobs_total",
+                    "Jobs by outcome.",
+                    &[("kind", "unreadable"), ("outcome", "dead_lettered")],
+                    1.0,
+                );
+                let _ = acker.dead_letter().await;
+                return;
+            }
+        };
+        let job = &message.job;
+        let span = tracing::info_span!("job", kind = job.kind(), job_id = %job.id(), trip_id = %job.trip_id(), attempt, redelivered);
+        crate::telemetry::continue_trace_from(&span, message.traceparent.as_deref());
+        let started = Instant::now();
+        let run = self
+            .pipeline
+            .run(job, message.traceparent.as_deref())
+            .instrument(span.clone());
+        // A stop lets the job finish within the grace period, then puts it back unfinished.
+        let result = tokio::select! {
+            result = run => Some(result),
+            () = async {
+                let _ = stop.wait_for(|s| *s).await;
+                tokio::time::sleep(self.grace).await;
+            } => None,
+        };
+        let kind = job.kind();
+        let outcome = match result {
+            None => {
+                let _ = acker.requeue().await;
+                "requeued"
+            }
+            Some(Ok(Outcome::Completed)) => {
+                let _ = acker.ack().await;
+                "completed"
+            }
+            Some(Ok(Outcome::Dropped(why))) => {
+                span.in_scope(|| tracing::info!(%why, "job dropped"));
+                let _ = acker.ack().await;
+                "dropped"
+            }
+            Some(Ok(Outcome::Failed(why))) => {
+                span.in_scope(|| tracing::info!(%why, "route failed for good"));
+                let _ = acker.ack().await;
+                "failed"
+            }
+            Some(Err(error)) => {
+                let next = attempt + 1;
+                if next >= MAX_ATTEMPTS
+                    || matches!(error, JobError::Store(_)) && next >= MAX_ATTEMPTS
+                {
+                    span.in_scope(|| tracing::error!(%error, "job failed {MAX_ATTEMPTS} times: dead-lettered"));
+                    let _ = acker.dead_letter().await;
+                    "dead_lettered"
+                } else {
+                    span.in_scope(|| tracing::warn!(%error, next, "job failed; retrying"));
+                    if let Err(e) = acker.retry(&message, next, backoff(next)).await {
+                        tracing::warn!(error = %e, "retry not scheduled; requeueing");
+                        let _ = acker.requeue().await;
+                    }
+                    "retried"
+                }
+            }
+        };
+        self.metrics.inc(
+            "etappe_jobs_total",
+            "Jobs by outcome.",
+            &[("kind", kind), ("outcome", outcome)],
+            1.0,
+        );
+        self.metrics.observe(
+            "etappe_job_duration_seconds",
+            "Time a worker spent on a job.",
+            &[("kind", kind)],
+            started.elapsed().as_secs_f64(),
+        );
+    }
+}
