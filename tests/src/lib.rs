@@ -100,6 +100,11 @@ impl Answer {
 impl TestApp {
     /// Starts Etappe on `backend` (None: PostgreSQL is not configured, skip the test).
     pub async fn spawn(backend: Backend) -> Option<TestApp> {
+        Self::spawn_with(backend, |_| {}).await
+    }
+
+    /// Starts Etappe on `backend` with a configuration adjusted by `tweak`.
+    pub async fn spawn_with(backend: Backend, tweak: impl FnOnce(&mut Config)) -> Option<TestApp> {
         etappe_services::telemetry::install_tls_provider();
         let dir = TempDir::new();
         let mut config = Config::embedded(dir.path().to_path_buf());
@@ -108,6 +113,7 @@ impl TestApp {
             config.database_url = Some(postgres_url()?);
             config.db_max_connections = 8;
         }
+        tweak(&mut config);
         let app = Application::build(&config).await.expect("start Etappe");
         let addr = app.local_addr().expect("bound address");
         let state = app.state().clone();
@@ -226,5 +232,129 @@ impl TestApp {
             Some(body),
         )
         .await
+    }
+}
+
+/// The servers' URLs for tests of the production shape: PostgreSQL, RabbitMQ and Redis. `None`
+/// (with the reason printed) when one is not configured; a failure with
+/// `ETAPPE_REQUIRE_SERVICES=1`.
+#[derive(Debug, Clone)]
+pub struct Servers {
+    pub database_url: String,
+    pub amqp_url: String,
+    pub redis_url: String,
+    /// A prefix of queue names and Redis keys of this test alone.
+    pub prefix: String,
+}
+
+impl Servers {
+    /// The configured servers, or `None`.
+    pub fn from_env() -> Option<Servers> {
+        let get = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        match (get("DATABASE_URL"), get("AMQP_URL"), get("REDIS_URL")) {
+            (Some(database_url), Some(amqp_url), Some(redis_url))
+                if database_url.starts_with("postgres") =>
+            {
+                Some(Servers {
+                    database_url,
+                    amqp_url,
+                    redis_url,
+                    prefix: format!("etappe-test-{}", uuid::Uuid::now_v7().simple()),
+                })
+            }
+            _ => {
+                assert!(
+                    std::env::var("ETAPPE_REQUIRE_SERVICES").as_deref() != Ok("1"),
+                    "ETAPPE_REQUIRE_SERVICES=1 but DATABASE_URL, AMQP_URL and REDIS_URL are not all set"
+                );
+                eprintln!(
+                    "skipped: set DATABASE_URL, AMQP_URL and REDIS_URL to run the tests on the servers"
+                );
+                None
+            }
+        }
+    }
+
+    /// Points a configuration at the servers, with no worker in the API process.
+    pub fn configure(&self, config: &mut Config) {
+        config.database_url = Some(self.database_url.clone());
+        config.amqp_url = Some(self.amqp_url.clone());
+        config.redis_url = Some(self.redis_url.clone());
+        config.queue_prefix = self.prefix.clone();
+        config.in_process_workers = Some(false);
+        config.db_max_connections = 8;
+    }
+
+    /// Starts an `etappe-worker` process on the servers.
+    pub fn spawn_worker(&self) -> WorkerProcess {
+        let binary = worker_binary();
+        let child = std::process::Command::new(&binary)
+            .env("DATABASE_URL", &self.database_url)
+            .env("AMQP_URL", &self.amqp_url)
+            .env("REDIS_URL", &self.redis_url)
+            .env("ETAPPE_QUEUE_PREFIX", &self.prefix)
+            .env("ETAPPE_ALLOWED_SOURCE_HOSTS", "127.0.0.1")
+            .env("ETAPPE_WORKER_ADDR", "127.0.0.1:0")
+            .env("ETAPPE_LOG", "warn")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start {}: {e} (build it: cargo build -p etappe-workers)",
+                    binary.display()
+                )
+            });
+        WorkerProcess { child: Some(child) }
+    }
+}
+
+/// The `etappe-worker` binary next to this test's own executable (built by `cargo test
+/// --workspace`).
+pub fn worker_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    dir.join("etappe-worker")
+}
+
+/// A worker process, killed when dropped.
+#[derive(Debug)]
+pub struct WorkerProcess {
+    child: Option<std::process::Child>,
+}
+
+impl WorkerProcess {
+    /// Kills it at once (SIGKILL): whatever it held is redelivered by the broker.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Asks it to stop (SIGTERM) and waits up to `within` for a clean exit.
+    pub fn terminate(&mut self, within: std::time::Duration) -> bool {
+        let Some(mut child) = self.child.take() else {
+            return false;
+        };
+        let _ = std::process::Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status();
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.success();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        false
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
