@@ -323,6 +323,16 @@ pub struct WorkerProcess {
 }
 
 impl WorkerProcess {
+    /// The peak resident memory of the process so far (VmHWM, KiB), on Linux.
+    pub fn peak_memory_kib(&self) -> Option<u64> {
+        let pid = self.child.as_ref()?.id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+
     /// Kills it at once (SIGKILL): whatever it held is redelivered by the broker.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

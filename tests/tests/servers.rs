@@ -324,3 +324,43 @@ async fn with_redis_stopped_work_completes_and_progress_resumes_when_it_returns(
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_rabbitmq_stopped_commands_succeed_and_jobs_flow_after_it_returns() {
+    let Some(servers) = Servers::from_env() else {
+        return;
+    };
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let app = app_on(&servers).await;
+    let fixtures = fixtures::start().await;
+    let _worker = servers.spawn_worker();
+    let token = app.user().await;
+
+    let stopped = std::process::Command::new("rabbitmqctl")
+        .args(["-q", "stop_app"])
+        .status();
+    assert!(
+        stopped.map(|s| s.success()).unwrap_or(false),
+        "rabbitmqctl stop_app"
+    );
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(create(&app, &token, &fixtures.url("/route.gpx")).await);
+    }
+    let started = std::process::Command::new("rabbitmqctl")
+        .args(["-q", "start_app"])
+        .status();
+    assert!(
+        started.map(|s| s.success()).unwrap_or(false),
+        "rabbitmqctl start_app"
+    );
+    for id in &ids {
+        let detail = wait_for_route(&app, &token, id, Duration::from_secs(120)).await;
+        assert_eq!(
+            detail["partial"],
+            json!(false),
+            "a job created while the broker was down flowed after: {detail}"
+        );
+        assert_eq!(route_results(&app, id).await, 1);
+    }
+}

@@ -188,7 +188,12 @@ impl Fetcher {
     }
 
     async fn get_once(&self, url: Url) -> Result<Vec<u8>, FetchError> {
-        let response = self.client.get(url).send().await.map_err(classify)?;
+        let response = self
+            .client
+            .get(url)
+            .send()
+            .await
+            .map_err(|e| classify(&e))?;
         let status = response.status();
         if status.is_server_error() || status.as_u16() == 429 {
             return Err(FetchError::Transient(format!(
@@ -207,7 +212,7 @@ impl Fetcher {
         let mut body = Vec::new();
         let mut stream = response.bytes_stream();
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(classify)?;
+            let chunk = chunk.map_err(|e| classify(&e))?;
             if body.len() + chunk.len() > MAX_SOURCE_BYTES {
                 return Err(FetchError::TooLarge);
             }
@@ -217,7 +222,7 @@ impl Fetcher {
     }
 }
 
-fn classify(error: reqwest::Error) -> FetchError {
+fn classify(error: &reqwest::Error) -> FetchError {
     // A refused redirect or address is a policy decision, not a network accident.
     let text = format!("{error:?}");
     if error.is_redirect() || text.contains("no public address") || text.contains("private address")

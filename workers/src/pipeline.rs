@@ -113,22 +113,22 @@ impl Pipeline {
             Ok(Outcome::Completed) => {
                 reporter
                     .report(100, "done", "done", ProgressState::Succeeded)
-                    .await
+                    .await;
             }
             Ok(Outcome::Dropped(why)) => {
                 reporter
                     .report(100, "dropped", why.clone(), ProgressState::Dropped)
-                    .await
+                    .await;
             }
             Ok(Outcome::Failed(why)) => {
                 reporter
                     .report(100, "failed", why.clone(), ProgressState::Failed)
-                    .await
+                    .await;
             }
             Err(e) => {
                 reporter
                     .report(0, "retrying", e.to_string(), ProgressState::Running)
-                    .await
+                    .await;
             }
         }
         outcome

@@ -12,7 +12,7 @@ use tokio::sync::{Mutex, watch};
 use tracing::Instrument;
 
 use crate::metrics::Metrics;
-use crate::pipeline::{JobError, Outcome, Pipeline};
+use crate::pipeline::{Outcome, Pipeline};
 use crate::queue::{Deliveries, Delivery, JobQueue, MAX_ATTEMPTS, backoff};
 
 /// How often a worker says it is alive.
@@ -134,9 +134,7 @@ impl Worker {
             }
             Some(Err(error)) => {
                 let next = attempt + 1;
-                if next >= MAX_ATTEMPTS
-                    || matches!(error, JobError::Store(_)) && next >= MAX_ATTEMPTS
-                {
+                if next >= MAX_ATTEMPTS {
                     span.in_scope(|| tracing::error!(%error, "job failed {MAX_ATTEMPTS} times: dead-lettered"));
                     let _ = acker.dead_letter().await;
                     "dead_lettered"

@@ -40,6 +40,31 @@ enum Command {
         #[arg(long)]
         sqlite: bool,
     },
+    /// Time from POST /trips to partial: false for a synthetic route served on loopback.
+    Route {
+        /// Route length, km.
+        #[arg(long, default_value_t = 1000.0)]
+        km: f64,
+        /// Point spacing, metres.
+        #[arg(long, default_value_t = 25.0)]
+        spacing: f64,
+        /// Repetitions.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Run on PostgreSQL, RabbitMQ and Redis (DATABASE_URL, AMQP_URL, REDIS_URL) with
+        /// separate worker processes.
+        #[arg(long)]
+        servers: bool,
+        /// Worker processes (with --servers) or in-process worker slots.
+        #[arg(long, default_value_t = 1)]
+        workers: u16,
+        /// Trips created at once (jobs per second = trips / time to finish them all).
+        #[arg(long, default_value_t = 1)]
+        trips: usize,
+        /// Report the peak memory (VmHWM) of the worker process after the runs (--servers).
+        #[arg(long)]
+        memory: bool,
+    },
     /// PATCH /trips/{id} latency at a fixed rate.
     Patch {
         /// Requests per second.
@@ -234,6 +259,124 @@ async fn patch(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::R
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
+async fn route(
+    km: f64,
+    spacing: f64,
+    runs: usize,
+    servers: bool,
+    workers: u16,
+    trips: usize,
+    memory: bool,
+) -> anyhow::Result<()> {
+    let gpx = etappe_tests::fixtures::route_gpx(km, spacing);
+    let size_mb = gpx.len() as f64 / 1e6;
+    let gpx = Arc::new(gpx);
+    let app = axum::Router::new().route(
+        "/route.gpx",
+        axum::routing::get(move || {
+            let gpx = Arc::clone(&gpx);
+            async move { gpx.as_str().to_owned() }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let source = format!("http://{}/route.gpx", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let dir = TempDir::new();
+    let mut config = Config::embedded(dir.path().to_path_buf());
+    config.allowed_source_hosts = vec!["127.0.0.1".into()];
+    config.worker_concurrency = workers;
+    let mut processes = Vec::new();
+    let backend = if servers {
+        let s = etappe_tests::Servers::from_env()
+            .context("--servers needs DATABASE_URL, AMQP_URL and REDIS_URL")?;
+        s.configure(&mut config);
+        config.db_max_connections = 16;
+        for _ in 0..workers {
+            processes.push(s.spawn_worker());
+        }
+        "postgres + rabbitmq + redis"
+    } else {
+        "embedded defaults"
+    };
+    let app = Application::build(&config)
+        .await
+        .context("starting Etappe")?;
+    let base = format!("http://{}", app.local_addr()?);
+    let identity = app.state().identity.clone();
+    let user = identity
+        .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
+        .await?;
+    let token = identity
+        .create_token(user, &etappe_services::identity::Scope::ALL, "bench")
+        .await?;
+    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    let client = reqwest::Client::new();
+    if servers {
+        // Let the worker processes connect before timing.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let started = Instant::now();
+        let mut ids = Vec::new();
+        for _ in 0..trips {
+            let answer: serde_json::Value = client
+                .post(format!("{base}/trips"))
+                .bearer_auth(&token)
+                .json(&json!({"sourceUrl": source}))
+                .send()
+                .await?
+                .json()
+                .await?;
+            ids.push(answer["id"].as_str().context("trip id")?.to_owned());
+        }
+        for id in &ids {
+            loop {
+                let summary: serde_json::Value = client
+                    .get(format!("{base}/trips/{id}"))
+                    .bearer_auth(&token)
+                    .send()
+                    .await?
+                    .json()
+                    .await?;
+                if summary["partial"] == json!(false) {
+                    break;
+                }
+                if summary["computationStatus"]["route"] == json!("failed") {
+                    anyhow::bail!("the route failed: {summary}");
+                }
+                if started.elapsed() > Duration::from_secs(300) {
+                    anyhow::bail!("no days after 300 s");
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        times.push(started.elapsed());
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "route {km} km ({size_mb:.1} MB GPX) on {backend}, {workers} worker(s), {trips} trip(s) per run: \
+         POST -> partial:false best {:.0} ms, median {:.0} ms over {runs} runs; {:.2} jobs/s (median)",
+        ms(times[0]),
+        ms(times[times.len() / 2]),
+        trips as f64 / times[times.len() / 2].as_secs_f64()
+    );
+    if memory {
+        for p in &processes {
+            if let Some(peak) = p.peak_memory_kib() {
+                println!(
+                    "worker process peak memory (VmHWM): {:.1} MiB",
+                    peak as f64 / 1024.0
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
@@ -248,5 +391,14 @@ async fn main() -> anyhow::Result<()> {
             trips,
             sqlite,
         } => patch(rate, seconds, trips, sqlite).await,
+        Command::Route {
+            km,
+            spacing,
+            runs,
+            servers,
+            workers,
+            trips,
+            memory,
+        } => route(km, spacing, runs, servers, workers, trips, memory).await,
     }
 }

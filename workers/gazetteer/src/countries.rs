@@ -96,7 +96,7 @@ fn table() -> &'static [Country] {
 }
 
 /// English name of an ISO alpha-2 code (case-insensitive).
-pub fn name_of(code: &str) -> Option<&'static str> {
+pub(crate) fn name_of(code: &str) -> Option<&'static str> {
     if code.len() != 2 || !code.is_ascii() {
         return None;
     }
@@ -110,7 +110,7 @@ pub fn name_of(code: &str) -> Option<&'static str> {
 
 /// Resolves a query suffix ("FR", "fr", "France", "Deutschland") to a
 /// country code.
-pub fn resolve(text: &str) -> Option<&'static str> {
+pub(crate) fn resolve(text: &str) -> Option<&'static str> {
     let folded = fold(text);
     if folded.is_empty() {
         return None;

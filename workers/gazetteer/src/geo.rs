@@ -25,7 +25,7 @@ pub fn haversine_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
 }
 
 /// Unit vector of a (lat, lon) point in degrees.
-pub fn unit_vector(lat: f64, lon: f64) -> [f64; 3] {
+pub(crate) fn unit_vector(lat: f64, lon: f64) -> [f64; 3] {
     let (p, l) = (lat.to_radians(), lon.to_radians());
     [p.cos() * l.cos(), p.cos() * l.sin(), p.sin()]
 }
@@ -39,7 +39,7 @@ struct Node {
 /// Implicit k-d tree: the node of a range `lo..hi` is its middle element,
 /// with the split axis stored alongside. No child pointers are needed.
 #[derive(Debug, Default)]
-pub struct KdTree {
+pub(crate) struct KdTree {
     nodes: Vec<Node>,
     axes: Vec<u8>,
 }
@@ -53,7 +53,7 @@ fn sq_dist(a: &[f64; 3], b: &[f64; 3]) -> f64 {
 
 impl KdTree {
     /// Builds the tree from (unit vector, place index) pairs.
-    pub fn build(points: impl Iterator<Item = ([f64; 3], u32)>) -> KdTree {
+    pub(crate) fn build(points: impl Iterator<Item = ([f64; 3], u32)>) -> KdTree {
         let mut nodes: Vec<Node> = points.map(|(p, id)| Node { p, id }).collect();
         let mut axes = vec![0u8; nodes.len()];
         // Explicit stack instead of recursion: depth is only ~log2(n), but a
@@ -74,12 +74,12 @@ impl KdTree {
     }
 
     /// Heap bytes held by the tree.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>() + self.axes.capacity()
     }
 
     /// Index of the place nearest to unit vector `q`, if the tree is non-empty.
-    pub fn nearest(&self, q: &[f64; 3]) -> Option<u32> {
+    pub(crate) fn nearest(&self, q: &[f64; 3]) -> Option<u32> {
         let mut best = (f64::INFINITY, u32::MAX);
         self.search(q, 0, self.nodes.len(), &mut best);
         (best.1 != u32::MAX).then_some(best.1)

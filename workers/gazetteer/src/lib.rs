@@ -275,12 +275,23 @@ impl<'a> Gazetteer<'a> {
     /// Places matching `query`, best first, at most `limit` (capped at
     /// [`MAX_LIMIT`]).
     ///
+    /// Matching is on [`fold`]ed text (case, accents, punctuation ignored)
+    /// against each place's name, ASCII name and Latin alternate names.
     /// Ranking: exact name > prefix of a name > prefix of a later word of a
-    /// name > fuzzy (edit distance ≤ 1 for 4–7 characters, ≤ 2 beyond);
-    /// within a kind, larger population first. A trailing ", XX" or
-    /// ", Country" restricts results to that country ("Paris, US",
-    /// "Paris, Texas" is not understood: an unknown suffix is ignored).
-    /// Never panics; queries are cut to [`MAX_QUERY_CHARS`] characters.
+    /// name > fuzzy; within a kind, larger population first, where a match
+    /// through an alternate name counts the population divided by 8.
+    ///
+    /// Fuzzy matches (Damerau–Levenshtein, optimal string alignment, against
+    /// name prefixes) only fill slots left after exact and prefix matches,
+    /// from queries of 4 characters on, closest first: one edit after the
+    /// first letter; if nothing matched, one edit anywhere; if still
+    /// nothing and the query has 8+ characters, two edits (at most one in
+    /// the first three letters, first letter right or swapped).
+    ///
+    /// A trailing ", XX" or ", Country" restricts results to that country
+    /// ("Paris, US", "Paris, France"); an unknown suffix ("Paris, Texas")
+    /// is ignored. Never panics; queries are cut to [`MAX_QUERY_CHARS`]
+    /// characters.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Match<'_, 'a>> {
         if limit == 0 {
             return Vec::new();

@@ -9,11 +9,15 @@
 //! * exact and prefix matches with two binary searches;
 //! * a bounded fuzzy search that walks the sorted array as an implicit trie,
 //!   sharing Damerau–Levenshtein (optimal string alignment) rows between keys
-//!   with a common prefix and skipping whole subtrees (by binary search) as
-//!   soon as no key below can be within the allowed distance.
+//!   with a common prefix and skipping whole subtrees as soon as no key below
+//!   can be within the allowed distance. Subtree ends come from a
+//!   longest-common-prefix array (with block minima and a precomputed
+//!   "next sibling" per key), so the walk reads small sequential arrays and
+//!   touches key bytes only for subtrees that stay alive.
 //!
-//! Results are kept in a small bounded top-k set, so even a one-letter query
-//! touching tens of thousands of keys does no allocation per key.
+//! Keys carry their place's ranking weight and country, and results are kept
+//! in a small bounded top-k set, so even a one-letter query scanning tens of
+//! thousands of keys reads only the key array and allocates nothing per key.
 
 use crate::Place;
 
@@ -110,7 +114,7 @@ const BLOCK: usize = 64;
 
 /// Sorted index of folded keys.
 #[derive(Debug, Default)]
-pub struct NameIndex {
+pub(crate) struct NameIndex {
     /// Key bytes laid out in sorted key order, so that walking the keys in
     /// order (the fuzzy search does) reads memory forwards.
     arena: Vec<u8>,
@@ -146,7 +150,7 @@ const ALT_NAME_PENALTY: u32 = 8;
 
 /// A candidate result: `place` index with its ranking tuple.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hit {
+pub(crate) struct Hit {
     pub place: u32,
     pub kind: MatchKind,
     pub distance: u8,
@@ -209,7 +213,7 @@ impl TopK {
 
 /// Query-time restriction on which places may be returned.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Filter<'q> {
+pub(crate) struct Filter<'q> {
     pub country: Option<&'q str>,
 }
 
@@ -222,7 +226,7 @@ impl Filter<'_> {
 
 impl NameIndex {
     /// Builds the index over `places` (their names are folded here).
-    pub fn build(places: &[Place<'_>]) -> NameIndex {
+    pub(crate) fn build(places: &[Place<'_>]) -> NameIndex {
         let mut arena = String::new();
         let mut keys = Vec::new();
         let mut folded: Vec<(String, bool)> = Vec::new();
@@ -297,9 +301,6 @@ impl NameIndex {
         for &(_, i) in &order {
             let mut k = keys[i as usize];
             let b = key_bytes(&k);
-            let common = b.iter().zip(prev).take_while(|(x, y)| x == y).count();
-            lcp.push(common.min(255) as u8);
-            next_byte.push(b.get(common.min(255)).copied().unwrap_or(0));
             if b == prev {
                 k.off = prev_off;
             } else {
@@ -310,6 +311,9 @@ impl NameIndex {
                 k.off = prev_off;
                 sorted_arena.extend_from_slice(b);
             }
+            let common = b.iter().zip(prev).take_while(|(x, y)| x == y).count();
+            lcp.push(common.min(255) as u8);
+            next_byte.push(b.get(common.min(255)).copied().unwrap_or(0));
             prev = b;
             sorted.push(k);
         }
@@ -359,7 +363,7 @@ impl NameIndex {
         // ...then skip whole superblocks and blocks whose minimum shows no
         // boundary inside, and scan the first block that has one.
         while j < n {
-            if j % SUPER == 0 && self.super_min.get(j / SUPER).is_some_and(|&m| m >= d) {
+            if j.is_multiple_of(SUPER) && self.super_min.get(j / SUPER).is_some_and(|&m| m >= d) {
                 j += SUPER;
             } else if self.block_min.get(j / BLOCK).is_some_and(|&m| m >= d) {
                 j += BLOCK;
@@ -378,12 +382,12 @@ impl NameIndex {
     }
 
     /// Number of keys (full plus token).
-    pub fn key_count(&self) -> usize {
+    pub(crate) fn key_count(&self) -> usize {
         self.keys.len()
     }
 
     /// Heap bytes held by the index.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.arena.capacity()
             + self.keys.capacity() * std::mem::size_of::<Key>()
             + self.lcp.capacity()
@@ -413,7 +417,7 @@ impl NameIndex {
     }
 
     /// Best `limit` hits for an already folded, non-empty query.
-    pub fn search(&self, query: &str, filter: Filter<'_>, limit: usize) -> Vec<Hit> {
+    pub(crate) fn search(&self, query: &str, filter: Filter<'_>, limit: usize) -> Vec<Hit> {
         let limit = limit.min(MAX_LIMIT);
         let q = query.as_bytes();
         if q.is_empty() || limit == 0 {
@@ -453,11 +457,22 @@ impl NameIndex {
             for &range in &ranges {
                 self.fuzzy(q, 1, filter, range, &mut budget, &mut top);
             }
-            // 2. One edit anywhere, the first letter included: all keys.
+            // 2. One edit in the first letter: all other keys (the ranges
+            // above were just walked with the same distance).
             if top.items.is_empty() {
                 let mut budget = FALLBACK_ROW_BUDGET;
-                let all = (0, self.keys.len());
-                self.fuzzy(q, 1, filter, all, &mut budget, &mut top);
+                let mut sorted = ranges.clone();
+                sorted.sort_unstable();
+                let mut from = 0;
+                for (lo, hi) in sorted
+                    .into_iter()
+                    .chain([(self.keys.len(), self.keys.len())])
+                {
+                    if from < lo {
+                        self.fuzzy(q, 1, filter, (from, lo), &mut budget, &mut top);
+                    }
+                    from = from.max(hi);
+                }
             }
             // 3. Two edits for queries of 8 characters or more.
             if top.items.is_empty() && chars >= 8 {
@@ -560,7 +575,8 @@ impl NameIndex {
                         let rmin = band_row(prev, None, &mut scratch, q, 0, 0, d, k, far);
                         let last = if (d + k).min(m) == m { scratch[m] } else { far };
                         let bound = rmin.min(row_min[d - 1] + 1);
-                        path_min[d - 1].min(last) > max_dist && bound > max_dist
+                        let allowed = allowed_at(d, max_dist);
+                        path_min[d - 1].min(last) > allowed && bound > allowed
                     });
                     if dead {
                         i = if i != lo && d == lcp_i + 1 {
@@ -595,7 +611,8 @@ impl NameIndex {
                 let bound = rmin.min(row_min[d - 1] + 1);
                 let pm = path_min[d];
                 let settled = pm <= max_dist && bound >= pm;
-                let hopeless = pm > max_dist && bound > max_dist;
+                let allowed = allowed_at(d, max_dist);
+                let hopeless = pm > allowed && bound > allowed;
                 if settled || hopeless || d == max_depth {
                     let end = if i != lo && d == lcp_i + 1 {
                         self.sibling.get(i).map_or(n, |&e| e as usize)
@@ -629,6 +646,21 @@ impl NameIndex {
                 top.offer(Hit::new(MatchKind::Fuzzy, dist, k));
             }
         }
+    }
+}
+
+/// Key prefixes up to this depth may hold at most one edit, even when two
+/// are allowed overall. Two typos within the first three letters are rare,
+/// and allowing them keeps most three-letter prefixes of the alphabet alive,
+/// which is what makes a two-edit trie walk slow.
+const STRICT_PREFIX: usize = 3;
+
+/// Edits a key prefix of length `d` may hold and still be explored.
+fn allowed_at(d: usize, max_dist: u8) -> u8 {
+    if d <= STRICT_PREFIX {
+        max_dist.min(1)
+    } else {
+        max_dist
     }
 }
 
@@ -835,7 +867,7 @@ mod tests {
         for a in b'a'..=b'p' {
             for b in b'a'..=b'z' {
                 for c in b'a'..=b'z' {
-                    if (a as usize * 7 + b as usize * 3 + c as usize) % 5 != 0 {
+                    if !(a as usize * 7 + b as usize * 3 + c as usize).is_multiple_of(5) {
                         names.push(String::from_utf8(vec![a, b, c, b'x']).unwrap_or_default());
                     }
                 }

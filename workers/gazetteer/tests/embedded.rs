@@ -166,3 +166,30 @@ fn reverse_matches_brute_force_on_random_points() {
         assert!((g - w).abs() < 1e-6, "{lat},{lon}: {g} vs {w}");
     }
 }
+
+#[test]
+fn random_garbage_queries_never_panic() {
+    // Characters chosen to hit every branch of the folding and matching:
+    // ASCII, Latin letters that expand (ß, æ), combining marks, other
+    // scripts, emoji, controls, separators and the country-suffix comma.
+    let alphabet: Vec<char> = "aeinorstxzAEZ019 ,,-'.\t\n\u{0}\u{7f}éüßæøłŁǅẞ\u{0301}\u{0308}МоскваΑθήνα東京🚲\u{FEFF}\u{202E}\u{10FFFF}"
+        .chars()
+        .collect();
+    let mut s: u64 = 0x0123_4567_89AB_CDEF;
+    let mut next = move |n: usize| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s % n as u64) as usize
+    };
+    for _ in 0..300 {
+        let len = next(40) + if next(10) == 0 { 250 } else { 0 };
+        let q: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+        let limit = [0, 1, 10, 5000][next(4)];
+        let hits = gaz().search(&q, limit);
+        assert!(
+            hits.len() <= limit.min(etappe_gazetteer::MAX_LIMIT),
+            "{q:?}"
+        );
+    }
+}

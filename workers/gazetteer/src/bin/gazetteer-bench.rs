@@ -149,6 +149,31 @@ fn report(label: &str, mut samples: Vec<Duration>) {
     );
 }
 
+/// (on-CPU ns, run-queue wait ns) of this thread, from schedstat. The wait
+/// shows how much other load on the machine delayed the measurements.
+fn sched() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut it = s.split_whitespace().map(|x| x.parse::<u64>().ok());
+    Some((it.next()??, it.next()??))
+}
+
+fn contention(label: &str, before: Option<(u64, u64)>, wall: Duration) {
+    if let (Some((c0, w0)), Some((c1, w1))) = (before, sched()) {
+        println!(
+            "  [{label}] wall {:.2?}, on-CPU {:.2?}, waiting for a CPU {:.2?}; load average {}",
+            wall,
+            Duration::from_nanos(c1.saturating_sub(c0)),
+            Duration::from_nanos(w1.saturating_sub(w0)),
+            std::fs::read_to_string("/proc/loadavg")
+                .unwrap_or_default()
+                .split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+}
+
 fn max_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -267,7 +292,9 @@ fn main() {
     for q in queries.iter().step_by(250) {
         println!("  sample query {:?} ({:?})", q.text, q.kind);
     }
+    let (s0, t0) = (sched(), Instant::now());
     bench_search(g, &queries, 5);
+    contention("search", s0, t0.elapsed());
 
     let mut rng = Rng(0xC0FF_EE00_1234_5678);
     let europe: Vec<(f64, f64)> = (0..100_000)
@@ -282,8 +309,10 @@ fn main() {
         })
         .collect();
     println!("\nreverse lookup: 100000 points each");
+    let (s0, t0) = (sched(), Instant::now());
     bench_reverse(g, "Europe 35-71N 11W-40E", &europe);
     bench_reverse(g, "world, uniform on sphere", &world);
+    contention("reverse", s0, t0.elapsed());
 
     if let Some(kib) = max_rss_kib() {
         println!("\nmax RSS at exit (VmHWM): {:.1} MiB", kib as f64 / 1024.0);
