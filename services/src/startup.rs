@@ -77,6 +77,7 @@ pub struct Application {
 impl Application {
     /// Opens the backend, creates the local user on a first embedded start, and binds.
     pub async fn build(config: &Config) -> Result<Self, StartupError> {
+        crate::telemetry::install_tls_provider();
         let backend = open_backend(config).await?;
         let local_token = if backend.embedded {
             first_start(config, &backend.identity).await?

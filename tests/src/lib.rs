@@ -312,7 +312,11 @@ impl Servers {
 /// --workspace`).
 pub fn worker_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let mut dir = exe.parent().expect("exe dir");
+    // Test executables live in target/<profile>/deps, binaries in target/<profile>.
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir = dir.parent().expect("profile dir");
+    }
     dir.join("etappe-worker")
 }
 

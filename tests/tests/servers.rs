@@ -364,3 +364,35 @@ async fn with_rabbitmq_stopped_commands_succeed_and_jobs_flow_after_it_returns()
         assert_eq!(route_results(&app, id).await, 1);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_worker_asked_to_stop_finishes_its_job_then_exits_cleanly() {
+    let Some(servers) = Servers::from_env() else {
+        return;
+    };
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let app = app_on(&servers).await;
+    let fixtures = fixtures::start().await;
+    let mut worker = servers.spawn_worker();
+    let token = app.user().await;
+    let id = create(&app, &token, &fixtures.url("/slow.gpx")).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while app.detail(&token, &id).await.body["computationStatus"]["route"] != json!("running") {
+        assert!(Instant::now() < deadline, "the job never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let clean = tokio::task::spawn_blocking(move || worker.terminate(Duration::from_secs(30)))
+        .await
+        .expect("join");
+    assert!(
+        clean,
+        "SIGTERM: the worker exits 0 after finishing what it holds"
+    );
+    let detail = app.detail(&token, &id).await.body;
+    assert_eq!(
+        detail["partial"],
+        json!(false),
+        "the job in flight was finished before exiting: {detail}"
+    );
+    assert_eq!(route_results(&app, &id).await, 1);
+}

@@ -379,6 +379,7 @@ async fn route(
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    etappe_services::telemetry::install_tls_provider();
     match Cli::parse().command {
         Command::Appends {
             clients,

@@ -1,0 +1,79 @@
+//! The parser, geometry and pacing on real GPX files (from gpxpy's test suite, Apache-2.0;
+//! see `tests/data/ATTRIBUTION.md`).
+
+use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
+use etappe_route::pacing::{PacingSettings, pace};
+use etappe_route::parse_gpx;
+
+fn load(name: &str) -> etappe_route::ParsedRoute {
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(&path).expect("fixture");
+    parse_gpx(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn a_real_track_with_elevation_measures_as_published() {
+    let route = load("korita-zbevnica.gpx");
+    let points: Vec<_> = route.tracks.iter().flatten().copied().collect();
+    assert_eq!(points.len(), 871, "gpxpy counts 871 points");
+    let km = cumulative_distances(&points).last().copied().unwrap_or(0.0) / 1000.0;
+    assert!((27.0..28.2).contains(&km), "about 27.6 km: {km}");
+    let (ascent, descent) = elevation_gain_loss(&points);
+    assert!(
+        ascent > 100.0 && ascent < 2000.0,
+        "plausible climbing, not raw noise: {ascent}"
+    );
+    assert!(descent > 100.0, "{descent}");
+    let days = pace(
+        &points,
+        &PacingSettings {
+            max_distance_per_day_km: 80.0,
+            fatigue_factor: 0.9,
+            elevation_penalty: 50.0,
+            days: None,
+        },
+    );
+    assert_eq!(days.len(), 1, "27 km is one day");
+    let forced = pace(
+        &points,
+        &PacingSettings {
+            max_distance_per_day_km: 80.0,
+            fatigue_factor: 1.0,
+            elevation_penalty: 50.0,
+            days: Some(2),
+        },
+    );
+    // A day is at least 30 km: two dated days on a 27 km route still make one day of riding.
+    assert_eq!(forced.len(), 1);
+    assert_eq!(
+        (forced[0].start_index, forced[0].end_index),
+        (0, points.len() - 1)
+    );
+}
+
+#[test]
+fn a_track_without_elevation_has_distance_and_no_climbing() {
+    let route = load("cerknicko-jezero-without-elevations.gpx");
+    let points: Vec<_> = route.tracks.iter().flatten().copied().collect();
+    assert!(points.iter().all(|p| p.ele.is_none()));
+    let km = cumulative_distances(&points).last().copied().unwrap_or(0.0) / 1000.0;
+    assert!(km > 10.0, "{km}");
+    assert_eq!(elevation_gain_loss(&points), (0.0, 0.0));
+}
+
+#[test]
+fn a_bom_with_waypoints_only_is_read_as_gpx_and_found_empty() {
+    let path = format!(
+        "{}/tests/data/unicode_with_bom.gpx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(path).expect("fixture");
+    // Waypoints are not a route: the file is GPX (the BOM is fine), with no track to ride.
+    assert_eq!(parse_gpx(&bytes), Err(etappe_route::RouteError::Empty));
+}
+
+#[test]
+fn gpx_1_0_with_every_field_is_read() {
+    let old = load("gpx1.0_with_all_fields.gpx");
+    assert!(!old.tracks.is_empty());
+}
