@@ -717,7 +717,7 @@ fn the_validator_rejects_what_the_document_does_not_allow() {
     // The checks above are only as good as the validator: it must catch drift.
     let schema = json!({"$ref": "#/components/schemas/TripSummary"});
     let good = json!({"id": uuid::Uuid::nil().to_string(), "version": 1, "partial": true, "isLocked": false,
-        "computationStatus": {"route": "pending"}});
+        "computationStatus": {"route": "pending"}, "unavailable": {}});
     assert!(etappe_tests::openapi::validate(&schema, &good).is_empty());
     let mut extra = good.clone();
     extra["surprise"] = json!(1);

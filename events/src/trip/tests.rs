@@ -337,3 +337,155 @@ fn stored_event_shapes_are_stable() {
     let deleted = TripEvent::from_stored("TripDeleted", 1, &serde_json::Value::Null).expect("unit");
     assert_eq!(deleted, TripEvent::TripDeleted);
 }
+
+fn route_done(history: &mut Vec<TripEvent>) {
+    use super::stage::{Point, RouteSummary, Stage};
+    let trip = fold(history.iter()).expect("trip");
+    let stage = |i: u32| Stage {
+        id: uuid::Uuid::from_u128(100 + u128::from(i)),
+        day_number: i,
+        distance_km: 80.0,
+        ascent_m: 500.0,
+        descent_m: 500.0,
+        start: Point {
+            lat: 45.0,
+            lon: 6.0,
+            ele: None,
+        },
+        end: Point {
+            lat: 45.5,
+            lon: 6.5,
+            ele: None,
+        },
+        start_label: None,
+        end_label: None,
+        start_country: None,
+        end_country: None,
+        label: None,
+        is_rest_day: false,
+        first_point: 0,
+        last_point: 1,
+        alerts: vec![],
+    };
+    let route = RouteSummary {
+        title: Some("From the source".into()),
+        total_distance_km: 160.0,
+        ascent_m: 1000.0,
+        descent_m: 1000.0,
+        point_count: 2,
+        track_key: "track:x:1".into(),
+    };
+    let events = decide(
+        Some(&trip),
+        TripCommand::RecordRoute {
+            generation: trip.generation,
+            route,
+            stages: vec![stage(1), stage(2)],
+        },
+    )
+    .expect("route recorded");
+    history.extend(events);
+}
+
+#[test]
+fn the_days_appearing_move_the_version_and_fill_an_empty_title() {
+    let mut history = created(TripSettings::default());
+    route_done(&mut history);
+    let trip = fold(&history).expect("trip");
+    assert_eq!(trip.version, 2);
+    assert!(!trip.is_partial());
+    assert_eq!(trip.settings.title.as_deref(), Some("From the source"));
+    assert_eq!(trip.computations[&Category::Route], ComputationStatus::Done);
+}
+
+#[test]
+fn a_result_for_a_superseded_generation_is_refused() {
+    let mut history = created(TripSettings::default());
+    let trip = fold(&history).expect("trip");
+    history.extend(
+        decide(
+            Some(&trip),
+            update(
+                SettingsPatch {
+                    max_distance_per_day: Some(120.0),
+                    ..Default::default()
+                },
+                1,
+            ),
+        )
+        .expect("repace"),
+    );
+    let trip = fold(&history).expect("trip");
+    assert_eq!(trip.generation, 2);
+    let late = decide(
+        Some(&trip),
+        TripCommand::FailRoute {
+            generation: 1,
+            reason: "late".into(),
+        },
+    );
+    assert_eq!(
+        late,
+        Err(TripError::Superseded {
+            generation: 1,
+            current: 2
+        })
+    );
+}
+
+#[test]
+fn a_setting_that_invalidates_analysis_only_requests_an_analysis_not_a_new_cut() {
+    let mut history = created(TripSettings::default());
+    route_done(&mut history);
+    let trip = fold(&history).expect("trip");
+    let events = decide(
+        Some(&trip),
+        update(
+            SettingsPatch {
+                ebike_mode: Some(true),
+                ..Default::default()
+            },
+            2,
+        ),
+    )
+    .expect("updated");
+    assert!(
+        matches!(&events[1], TripEvent::AnalysisRequested { generation: 1, categories } if categories.contains(&Category::TerrainSecurity))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, TripEvent::RouteRequested { .. }))
+    );
+    let after = fold(history.iter().chain(&events)).expect("trip");
+    assert_eq!(after.stages.len(), 2, "the days stay");
+    assert_eq!(after.version, 3);
+}
+
+#[test]
+fn an_analysis_is_refused_while_one_runs_and_without_days() {
+    let mut history = created(TripSettings::default());
+    let trip = fold(&history).expect("trip");
+    assert_eq!(
+        decide(Some(&trip), TripCommand::RequestAnalysis { today: today() }),
+        Err(TripError::NoStages)
+    );
+    route_done(&mut history);
+    let trip = fold(&history).expect("trip");
+    let started = decide(
+        Some(&trip),
+        TripCommand::StartAnalysis {
+            generation: trip.generation,
+            categories: vec![Category::TerrainSecurity],
+        },
+    )
+    .expect("started");
+    let running = fold(history.iter().chain(&started)).expect("trip");
+    assert_eq!(
+        decide(
+            Some(&running),
+            TripCommand::RequestAnalysis { today: today() }
+        ),
+        Err(TripError::AnalysisRunning)
+    );
+}
