@@ -729,3 +729,50 @@ fn the_validator_rejects_what_the_document_does_not_allow() {
     missing.as_object_mut().expect("object").remove("version");
     assert!(!etappe_tests::openapi::validate(&schema, &missing).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn places_are_searched_in_the_embedded_gazetteer() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let token = app.user().await;
+    let search = |q: &str| {
+        let path = format!("/geocode/search?{q}");
+        let app = &app;
+        let token = token.clone();
+        async move {
+            app.call(
+                Method::GET,
+                "/geocode/search",
+                &path,
+                Some(&token),
+                &[],
+                None,
+            )
+            .await
+        }
+    };
+    let grenoble = search("q=Grenoblle&limit=3").await;
+    assert_eq!(grenoble.status, StatusCode::OK);
+    assert_eq!(
+        grenoble.body["items"][0]["name"],
+        json!("Grenoble"),
+        "a typo still finds it: {}",
+        grenoble.body
+    );
+    assert_eq!(grenoble.body["items"][0]["countryCode"], json!("FR"));
+    let munich = search("q=M%C3%BCnchen").await;
+    assert_eq!(
+        munich.body["items"][0]["countryCode"],
+        json!("DE"),
+        "{}",
+        munich.body
+    );
+    assert_eq!(
+        search("q=Paris&limit=11").await.status,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(search("q=&limit=3").await.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        search("q=Paris&near=1").await.status,
+        StatusCode::BAD_REQUEST
+    );
+}

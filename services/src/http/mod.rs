@@ -4,6 +4,7 @@
 mod extract;
 mod health;
 mod openapi;
+mod places;
 pub mod problem;
 mod trips;
 mod work;
@@ -48,6 +49,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/trips/{id}/events"),
     ("POST", "/trips/gpx-upload"),
     ("GET", "/metrics"),
+    ("GET", "/geocode/search"),
     ("GET", "/livez"),
     ("GET", "/readyz"),
     ("GET", "/openapi.json"),
@@ -73,6 +75,7 @@ pub fn router(state: AppState) -> Router {
             )),
         ),
         ("/metrics", get(work::metrics)),
+        ("/geocode/search", get(places::search)),
         ("/livez", get(health::live)),
         ("/readyz", get(health::ready)),
         ("/openapi.json", get(openapi::document)),

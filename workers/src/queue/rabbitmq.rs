@@ -102,19 +102,30 @@ impl RabbitQueue {
         Ok(queue)
     }
 
-    /// A new channel, re-opening the connection if it is gone.
+    /// A new channel, re-opening the connection if it is gone. Bounded in time: a broker
+    /// that is going away can leave a connection that neither works nor fails.
     async fn channel(&self) -> Result<Channel, QueueError> {
+        let timeout = Duration::from_secs(5);
         let mut connection = self.connection.lock().await;
         if let Some(c) = connection.as_ref()
             && c.status().connected()
-            && let Ok(channel) = c.create_channel().await
+            && let Ok(Ok(channel)) = tokio::time::timeout(timeout, c.create_channel()).await
         {
             return Ok(channel);
         }
-        let fresh = Connection::connect(&self.url, ConnectionProperties::default())
+        let fresh = tokio::time::timeout(
+            timeout,
+            Connection::connect(&self.url, ConnectionProperties::default()),
+        )
+        .await
+        .map_err(|_| QueueError::Unavailable("the broker did not answer within 5 s".into()))?
+        .map_err(unavailable)?;
+        let channel = tokio::time::timeout(timeout, fresh.create_channel())
             .await
+            .map_err(|_| {
+                QueueError::Unavailable("the broker did not open a channel within 5 s".into())
+            })?
             .map_err(unavailable)?;
-        let channel = fresh.create_channel().await.map_err(unavailable)?;
         *connection = Some(fresh);
         Ok(channel)
     }
@@ -367,7 +378,15 @@ struct RabbitDeliveries {
     queue: std::sync::Arc<RabbitQueue>,
     prefetch: u16,
     consumer: Option<Consumer>,
+    channel: Option<Channel>,
 }
+
+/// How often a waiting consumer checks that its channel is still alive: a broker that went
+/// away does not always end the consumer's stream, and a consumer on a dead channel would
+/// wait for ever.
+const LIVENESS_CHECK: Duration = Duration::from_secs(1);
+/// How long a publish may wait for its confirm before the channel is considered dead.
+const CONFIRM_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl RabbitDeliveries {
     async fn open(&mut self) -> Result<(), QueueError> {
@@ -386,7 +405,13 @@ impl RabbitDeliveries {
             .await
             .map_err(unavailable)?;
         self.consumer = Some(consumer);
+        self.channel = Some(channel);
         Ok(())
+    }
+
+    fn reset(&mut self) {
+        self.consumer = None;
+        self.channel = None;
     }
 
     fn decode(&self, delivery: AmqpDelivery) -> Delivery {
@@ -424,15 +449,29 @@ impl Deliveries for RabbitDeliveries {
                 continue;
             }
             let consumer = self.consumer.as_mut()?;
-            match consumer.next().await {
-                Some(Ok(delivery)) => return Some(self.decode(delivery)),
-                Some(Err(error)) => {
+            let next = tokio::select! {
+                item = consumer.next() => Some(item),
+                () = tokio::time::sleep(LIVENESS_CHECK) => None,
+            };
+            match next {
+                Some(Some(Ok(delivery))) => return Some(self.decode(delivery)),
+                Some(Some(Err(error))) => {
                     tracing::warn!(%error, "consumer failed; reconnecting");
-                    self.consumer = None;
+                    self.reset();
+                }
+                Some(None) => {
+                    tracing::warn!("consumer closed; reconnecting");
+                    self.reset();
                 }
                 None => {
-                    tracing::warn!("consumer closed; reconnecting");
-                    self.consumer = None;
+                    if !self
+                        .channel
+                        .as_ref()
+                        .is_some_and(|c| c.status().connected())
+                    {
+                        tracing::warn!("the consumer's channel is gone; reconnecting");
+                        self.reset();
+                    }
                 }
             }
         }
@@ -456,6 +495,7 @@ impl JobQueue for SharedRabbitQueue {
             queue: std::sync::Arc::clone(&self.0),
             prefetch,
             consumer: None,
+            channel: None,
         };
         deliveries.open().await?;
         Ok(Box::new(deliveries))
