@@ -266,21 +266,26 @@ impl RabbitQueue {
                     c
                 }
             };
-            let sent = channel
-                .basic_publish(
-                    exchange.into(),
-                    routing_key.into(),
-                    BasicPublishOptions {
-                        mandatory: true,
-                        ..Default::default()
-                    },
-                    &payload,
-                    Self::properties(message, attempt),
-                )
-                .await;
-            let confirm = match sent {
-                Ok(confirm) => confirm.await,
-                Err(e) => Err(e),
+            let publish = async {
+                let confirm = channel
+                    .basic_publish(
+                        exchange.into(),
+                        routing_key.into(),
+                        BasicPublishOptions {
+                            mandatory: true,
+                            ..Default::default()
+                        },
+                        &payload,
+                        Self::properties(message, attempt),
+                    )
+                    .await?;
+                confirm.await
+            };
+            let confirm = match tokio::time::timeout(CONFIRM_TIMEOUT, publish).await {
+                Ok(result) => result.map_err(unavailable),
+                Err(_) => Err(QueueError::Unavailable(
+                    "no publisher confirm within 10 s".into(),
+                )),
             };
             match confirm {
                 Ok(c) => {
@@ -296,7 +301,7 @@ impl RabbitQueue {
                     tracing::warn!(error = %e, "publishing failed; reconnecting once");
                     *publisher = None;
                 }
-                Err(e) => return Err(unavailable(e)),
+                Err(e) => return Err(e),
             }
         }
         Err(QueueError::Unavailable("publishing failed".into()))
