@@ -1,0 +1,89 @@
+//! Shared fixtures for the integration tests: a synthetic multi-day trip and an
+//! independent haversine, so the tests do not check the crate against itself.
+
+#![allow(dead_code)] // Each test binary uses a different subset.
+
+use etappe_export::{ExportDay, ExportPoint, ExportWaypoint, WaypointKind};
+
+/// Same mean radius the crate documents; any radius would do for a 0.5 % check as long as
+/// the reference uses it consistently.
+pub(crate) const R: f64 = 6_371_008.8;
+
+pub(crate) fn haversine(a: &ExportPoint, b: &ExportPoint) -> f64 {
+    let (la1, la2) = (a.lat.to_radians(), b.lat.to_radians());
+    let h = ((la2 - la1) / 2.0).sin().powi(2)
+        + la1.cos() * la2.cos() * ((b.lon - a.lon).to_radians() / 2.0).sin().powi(2);
+    2.0 * R * h.sqrt().asin()
+}
+
+pub(crate) fn path_length(points: &[ExportPoint]) -> f64 {
+    points.windows(2).map(|w| haversine(&w[0], &w[1])).sum()
+}
+
+/// A wiggly eastward trip from Lake Constance: `days` days of `per_day` points each,
+/// ~25 m apart, every day starting at the previous day's last point (as the planner does).
+pub(crate) fn synthetic_trip(days: usize, per_day: usize) -> Vec<ExportDay> {
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    for d in 0..days {
+        let mut points = Vec::with_capacity(per_day);
+        // Step back one index so the first point repeats the previous day's last one.
+        if d > 0 && i > 0 {
+            i -= 1;
+        }
+        for _ in 0..per_day {
+            let t = i as f64;
+            points.push(ExportPoint {
+                lat: 47.55 + 0.01 * (t / 150.0).sin() + 0.000_05 * t * 0.3,
+                lon: 9.70 + 0.000_3 * t,
+                ele: if i % 97 == 13 {
+                    None
+                } else {
+                    Some(400.0 + 150.0 * (t / 400.0).sin())
+                },
+            });
+            i += 1;
+        }
+        out.push(ExportDay {
+            name: format!("Tag {}: Etappe {}", d + 1, d + 1),
+            points,
+        });
+    }
+    out
+}
+
+/// The trip's points with the shared day boundaries dropped, as `trip_to_fit` should do.
+pub(crate) fn flatten(days: &[ExportDay]) -> Vec<ExportPoint> {
+    let mut out: Vec<ExportPoint> = Vec::new();
+    for day in days {
+        let skip = usize::from(out.last().is_some_and(|l| day.points.first() == Some(l)));
+        out.extend(&day.points[skip..]);
+    }
+    out
+}
+
+/// A lodging at the end of every day but the last (slightly off the route, as a hotel
+/// is), plus a generic café in the middle of day 1.
+pub(crate) fn trip_waypoints(days: &[ExportDay]) -> Vec<ExportWaypoint> {
+    let mut out = Vec::new();
+    let first = &days[0].points;
+    let mid = first[first.len() / 2];
+    out.push(ExportWaypoint {
+        name: "Café am See".into(),
+        lat: mid.lat + 0.000_2,
+        lon: mid.lon,
+        kind: WaypointKind::Generic,
+    });
+    for (d, day) in days.iter().enumerate().take(days.len().saturating_sub(1)) {
+        let end = day.points[day.points.len() - 1];
+        out.push(ExportWaypoint {
+            name: format!("Hotel Nacht {}", d + 1),
+            lat: end.lat - 0.000_3,
+            lon: end.lon + 0.000_1,
+            kind: WaypointKind::Lodging,
+        });
+    }
+    // Given out of route order on purpose: the exporter must sort course points.
+    out.reverse();
+    out
+}
