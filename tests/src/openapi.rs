@@ -171,3 +171,34 @@ pub fn check_answer(method: &str, template: &str, status: u16, headers: &HeaderM
         );
     }
 }
+
+/// Panics unless a non-JSON answer (a file) has a status and media type the document lists.
+pub fn check_status(method: &str, template: &str, status: u16, headers: &HeaderMap) {
+    let doc = document();
+    let operation = doc
+        .pointer(&format!(
+            "/paths/{}/{}",
+            template.replace('~', "~0").replace('/', "~1"),
+            method.to_ascii_lowercase()
+        ))
+        .unwrap_or_else(|| panic!("{method} {template} is not in the OpenAPI document"));
+    let response = operation
+        .pointer(&format!("/responses/{status}"))
+        .unwrap_or_else(|| {
+            panic!(
+                "{method} {template} answered {status}, which the OpenAPI document does not list"
+            )
+        });
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let documented = response
+        .get("content")
+        .and_then(Value::as_object)
+        .is_some_and(|c| c.contains_key(content_type));
+    assert!(
+        documented,
+        "{method} {template} {status} answered {content_type}, not documented"
+    );
+}

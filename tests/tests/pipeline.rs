@@ -326,3 +326,132 @@ async fn readiness_counts_the_workers_and_metrics_count_the_jobs() {
     );
     assert!(metrics.contains("etappe_queue_depth"), "{metrics}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trip_and_its_days_export_as_gpx_and_fit() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 100}),
+        )
+        .await
+        .body["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let early = app
+        .call(
+            Method::GET,
+            "/trips/{id}.gpx",
+            &format!("/trips/{id}.gpx"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert!(
+        early.status == StatusCode::UNPROCESSABLE_ENTITY || early.status == StatusCode::OK,
+        "before the days exist the export is refused: {}",
+        early.status
+    );
+    let detail = wait_for_days(&app, &token, &id).await;
+    let stages = detail["stages"].as_array().expect("stages").clone();
+
+    let gpx = app
+        .call(
+            Method::GET,
+            "/trips/{id}.gpx",
+            &format!("/trips/{id}.gpx"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(gpx.status, StatusCode::OK);
+    let parsed = etappe_route::parse_gpx(&gpx.raw).expect("our GPX reads back");
+    assert_eq!(parsed.tracks.len(), stages.len(), "a track per day");
+    let points: usize = parsed.tracks.iter().map(Vec::len).sum();
+    assert!(points > 6000, "full resolution: {points}");
+
+    let fit = app
+        .call(
+            Method::GET,
+            "/trips/{id}.fit",
+            &format!("/trips/{id}.fit"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(fit.status, StatusCode::OK);
+    assert_eq!(&fit.raw[8..12], b".FIT");
+    let decoded = fitparser::from_bytes(&fit.raw).expect("a FIT decoder reads it");
+    let records = decoded
+        .iter()
+        .filter(|m| m.kind() == fitparser::profile::MesgNum::Record)
+        .count();
+    assert_eq!(
+        records,
+        points - (stages.len() - 1),
+        "one record per point, shared day boundaries once"
+    );
+
+    let stage_id = stages[1]["stageId"].as_str().expect("stage id");
+    let one = app
+        .call(
+            Method::GET,
+            "/trips/{id}/stages/{stageId}/export.gpx",
+            &format!("/trips/{id}/stages/{stage_id}/export.gpx"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(one.status, StatusCode::OK);
+    assert_eq!(
+        etappe_route::parse_gpx(&one.raw)
+            .expect("day GPX")
+            .tracks
+            .len(),
+        1
+    );
+    let day_fit = app
+        .call(
+            Method::GET,
+            "/trips/{id}/stages/{stageId}/export.fit",
+            &format!("/trips/{id}/stages/{stage_id}/export.fit"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(day_fit.status, StatusCode::OK);
+
+    let stranger = app.user().await;
+    let foreign = app
+        .call(
+            Method::GET,
+            "/trips/{id}.gpx",
+            &format!("/trips/{id}.gpx"),
+            Some(&stranger),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+    let unknown_day = uuid::Uuid::now_v7();
+    let missing = app
+        .call(
+            Method::GET,
+            "/trips/{id}/stages/{stageId}/export.gpx",
+            &format!("/trips/{id}/stages/{unknown_day}/export.gpx"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+}

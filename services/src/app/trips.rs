@@ -472,8 +472,111 @@ impl TripService {
         Ok(self.store.trip_view(trip_id).await?)
     }
 
+    /// The trip (or one day of it) as a GPX 1.1 or FIT course file: a track per day at full
+    /// resolution, from the stored track of the current generation.
+    pub async fn export(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        stage_id: Option<uuid::Uuid>,
+        format: ExportFormat,
+    ) -> Result<ExportFile, AppError> {
+        require(principal, Scope::TripsRead)?;
+        let view = self.owned_view(principal, trip_id).await?;
+        self.export_view(&view, stage_id, format).await
+    }
+
+    /// Export of a trip already authorized (also used by public share links).
+    pub async fn export_view(
+        &self,
+        view: &TripView,
+        stage_id: Option<uuid::Uuid>,
+        format: ExportFormat,
+    ) -> Result<ExportFile, AppError> {
+        let trip = &view.trip;
+        let route = trip.route.as_ref().ok_or(AppError::NotReady)?;
+        let bytes = self
+            .store
+            .get_blob(&route.track_key)
+            .await?
+            .ok_or(AppError::NotReady)?;
+        let points = etappe_workers::track::decode(&bytes)
+            .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))?;
+        let stages: Vec<_> = match stage_id {
+            Some(id) => trip.stages.iter().filter(|s| s.id == id).collect(),
+            None => trip.stages.iter().collect(),
+        };
+        if stages.is_empty() {
+            return Err(AppError::NotFound);
+        }
+        let title = trip
+            .settings
+            .title
+            .clone()
+            .unwrap_or_else(|| "Etappe trip".into());
+        let days: Vec<etappe_export::ExportDay> = stages
+            .iter()
+            .map(|stage| {
+                let slice = points
+                    .get(stage.first_point..=stage.last_point.min(points.len().saturating_sub(1)))
+                    .unwrap_or(&[]);
+                let name = match (&stage.start_label, &stage.end_label) {
+                    (Some(a), Some(b)) => format!("Day {}: {a} - {b}", stage.day_number),
+                    _ => format!("Day {}", stage.day_number),
+                };
+                etappe_export::ExportDay {
+                    name: etappe_events::text::strip_controls(&name),
+                    points: slice
+                        .iter()
+                        .map(|p| etappe_export::ExportPoint {
+                            lat: p.lat,
+                            lon: p.lon,
+                            ele: p.ele,
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let stem = match stage_id {
+            Some(_) => format!("etappe-{}-day-{}", trip.id, stages[0].day_number),
+            None => format!("etappe-{}", trip.id),
+        };
+        match format {
+            ExportFormat::Gpx => Ok(ExportFile {
+                bytes: etappe_export::to_gpx(&title, &days, &[]).into_bytes(),
+                content_type: "application/gpx+xml",
+                file_name: format!("{stem}.gpx"),
+            }),
+            ExportFormat::Fit => {
+                let bytes = etappe_export::trip_to_fit(&title, &days, &[]).map_err(|e| {
+                    AppError::Conflict(format!("the route cannot be written as FIT: {e}"))
+                })?;
+                Ok(ExportFile {
+                    bytes,
+                    content_type: "application/vnd.ant.fit",
+                    file_name: format!("{stem}.fit"),
+                })
+            }
+        }
+    }
+
     /// Whether the database answers.
     pub async fn ping(&self) -> Result<(), AppError> {
         Ok(self.store.ping().await?)
     }
+}
+
+/// A file format for exports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Gpx,
+    Fit,
+}
+
+/// An exported file.
+#[derive(Clone, Debug)]
+pub struct ExportFile {
+    pub bytes: Vec<u8>,
+    pub content_type: &'static str,
+    pub file_name: String,
 }

@@ -14,7 +14,7 @@ use etappe_events::trip::input::parse_date;
 
 use super::AppState;
 use super::extract::{Caller, IfMatch, JsonObject, TripPath, etag};
-use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE};
+use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, ExportFile, ExportFormat, MAX_ITEMS_PER_PAGE};
 use crate::app::views::TripDetail;
 use crate::app::{AppError, RequestContext};
 
@@ -131,12 +131,27 @@ pub(super) async fn list(
     Ok(Json(list).into_response())
 }
 
-/// `GET /trips/{id}`: `{id, version, partial, isLocked, computationStatus}`.
+/// `GET /trips/{id}`: `{id, version, partial, isLocked, computationStatus}`; with a `.gpx` or
+/// `.fit` suffix, the whole trip as a file.
 pub(super) async fn summary(
     State(state): State<AppState>,
     Caller(principal): Caller,
-    TripPath(trip_id): TripPath,
+    axum::extract::Path(raw): axum::extract::Path<String>,
 ) -> Result<Response, AppError> {
+    let (id, format) = match raw.rsplit_once('.') {
+        Some((id, "gpx")) => (id, Some(ExportFormat::Gpx)),
+        Some((id, "fit")) => (id, Some(ExportFormat::Fit)),
+        _ => (raw.as_str(), None),
+    };
+    let trip_id = id.parse().map_err(|_| AppError::NotFound)?;
+    if let Some(format) = format {
+        return Ok(file_response(
+            state
+                .trips
+                .export(&principal, trip_id, None, format)
+                .await?,
+        ));
+    }
     let summary = state.trips.summary(&principal, trip_id).await?;
     Ok(Json(summary).into_response())
 }
@@ -190,4 +205,40 @@ pub(super) async fn delete(
 ) -> Result<StatusCode, AppError> {
     state.trips.delete(&principal, trip_id, &context).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// An exported file as an attachment.
+pub(super) fn file_response(file: ExportFile) -> Response {
+    let disposition = format!("attachment; filename=\"{}\"", file.file_name);
+    let mut response = file.bytes.into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(file.content_type),
+    );
+    if let Ok(value) = HeaderValue::from_str(&disposition) {
+        h.insert(header::CONTENT_DISPOSITION, value);
+    }
+    response
+}
+
+/// `GET /trips/{id}/stages/{stageId}/export.gpx|export.fit`: one day as a file.
+pub(super) async fn stage_export(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    axum::extract::Path((id, stage, file)): axum::extract::Path<(String, String, String)>,
+) -> Result<Response, AppError> {
+    let format = match file.as_str() {
+        "export.gpx" => ExportFormat::Gpx,
+        "export.fit" => ExportFormat::Fit,
+        _ => return Err(AppError::NotFound),
+    };
+    let trip_id = id.parse().map_err(|_| AppError::NotFound)?;
+    let stage_id = uuid::Uuid::parse_str(&stage).map_err(|_| AppError::NotFound)?;
+    Ok(file_response(
+        state
+            .trips
+            .export(&principal, trip_id, Some(stage_id), format)
+            .await?,
+    ))
 }

@@ -4,7 +4,9 @@
 mod common;
 
 use common::{flatten, haversine, path_length, synthetic_trip, trip_waypoints};
-use etappe_export::{ExportError, ExportPoint, ExportWaypoint, WaypointKind, to_fit_course, trip_to_fit};
+use etappe_export::{
+    ExportError, ExportPoint, ExportWaypoint, WaypointKind, to_fit_course, trip_to_fit,
+};
 use fitparser::profile::MesgNum;
 use fitparser::{FitDataRecord, Value};
 
