@@ -59,6 +59,11 @@ pub struct Config {
     #[arg(long, env = "ETAPPE_WORKER_ADDR", default_value = "127.0.0.1:9091")]
     pub worker_addr: SocketAddr,
 
+    /// Public base URL of the API, for share links (`https://etappe.example`). Unset: the
+    /// request's Host header over http.
+    #[arg(long, env = "ETAPPE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
     /// Log filter (`info`, `etappe=debug,sqlx=warn`, …).
     #[arg(long, env = "ETAPPE_LOG", default_value = "info")]
     pub log: String,
@@ -80,6 +85,7 @@ impl Config {
             in_process_workers: None,
             queue_prefix: "etappe".into(),
             worker_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            public_url: None,
             log: "warn".into(),
         }
     }

@@ -93,6 +93,7 @@ impl Application {
             )),
             identity: Arc::new(backend.identity),
             work,
+            public_url: config.public_url.clone(),
         };
         let listener = TcpListener::bind(config.addr).await?;
         Ok(Self {

@@ -455,3 +455,217 @@ async fn a_trip_and_its_days_export_as_gpx_and_fit() {
         .await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_link_is_public_until_revoked_and_not_guessable() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 100}),
+        )
+        .await
+        .body["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let detail = wait_for_days(&app, &token, &id).await;
+    let share_path = format!("/trips/{id}/share");
+    let none = app
+        .call(
+            Method::GET,
+            "/trips/{id}/share",
+            &share_path,
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(none.status, StatusCode::NOT_FOUND, "no link yet");
+
+    let opened = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &share_path,
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(opened.status, StatusCode::CREATED, "{}", opened.body);
+    let code = opened.body["shortCode"].as_str().expect("code").to_owned();
+    assert_eq!(code.len(), 11, "64 random bits");
+    assert!(
+        opened.body["url"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with(&format!("/s/{code}"))
+    );
+    let again = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &share_path,
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(
+        again.body["shortCode"],
+        json!(code),
+        "one active link: a repeat answers it"
+    );
+
+    // Anonymous reads.
+    let public = app
+        .call(
+            Method::GET,
+            "/s/{code}",
+            &format!("/s/{code}"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(public.status, StatusCode::OK);
+    assert_eq!(public.body["stageCount"], detail["stageCount"]);
+    assert!(
+        public.body.get("sourceUrl").is_none(),
+        "the owner's source link stays private"
+    );
+    let gpx = app
+        .call(
+            Method::GET,
+            "/s/{code}.gpx",
+            &format!("/s/{code}.gpx"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(gpx.status, StatusCode::OK);
+    assert!(etappe_route::parse_gpx(&gpx.raw).is_ok());
+    let fit = app
+        .call(
+            Method::GET,
+            "/s/{code}.fit",
+            &format!("/s/{code}.fit"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(fit.status, StatusCode::OK);
+    let stage_id = detail["stages"][0]["stageId"].as_str().expect("stage");
+    let day = app
+        .call(
+            Method::GET,
+            "/s/{code}/stages/{stageId}",
+            &format!("/s/{code}/stages/{stage_id}"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(day.status, StatusCode::OK);
+    assert_eq!(day.body["dayNumber"], json!(1));
+
+    // Someone else cannot open, read or revoke it.
+    let stranger = app.user().await;
+    for method in [Method::GET, Method::POST, Method::DELETE] {
+        let foreign = app
+            .call(
+                method.clone(),
+                "/trips/{id}/share",
+                &share_path,
+                Some(&stranger),
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(foreign.status, StatusCode::NOT_FOUND, "{method}");
+    }
+
+    // Not guessable: other codes, malformed ones, and then the revoked one are all 404.
+    for probe in ["AAAAAAAAAAA", "short", "../../etc/p", &code[..10]] {
+        let guessed = app
+            .call(
+                Method::GET,
+                "/s/{code}",
+                &format!("/s/{probe}"),
+                None,
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(guessed.status, StatusCode::NOT_FOUND, "{probe}");
+    }
+    let revoked = app
+        .call(
+            Method::DELETE,
+            "/trips/{id}/share",
+            &share_path,
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(revoked.status, StatusCode::NO_CONTENT);
+    for path in [
+        format!("/s/{code}"),
+        format!("/s/{code}.gpx"),
+        format!("/s/{code}/stages/{stage_id}"),
+    ] {
+        let template = if path.ends_with(".gpx") {
+            "/s/{code}.gpx"
+        } else if path.contains("/stages/") {
+            "/s/{code}/stages/{stageId}"
+        } else {
+            "/s/{code}"
+        };
+        let gone = app
+            .call(Method::GET, template, &path, None, &[], None)
+            .await;
+        assert_eq!(
+            gone.status,
+            StatusCode::NOT_FOUND,
+            "{path}: a revoked code answers 404 to everyone"
+        );
+    }
+    let owner_view = app
+        .call(
+            Method::GET,
+            "/s/{code}",
+            &format!("/s/{code}"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(
+        owner_view.status,
+        StatusCode::NOT_FOUND,
+        "even to its owner"
+    );
+    let reopened = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &share_path,
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(reopened.status, StatusCode::CREATED);
+    assert_ne!(
+        reopened.body["shortCode"],
+        json!(code),
+        "a new link gets a new code"
+    );
+}

@@ -776,3 +776,36 @@ async fn places_are_searched_in_the_embedded_gazetteer() {
         StatusCode::BAD_REQUEST
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_documented_route_is_really_served() {
+    // The route table is written by hand next to the router; this calls each entry for real
+    // (anonymously) and fails if the router does not know it (its fallback answers
+    // "no such resource") or refuses the method.
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let id = uuid::Uuid::now_v7().to_string();
+    for (method, template) in etappe_services::http::ROUTES {
+        let path = template
+            .replace("{id}", &id)
+            .replace("{stageId}", &id)
+            .replace("{code}", "AAAAAAAAAAA");
+        let method: Method = method.parse().expect("method");
+        let response = app
+            .client
+            .request(method.clone(), format!("{}{path}", app.base))
+            .send()
+            .await
+            .expect("send");
+        let status = response.status();
+        let body = response.text().await.unwrap_or_default();
+        assert!(
+            !(status == StatusCode::NOT_FOUND && body.contains("no such resource")),
+            "{method} {template} is documented but not routed"
+        );
+        assert_ne!(
+            status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {template} is documented but not routed"
+        );
+    }
+}

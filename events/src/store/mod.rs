@@ -261,6 +261,9 @@ pub trait TripViews: Send + Sync + fmt::Debug {
     /// The read model of one trip.
     async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError>;
 
+    /// The read model of the trip whose active public link has this code.
+    async fn trip_view_by_share(&self, code: &str) -> Result<Option<TripView>, StoreError>;
+
     /// One page of a user's trips, newest first, and the total matching the filter.
     async fn list_trip_views(
         &self,

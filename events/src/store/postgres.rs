@@ -242,11 +242,12 @@ async fn write_view(
     let doc = serde_json::to_value(view).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let settings = &view.trip.settings;
     sqlx::query(
-        "INSERT INTO trip_views (trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+        "INSERT INTO trip_views (trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc, share_code) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (trip_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, title = EXCLUDED.title, \
            start_date = EXCLUDED.start_date, end_date = EXCLUDED.end_date, created_at = EXCLUDED.created_at, \
-           updated_at = EXCLUDED.updated_at, stream_version = EXCLUDED.stream_version, doc = EXCLUDED.doc",
+           updated_at = EXCLUDED.updated_at, stream_version = EXCLUDED.stream_version, doc = EXCLUDED.doc, \
+           share_code = EXCLUDED.share_code",
     )
     .bind(trip_id.0)
     .bind(view.trip.owner_id.0)
@@ -257,6 +258,7 @@ async fn write_view(
     .bind(view.updated_at)
     .bind(view.stream_version as i64)
     .bind(doc)
+    .bind(view.trip.share.as_ref().map(|s| s.code.clone()))
     .execute(&mut *tx)
     .await?;
     Ok(())
@@ -458,6 +460,18 @@ impl TripViews for PostgresStore {
 
     async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError> {
         load_view(&self.pool, trip_id).await
+    }
+
+    async fn trip_view_by_share(&self, code: &str) -> Result<Option<TripView>, StoreError> {
+        let doc: Option<Value> =
+            sqlx::query_scalar("SELECT doc FROM trip_views WHERE share_code = $1")
+                .bind(code)
+                .fetch_optional(&self.pool)
+                .await?;
+        doc.map(|d| {
+            serde_json::from_value(d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
+        })
+        .transpose()
     }
 
     async fn list_trip_views(

@@ -244,11 +244,12 @@ async fn write_view(
     let doc = serde_json::to_string(view).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     let settings = &view.trip.settings;
     sqlx::query(
-        "INSERT INTO trip_views (trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+        "INSERT INTO trip_views (trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc, share_code) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
          ON CONFLICT (trip_id) DO UPDATE SET owner_id = excluded.owner_id, title = excluded.title, \
            start_date = excluded.start_date, end_date = excluded.end_date, created_at = excluded.created_at, \
-           updated_at = excluded.updated_at, stream_version = excluded.stream_version, doc = excluded.doc",
+           updated_at = excluded.updated_at, stream_version = excluded.stream_version, doc = excluded.doc, \
+           share_code = excluded.share_code",
     )
     .bind(trip_id.to_string())
     .bind(view.trip.owner_id.to_string())
@@ -259,6 +260,7 @@ async fn write_view(
     .bind(ts(view.updated_at))
     .bind(view.stream_version as i64)
     .bind(doc)
+    .bind(view.trip.share.as_ref().map(|s| s.code.clone()))
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -450,6 +452,18 @@ impl TripViews for SqliteStore {
 
     async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError> {
         load_view(&self.pool, trip_id).await
+    }
+
+    async fn trip_view_by_share(&self, code: &str) -> Result<Option<TripView>, StoreError> {
+        let doc: Option<String> =
+            sqlx::query_scalar("SELECT doc FROM trip_views WHERE share_code = ?1")
+                .bind(code)
+                .fetch_optional(&self.pool)
+                .await?;
+        doc.map(|d| {
+            serde_json::from_str(&d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
+        })
+        .transpose()
     }
 
     async fn list_trip_views(

@@ -37,6 +37,14 @@ pub enum TripEvent {
     },
     /// The trip was deleted with everything that hangs off it.
     TripDeleted,
+    /// A public link was opened: anyone with the code reads the trip.
+    #[serde(rename_all = "camelCase")]
+    TripShared {
+        code: String,
+        at: chrono::DateTime<chrono::Utc>,
+    },
+    /// The public link was revoked: the code answers 404 to everyone from now on.
+    TripUnshared,
     /// A worker started computing the route of this generation.
     #[serde(rename_all = "camelCase")]
     RouteComputationStarted { generation: u64, job_id: uuid::Uuid },
@@ -75,7 +83,7 @@ pub enum TripEvent {
 }
 
 /// Every trip event type, as stored in `event_type`.
-pub const EVENT_TYPES: [&str; 10] = [
+pub const EVENT_TYPES: [&str; 12] = [
     "TripCreated",
     "RouteRequested",
     "TripSettingsUpdated",
@@ -86,6 +94,8 @@ pub const EVENT_TYPES: [&str; 10] = [
     "AnalysisRequested",
     "AnalysisStarted",
     "AnalysisCompleted",
+    "TripShared",
+    "TripUnshared",
 ];
 
 /// A stored event that is not a trip event of a known shape.
@@ -115,6 +125,8 @@ impl TripEvent {
             Self::AnalysisRequested { .. } => "AnalysisRequested",
             Self::AnalysisStarted { .. } => "AnalysisStarted",
             Self::AnalysisCompleted { .. } => "AnalysisCompleted",
+            Self::TripShared { .. } => "TripShared",
+            Self::TripUnshared => "TripUnshared",
         }
     }
 

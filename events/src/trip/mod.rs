@@ -81,7 +81,18 @@ pub struct Trip {
     pub stages: Vec<Stage>,
     #[serde(default)]
     pub route: Option<RouteSummary>,
+    /// The active public link, if any.
+    #[serde(default)]
+    pub share: Option<ShareLink>,
     pub deleted: bool,
+}
+
+/// A trip's public link.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShareLink {
+    pub code: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl Trip {
@@ -139,6 +150,14 @@ pub enum TripCommand {
         today: NaiveDate,
     },
     Delete,
+    /// Open a public link with this (random, service-chosen) code; a trip already shared keeps
+    /// its link. Allowed when locked.
+    Share {
+        code: String,
+        at: chrono::DateTime<chrono::Utc>,
+    },
+    /// Revoke the public link (nothing happens when there is none). Allowed when locked.
+    Unshare,
     /// Re-run the analysis of the current days.
     RequestAnalysis {
         today: NaiveDate,
@@ -289,6 +308,21 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             live.ok_or(TripError::NotFound)?;
             Ok(vec![TripEvent::TripDeleted])
         }
+        TripCommand::Share { code, at } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            if trip.share.is_some() {
+                return Ok(vec![]);
+            }
+            Ok(vec![TripEvent::TripShared { code, at }])
+        }
+        TripCommand::Unshare => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            Ok(if trip.share.is_some() {
+                vec![TripEvent::TripUnshared]
+            } else {
+                vec![]
+            })
+        }
         TripCommand::RequestAnalysis { today } => {
             let trip = live.ok_or(TripError::NotFound)?;
             if trip.is_locked(today) {
@@ -404,6 +438,7 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
         unavailable: BTreeMap::new(),
         stages: Vec::new(),
         route: None,
+        share: None,
         deleted: false,
     };
     match (state, event) {
@@ -520,6 +555,17 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
                 trip.set_status([item.category], ComputationStatus::Failed);
                 trip.unavailable.insert(item.category, item.reason.clone());
             }
+            Some(trip)
+        }
+        (Some(mut trip), TripEvent::TripShared { code, at }) => {
+            trip.share = Some(ShareLink {
+                code: code.clone(),
+                created_at: *at,
+            });
+            Some(trip)
+        }
+        (Some(mut trip), TripEvent::TripUnshared) => {
+            trip.share = None;
             Some(trip)
         }
         (Some(mut trip), TripEvent::TripDeleted) => {

@@ -13,7 +13,7 @@ use etappe_events::store::{EventMetadata, ExpectedVersion, Page, Store, StoreErr
 use etappe_events::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_events::trip::settings::SettingField;
 use etappe_events::trip::source::{SourceType, SourceUrl};
-use etappe_events::trip::{FieldError, InputError, Trip, TripCommand, decide};
+use etappe_events::trip::{FieldError, InputError, ShareLink, Trip, TripCommand, decide};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -560,6 +560,75 @@ impl TripService {
         }
     }
 
+    /// Opens the trip's public link, or answers the one already open (`true` when new).
+    /// Allowed on a locked trip.
+    pub async fn share(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        context: &RequestContext,
+    ) -> Result<(ShareLink, bool), AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let current = self.owned_view(principal, trip_id).await?;
+        if let Some(link) = current.trip.share.clone() {
+            return Ok((link, false));
+        }
+        let code = new_share_code();
+        let at = chrono::Utc::now();
+        self.execute(principal, trip_id, Some(current), context, |_| {
+            TripCommand::Share {
+                code: code.clone(),
+                at,
+            }
+        })
+        .await?;
+        let view = self.view(trip_id).await?;
+        view.trip
+            .share
+            .map(|link| (link, true))
+            .ok_or_else(|| AppError::Internal("share link not recorded".into()))
+    }
+
+    /// The trip's active public link, if any.
+    pub async fn share_link(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<Option<ShareLink>, AppError> {
+        require(principal, Scope::TripsRead)?;
+        Ok(self.owned_view(principal, trip_id).await?.trip.share)
+    }
+
+    /// Revokes the public link; the code answers 404 to everyone afterwards.
+    pub async fn unshare(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        context: &RequestContext,
+    ) -> Result<(), AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let current = self.owned_view(principal, trip_id).await?;
+        self.execute(principal, trip_id, Some(current), context, |_| {
+            TripCommand::Unshare
+        })
+        .await
+    }
+
+    /// The trip behind an active public code. A malformed, unknown or revoked code is a 404.
+    pub async fn shared_view(&self, code: &str) -> Result<TripView, AppError> {
+        let well_formed = code.len() == SHARE_CODE_CHARS
+            && code
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !well_formed {
+            return Err(AppError::NotFound);
+        }
+        self.store
+            .trip_view_by_share(code)
+            .await?
+            .ok_or(AppError::NotFound)
+    }
+
     /// Whether the database answers.
     pub async fn ping(&self) -> Result<(), AppError> {
         Ok(self.store.ping().await?)
@@ -579,4 +648,20 @@ pub struct ExportFile {
     pub bytes: Vec<u8>,
     pub content_type: &'static str,
     pub file_name: String,
+}
+
+/// Characters of a share code: 64 random bits in URL-safe base64 (11 characters), far beyond
+/// what enumeration can reach.
+pub const SHARE_CODE_CHARS: usize = 11;
+
+fn new_share_code() -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut bits = u128::from(rand::random::<u64>());
+    (0..SHARE_CODE_CHARS)
+        .map(|_| {
+            let c = ALPHABET[(bits & 63) as usize] as char;
+            bits >>= 6;
+            c
+        })
+        .collect()
 }

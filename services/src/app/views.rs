@@ -226,3 +226,44 @@ impl TripListItem {
         }
     }
 }
+
+/// What an anonymous visitor of a share link reads: the trip without its owner's private
+/// details (no id, no source link, no settings).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicTrip {
+    pub title: Option<String>,
+    pub start_date: Option<NaiveDate>,
+    pub end_date: Option<NaiveDate>,
+    pub partial: bool,
+    pub stage_count: usize,
+    pub total_distance: f64,
+    pub total_elevation: Option<f64>,
+    pub stages: Vec<StageSummary>,
+}
+
+impl PublicTrip {
+    /// Builds the public view of a trip.
+    pub fn of(view: &TripView) -> Self {
+        let trip = &view.trip;
+        Self {
+            title: trip.settings.title.as_deref().map(strip_controls),
+            start_date: trip.settings.start_date,
+            end_date: trip.settings.end_date,
+            partial: trip.is_partial(),
+            stage_count: trip.stages.len(),
+            total_distance: total_distance(trip),
+            total_elevation: trip.route.as_ref().map(|r| r.ascent_m),
+            stages: stages_of(trip),
+        }
+    }
+
+    /// One day of a shared trip.
+    pub fn stage(view: &TripView, stage_id: uuid::Uuid) -> Option<StageSummary> {
+        let trip = &view.trip;
+        trip.stages
+            .iter()
+            .find(|s| s.id == stage_id)
+            .map(|s| StageSummary::of(s, trip.settings.start_date))
+    }
+}

@@ -6,6 +6,7 @@ mod health;
 mod openapi;
 mod places;
 pub mod problem;
+mod share;
 mod trips;
 mod work;
 
@@ -34,6 +35,9 @@ pub struct AppState {
     pub identity: Arc<Identity>,
     /// The queue, progress and metrics of the work side.
     pub work: crate::runtime::Work,
+    /// The public base URL share links are built on (`ETAPPE_PUBLIC_URL`); unset: the request's
+    /// Host.
+    pub public_url: Option<String>,
 }
 
 /// Every route the API serves, as `(method, OpenAPI path)`. The OpenAPI test checks this
@@ -54,6 +58,13 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/trips/{id}.fit"),
     ("GET", "/trips/{id}/stages/{stageId}/export.gpx"),
     ("GET", "/trips/{id}/stages/{stageId}/export.fit"),
+    ("GET", "/trips/{id}/share"),
+    ("POST", "/trips/{id}/share"),
+    ("DELETE", "/trips/{id}/share"),
+    ("GET", "/s/{code}"),
+    ("GET", "/s/{code}.gpx"),
+    ("GET", "/s/{code}.fit"),
+    ("GET", "/s/{code}/stages/{stageId}"),
     ("GET", "/livez"),
     ("GET", "/readyz"),
     ("GET", "/openapi.json"),
@@ -84,6 +95,12 @@ pub fn router(state: AppState) -> Router {
             "/trips/{id}/stages/{stage}/{file}",
             get(trips::stage_export),
         ),
+        (
+            "/trips/{id}/share",
+            get(share::get).post(share::create).delete(share::revoke),
+        ),
+        ("/s/{code}", get(share::public)),
+        ("/s/{code}/stages/{stage}", get(share::public_stage)),
         ("/livez", get(health::live)),
         ("/readyz", get(health::ready)),
         ("/openapi.json", get(openapi::document)),
