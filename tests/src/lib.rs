@@ -299,9 +299,10 @@ impl Servers {
         config.db_max_connections = 8;
     }
 
-    /// Starts an `etappe-worker` process on the servers.
+    /// Starts an `etappe-worker` process on the servers (built first if needed).
     pub fn spawn_worker(&self) -> WorkerProcess {
         let binary = worker_binary();
+        ensure_worker_built();
         let child = std::process::Command::new(&binary)
             .env("DATABASE_URL", &self.database_url)
             .env("AMQP_URL", &self.amqp_url)
@@ -322,8 +323,30 @@ impl Servers {
     }
 }
 
-/// The `etappe-worker` binary next to this test's own executable (built by `cargo test
-/// --workspace`).
+/// Builds `etappe-worker` once per test process, with the cargo that runs the tests, so the
+/// process tests never run a stale binary (`cargo test` builds test targets, not binaries).
+fn ensure_worker_built() {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let profile_dir = worker_binary()
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .expect("profile dir");
+        let mut command = std::process::Command::new(cargo);
+        command.args(["build", "-p", "etappe-workers", "--bin", "etappe-worker"]);
+        if profile_dir.file_name().is_some_and(|n| n == "release") {
+            command.arg("--release");
+        }
+        if let Some(target) = profile_dir.parent() {
+            command.env("CARGO_TARGET_DIR", target);
+        }
+        let status = command.status().expect("run cargo build for etappe-worker");
+        assert!(status.success(), "building etappe-worker failed");
+    });
+}
+
+/// The `etappe-worker` binary next to this test's own executable.
 pub fn worker_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let mut dir = exe.parent().expect("exe dir");
