@@ -307,19 +307,27 @@ async fn readiness_counts_the_workers_and_metrics_count_the_jobs() {
         "{}",
         ready.body
     );
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    assert!(
-        metrics.contains("etappe_jobs_total{kind=\"compute_route\",outcome=\"completed\"} 1"),
-        "{metrics}"
-    );
+    // The days appear before the job is acknowledged and counted: poll the counter.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let metrics = loop {
+        let metrics = app
+            .client
+            .get(format!("{}/metrics", app.base))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        if metrics.contains("etappe_jobs_total{kind=\"compute_route\",outcome=\"completed\"} 1") {
+            break metrics;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the completed job was never counted: {metrics}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert!(
         metrics.contains("etappe_jobs_dispatched_total"),
         "{metrics}"

@@ -651,6 +651,120 @@ async fn the_first_embedded_start_creates_a_local_user_with_a_working_token(app:
     assert_eq!(created.status, StatusCode::ACCEPTED);
 }
 
+async fn the_history_is_readable_and_any_past_version_can_be_read(app: TestApp) {
+    let token = app.user().await;
+    let id = new_trip(&app, &token, json!({"title": "First"})).await;
+    assert_eq!(
+        app.patch(&token, &id, Some("\"1\""), &json!({"title": "Second"}))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.patch(
+            &token,
+            &id,
+            Some("\"1\""),
+            &json!({"maxDistancePerDay": 90})
+        )
+        .await
+        .status,
+        StatusCode::OK
+    );
+    let history = app
+        .call(
+            Method::GET,
+            "/trips/{id}/history",
+            &format!("/trips/{id}/history"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(history.status, StatusCode::OK);
+    let items = history.body["items"].as_array().expect("items");
+    let types: Vec<&str> = items.iter().filter_map(|i| i["type"].as_str()).collect();
+    assert_eq!(&types[..2], &["TripCreated", "RouteRequested"]);
+    assert!(types.contains(&"TripSettingsUpdated"));
+    assert!(
+        items[0]["actor"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("user:")
+    );
+    assert!(
+        items.iter().any(|i| i["summary"]
+            .as_str()
+            .unwrap_or("")
+            .contains("maxDistancePerDay (version 2)")),
+        "{items:?}"
+    );
+
+    let v1 = app
+        .call(
+            Method::GET,
+            "/trips/{id}/detail",
+            &format!("/trips/{id}/detail?version=1"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(v1.status, StatusCode::OK);
+    assert_eq!(
+        v1.body["title"],
+        json!("Second"),
+        "the last state at version 1 (a title change keeps the version)"
+    );
+    assert_eq!(v1.body["maxDistancePerDay"], json!(80.0));
+    let v2 = app
+        .call(
+            Method::GET,
+            "/trips/{id}/detail",
+            &format!("/trips/{id}/detail?version=2"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(v2.body["maxDistancePerDay"], json!(90.0));
+    let v9 = app
+        .call(
+            Method::GET,
+            "/trips/{id}/detail",
+            &format!("/trips/{id}/detail?version=9"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(v9.status, StatusCode::NOT_FOUND);
+    assert_eq!(v9.body["code"], json!("no_such_version"));
+    let bad = app
+        .call(
+            Method::GET,
+            "/trips/{id}/detail",
+            &format!("/trips/{id}/detail?version=zero"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let stranger = app.user().await;
+    let foreign = app
+        .call(
+            Method::GET,
+            "/trips/{id}/history",
+            &format!("/trips/{id}/history"),
+            Some(&stranger),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+}
+
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -686,6 +800,7 @@ on_both_backends!(
     bad_input_is_refused_by_name_with_what_is_accepted,
     probes_answer_and_unknown_routes_are_problems,
     the_first_embedded_start_creates_a_local_user_with_a_working_token,
+    the_history_is_readable_and_any_past_version_can_be_read,
 );
 
 #[test]

@@ -43,6 +43,9 @@ pub enum AppError {
         "this operation requires If-Match with the trip's current ETag (read it from GET /trips/{{id}}/detail)"
     )]
     PreconditionRequired,
+    /// The trip never had the version asked for.
+    #[error("the trip never had version {0}")]
+    NoSuchVersion(u64),
     /// The operation needs the days, and they are not computed yet.
     #[error("the trip has no days yet: wait until partial is false (GET /trips/{{id}})")]
     NotReady,

@@ -137,6 +137,9 @@ impl From<&AppError> for Problem {
                 detail,
             ),
             AppError::Conflict(_) => Problem::new(S::CONFLICT, "conflict", "Conflict", detail),
+            AppError::NoSuchVersion(_) => {
+                Problem::new(S::NOT_FOUND, "no_such_version", "No such version", detail)
+            }
             AppError::NotReady => {
                 Problem::new(S::UNPROCESSABLE_ENTITY, "not_ready", "Not ready", detail)
             }

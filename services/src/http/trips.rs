@@ -170,14 +170,42 @@ fn detail_response(status: StatusCode, detail: &TripDetail) -> Result<Response, 
     Ok(response)
 }
 
-/// `GET /trips/{id}/detail`.
+/// `GET /trips/{id}/detail`, or `?version=N`: the trip as it was at version N.
 pub(super) async fn detail(
     State(state): State<AppState>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
+    Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, AppError> {
-    let detail = state.trips.detail(&principal, trip_id).await?;
+    if let Some(name) = params.keys().find(|k| k.as_str() != "version") {
+        return Err(AppError::InvalidQuery(vec![FieldError::new(
+            name.chars().take(40).collect::<String>(),
+            format!("unknown query parameter {}; accepted: version", quote(name)),
+        )]));
+    }
+    let detail = match params.get("version") {
+        None => state.trips.detail(&principal, trip_id).await?,
+        Some(raw) => {
+            let version = raw.parse::<u64>().ok().filter(|v| *v >= 1).ok_or_else(|| {
+                AppError::InvalidQuery(vec![FieldError::new(
+                    "version",
+                    format!("version must be a whole number from 1; got {}", quote(raw)),
+                )])
+            })?;
+            state.trips.detail_at(&principal, trip_id, version).await?
+        }
+    };
     detail_response(StatusCode::OK, &detail)
+}
+
+/// `GET /trips/{id}/history`: every event of the trip, readable.
+pub(super) async fn history(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    TripPath(trip_id): TripPath,
+) -> Result<Response, AppError> {
+    let items = state.trips.history(&principal, trip_id).await?;
+    Ok(Json(serde_json::json!({"items": items, "totalItems": items.len()})).into_response())
 }
 
 /// `PATCH /trips/{id}` with `If-Match`.
