@@ -123,29 +123,10 @@ async fn serve(config: &Config) -> anyhow::Result<()> {
         );
     }
     println!("Etappe is listening on http://{addr} (OpenAPI at /openapi.json)");
-    app.run_until_stopped(shutdown_signal()).await?;
+    app.run_until_stopped(async {
+        etappe_workers::runtime::shutdown_signal().await;
+        tracing::info!("shutting down");
+    })
+    .await?;
     Ok(())
-}
-
-/// Completes on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutting down");
 }

@@ -390,6 +390,8 @@ struct RabbitDeliveries {
 /// away does not always end the consumer's stream, and a consumer on a dead channel would
 /// wait for ever.
 const LIVENESS_CHECK: Duration = Duration::from_secs(1);
+/// How long a consumer may sit idle before it asks the broker whether its channel still lives.
+const PROBE_EVERY: Duration = Duration::from_secs(3);
 /// How long a publish may wait for its confirm before the channel is considered dead.
 const CONFIRM_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -419,6 +421,25 @@ impl RabbitDeliveries {
         self.channel = None;
     }
 
+    /// Whether the consumer's channel answers a passive declare of its queue within 2 s.
+    async fn probe(&self) -> bool {
+        let Some(channel) = self.channel.as_ref().filter(|c| c.status().connected()) else {
+            return false;
+        };
+        let declare = channel.queue_declare(
+            self.queue.names.queue.as_str().into(),
+            QueueDeclareOptions {
+                passive: true,
+                ..Default::default()
+            },
+            FieldTable::default(),
+        );
+        matches!(
+            tokio::time::timeout(Duration::from_secs(2), declare).await,
+            Ok(Ok(_))
+        )
+    }
+
     fn decode(&self, delivery: AmqpDelivery) -> Delivery {
         let headers = delivery.properties.headers().clone().unwrap_or_default();
         let attempt = match headers.inner().get("x-attempt") {
@@ -444,6 +465,7 @@ impl RabbitDeliveries {
 impl Deliveries for RabbitDeliveries {
     async fn next(&mut self) -> Option<Delivery> {
         let mut pause = Duration::from_millis(200);
+        let mut idle = Duration::ZERO;
         loop {
             if self.consumer.is_none()
                 && let Err(error) = self.open().await
@@ -469,13 +491,16 @@ impl Deliveries for RabbitDeliveries {
                     self.reset();
                 }
                 None => {
-                    if !self
-                        .channel
-                        .as_ref()
-                        .is_some_and(|c| c.status().connected())
-                    {
-                        tracing::warn!("the consumer's channel is gone; reconnecting");
-                        self.reset();
+                    // Idle: make sure the channel really is alive. A broker restart does not
+                    // always end the consumer's stream, nor flip the channel's status, so ask
+                    // the broker something cheap, with a deadline.
+                    idle += LIVENESS_CHECK;
+                    if idle >= PROBE_EVERY {
+                        idle = Duration::ZERO;
+                        if !self.probe().await {
+                            tracing::warn!("the consumer's channel does not answer; reconnecting");
+                            self.reset();
+                        }
                     }
                 }
             }
