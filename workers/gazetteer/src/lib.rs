@@ -9,7 +9,7 @@
 //!   case-insensitive, prefix and typo tolerant, optional country filter)?
 //!
 //! ```
-//! let gaz = gazetteer::Gazetteer::embedded();
+//! let gaz = etappe_gazetteer::Gazetteer::embedded();
 //! let hits = gaz.search("Grenoble", 1);
 //! assert_eq!(hits[0].place.country_code, "FR");
 //! let near = gaz.reverse(45.188, 5.724).map(|n| n.place.name);
