@@ -49,8 +49,20 @@ impl Worker {
                 }
             })
         };
-        let deliveries: Arc<Mutex<Box<dyn Deliveries>>> =
-            Arc::new(Mutex::new(this.queue.consume(this.concurrency).await?));
+        // The broker may be down when the worker starts: wait for it rather than exit.
+        let mut pause = Duration::from_millis(200);
+        let consumer = loop {
+            match this.queue.consume(this.concurrency).await {
+                Ok(consumer) => break consumer,
+                Err(error) if !*stop.borrow() => {
+                    tracing::warn!(%error, "cannot consume yet; retrying");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                }
+                Err(error) => return Err(error),
+            }
+        };
+        let deliveries: Arc<Mutex<Box<dyn Deliveries>>> = Arc::new(Mutex::new(consumer));
         let slots: Vec<_> = (0..this.concurrency.max(1))
             .map(|_| {
                 let this = Arc::clone(&this);

@@ -97,8 +97,11 @@ impl RabbitQueue {
             connection: Mutex::new(None),
             publisher: Mutex::new(None),
         };
-        let channel = queue.channel().await?;
-        queue.declare(&channel).await?;
+        // A broker that is down (or going away) now is not a reason to stop: the topology is
+        // declared again on every new connection, and every attempt has a deadline.
+        if let Err(error) = queue.channel().await {
+            tracing::warn!(%error, "RabbitMQ is not reachable yet; retrying on use");
+        }
         Ok(queue)
     }
 
@@ -126,6 +129,11 @@ impl RabbitQueue {
                 QueueError::Unavailable("the broker did not open a channel within 5 s".into())
             })?
             .map_err(unavailable)?;
+        tokio::time::timeout(Duration::from_secs(10), self.declare(&channel))
+            .await
+            .map_err(|_| {
+                QueueError::Unavailable("the broker did not declare the queues in time".into())
+            })??;
         *connection = Some(fresh);
         Ok(channel)
     }
