@@ -315,6 +315,9 @@ impl Pipeline {
                     first_point: split.start_index,
                     last_point: split.end_index,
                     alerts: Vec::new(),
+                    accommodations: Vec::new(),
+                    accommodation: None,
+                    detour: None,
                 })
             })
             .collect();

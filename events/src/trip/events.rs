@@ -7,7 +7,8 @@ use serde_json::Value;
 use super::Category;
 use super::settings::{SettingField, TripSettings};
 use super::source::SourceUrl;
-use super::stage::{RouteSummary, Stage, StageAlerts, Unavailable};
+use super::edits::StageAction;
+use super::stage::{Accommodation, Detour, Point, RouteSummary, Stage, StageAlerts, Unavailable};
 use crate::ids::{TripId, UserId};
 
 /// An event of a trip stream.
@@ -80,10 +81,61 @@ pub enum TripEvent {
         done: Vec<Category>,
         unavailable: Vec<Unavailable>,
     },
+    /// The days were edited. `stages` is the whole after-image (ids kept, new days with new
+    /// ids); `endDate` follows the number of days when the trip is dated; `invalidated` is what
+    /// must be computed again; `version` is the structural version after the edit.
+    #[serde(rename_all = "camelCase")]
+    StagesEdited {
+        action: StageAction,
+        stage_id: uuid::Uuid,
+        stages: Vec<Stage>,
+        end_date: Option<chrono::NaiveDate>,
+        invalidated: Vec<super::Category>,
+        version: u64,
+    },
+    /// Places to sleep must be looked for around the days' ends (a job).
+    #[serde(rename_all = "camelCase")]
+    AccommodationScanRequested {
+        generation: u64,
+        radius_km: f64,
+        /// One day only, or every day when absent.
+        stage_id: Option<uuid::Uuid>,
+    },
+    /// A scan's results, per day (an enrichment: the version does not move).
+    #[serde(rename_all = "camelCase")]
+    AccommodationsFound {
+        generation: u64,
+        stages: Vec<StageAccommodations>,
+    },
+    /// A day must be re-routed through a waypoint (a job). Not structural: no version.
+    #[serde(rename_all = "camelCase")]
+    WaypointRequested {
+        generation: u64,
+        stage_id: uuid::Uuid,
+        waypoint: Point,
+    },
+    /// A day was re-routed through a waypoint (an enrichment: the version does not move).
+    #[serde(rename_all = "camelCase")]
+    StageRerouted {
+        generation: u64,
+        stage_id: uuid::Uuid,
+        detour: Detour,
+        distance_km: f64,
+        ascent_m: f64,
+        descent_m: f64,
+    },
+}
+
+/// The candidates found around one day's end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageAccommodations {
+    pub stage_id: uuid::Uuid,
+    pub accommodations: Vec<Accommodation>,
 }
 
 /// Every trip event type, as stored in `event_type`.
-pub const EVENT_TYPES: [&str; 12] = [
+pub const EVENT_TYPES: [&str; 17] = [
     "TripCreated",
     "RouteRequested",
     "TripSettingsUpdated",
@@ -96,6 +148,11 @@ pub const EVENT_TYPES: [&str; 12] = [
     "AnalysisCompleted",
     "TripShared",
     "TripUnshared",
+    "StagesEdited",
+    "AccommodationScanRequested",
+    "AccommodationsFound",
+    "WaypointRequested",
+    "StageRerouted",
 ];
 
 /// A stored event that is not a trip event of a known shape.
@@ -127,6 +184,11 @@ impl TripEvent {
             Self::AnalysisCompleted { .. } => "AnalysisCompleted",
             Self::TripShared { .. } => "TripShared",
             Self::TripUnshared => "TripUnshared",
+            Self::StagesEdited { .. } => "StagesEdited",
+            Self::AccommodationScanRequested { .. } => "AccommodationScanRequested",
+            Self::AccommodationsFound { .. } => "AccommodationsFound",
+            Self::WaypointRequested { .. } => "WaypointRequested",
+            Self::StageRerouted { .. } => "StageRerouted",
         }
     }
 

@@ -7,6 +7,7 @@
 //! re-pacing, stage edits, and settings changes that recompute something. Enrichments landing
 //! from workers do not move it, so an agent's edit is not refused because a forecast arrived.
 
+pub mod edits;
 mod events;
 pub mod input;
 pub mod settings;
@@ -18,7 +19,8 @@ use std::collections::BTreeMap;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
-pub use self::events::{EVENT_TYPES, TripEvent, TripEventError};
+pub use self::edits::{decide_stage_edit, Boundary, LabelChange, RouteGeometry, StageEdit};
+pub use self::events::{EVENT_TYPES, StageAccommodations, TripEvent, TripEventError};
 pub use self::input::{FieldError, InputError};
 use self::settings::{Invalidation, SettingsPatch, TripSettings};
 use self::source::SourceUrl;
@@ -212,6 +214,8 @@ pub enum TripError {
     NoStages,
     #[error("an analysis is already in progress")]
     AnalysisRunning,
+    #[error("no day with this id in this trip")]
+    StageNotFound,
 }
 
 fn current_generation(trip: &Trip, generation: u64) -> Result<(), TripError> {
@@ -554,6 +558,59 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
             for item in unavailable {
                 trip.set_status([item.category], ComputationStatus::Failed);
                 trip.unavailable.insert(item.category, item.reason.clone());
+            }
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::StagesEdited {
+                stages,
+                end_date,
+                invalidated,
+                version,
+                ..
+            },
+        ) => {
+            trip.stages = stages.clone();
+            trip.settings.end_date = *end_date;
+            trip.version = *version;
+            trip.set_status(invalidated.iter().copied(), ComputationStatus::Pending);
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::AccommodationScanRequested { generation, .. },
+        ) if *generation == trip.generation => {
+            trip.set_status([Category::Accommodations], ComputationStatus::Pending);
+            Some(trip)
+        }
+        (Some(mut trip), TripEvent::AccommodationsFound { generation, stages })
+            if *generation == trip.generation =>
+        {
+            for stage in &mut trip.stages {
+                if let Some(found) = stages.iter().find(|s| s.stage_id == stage.id) {
+                    stage.accommodations = found.accommodations.clone();
+                }
+            }
+            trip.set_status([Category::Accommodations], ComputationStatus::Done);
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::StageRerouted {
+                generation,
+                stage_id,
+                detour,
+                distance_km,
+                ascent_m,
+                descent_m,
+            },
+        ) if *generation == trip.generation => {
+            if let Some(stage) = trip.stages.iter_mut().find(|s| s.id == *stage_id) {
+                stage.detour = Some(detour.clone());
+                stage.distance_km = *distance_km;
+                stage.ascent_m = *ascent_m;
+                stage.descent_m = *descent_m;
             }
             Some(trip)
         }

@@ -61,6 +61,58 @@ pub struct Stage {
     pub last_point: usize,
     #[serde(default)]
     pub alerts: Vec<Alert>,
+    /// Places to sleep found near the day's end by the last scan (third-party data).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accommodations: Vec<Accommodation>,
+    /// The place the rider chose (or entered by hand) for the night after this day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accommodation: Option<Accommodation>,
+    /// The day re-routed through a waypoint: its geometry is stored apart from the track.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detour: Option<Detour>,
+}
+
+/// A place to sleep: found by a scan (OpenStreetMap) or entered by the rider.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Accommodation {
+    /// Third-party or caller text, control characters stripped.
+    pub name: Option<String>,
+    /// `camp_site`, `hotel`… or `other` for a place entered by hand.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub lat: f64,
+    pub lon: f64,
+    /// Straight-line distance from the day's end point, metres.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance_to_end_m: Option<f64>,
+    pub price_min_eur: Option<f64>,
+    pub price_max_eur: Option<f64>,
+    #[serde(default)]
+    pub exact_price: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// `osm` for a scan result, `manual` for one the rider entered.
+    pub source: String,
+}
+
+/// A day re-routed through a waypoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Detour {
+    pub waypoint: Point,
+    /// Where the day's new geometry is stored (same codec as the generation track).
+    pub track_key: String,
+    /// The day's distance before the detour, km.
+    pub original_distance_km: f64,
+    /// True when no router was reachable and the detour is a straight out-and-back spur.
+    pub estimated: bool,
+    /// Which router computed it (`brouter`, `valhalla`, `offline`).
+    pub router: String,
 }
 
 /// What the route job learned about the whole route.

@@ -366,6 +366,9 @@ fn route_done(history: &mut Vec<TripEvent>) {
         first_point: 0,
         last_point: 1,
         alerts: vec![],
+        accommodations: vec![],
+        accommodation: None,
+        detour: None,
     };
     let route = RouteSummary {
         title: Some("From the source".into()),
