@@ -67,6 +67,9 @@ pub struct Config {
     /// Log filter (`info`, `etappe=debug,sqlx=warn`, …).
     #[arg(long, env = "ETAPPE_LOG", default_value = "info")]
     pub log: String,
+    /// Third-party upstreams (geocoder, accommodations, router); unset: embedded defaults.
+    #[command(flatten)]
+    pub upstreams: etappe_workers::upstreams::UpstreamSettings,
 }
 
 impl Config {
@@ -87,6 +90,7 @@ impl Config {
             worker_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             public_url: None,
             log: "warn".into(),
+            upstreams: etappe_workers::upstreams::UpstreamSettings::default(),
         }
     }
 

@@ -19,6 +19,7 @@ impl From<&Config> for WorkSettings {
             queue_prefix: config.queue_prefix.clone(),
             allowed_source_hosts: config.allowed_source_hosts.clone(),
             concurrency: config.worker_concurrency,
+            upstreams: config.upstreams.clone(),
         }
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// A unit of work for the fleet.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Job {
     /// Fetch the trip's route, cut it into days, label and analyse them, for one generation.
@@ -25,10 +25,27 @@ pub enum Job {
         generation: u64,
         categories: Vec<Category>,
     },
+    /// Look for places to sleep around the days' ends (one day, or all).
+    ScanAccommodations {
+        job_id: Uuid,
+        trip_id: TripId,
+        generation: u64,
+        radius_km: f64,
+        stage_id: Option<Uuid>,
+    },
+    /// Re-route a day through a waypoint.
+    RerouteStage {
+        job_id: Uuid,
+        trip_id: TripId,
+        generation: u64,
+        stage_id: Uuid,
+        lat: f64,
+        lon: f64,
+    },
 }
 
 /// A job as it travels on the queue.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JobMessage {
     pub job: Job,
@@ -58,6 +75,29 @@ impl Job {
                 generation,
                 categories,
             }),
+            TripEvent::AccommodationScanRequested {
+                generation,
+                radius_km,
+                stage_id,
+            } => Some(Job::ScanAccommodations {
+                job_id: event.event_id,
+                trip_id,
+                generation,
+                radius_km,
+                stage_id,
+            }),
+            TripEvent::WaypointRequested {
+                generation,
+                stage_id,
+                waypoint,
+            } => Some(Job::RerouteStage {
+                job_id: event.event_id,
+                trip_id,
+                generation,
+                stage_id,
+                lat: waypoint.lat,
+                lon: waypoint.lon,
+            }),
             _ => None,
         }
     }
@@ -65,14 +105,20 @@ impl Job {
     /// The job's id (that of the event that requested it).
     pub fn id(&self) -> Uuid {
         match self {
-            Job::ComputeRoute { job_id, .. } | Job::Analyse { job_id, .. } => *job_id,
+            Job::ComputeRoute { job_id, .. }
+            | Job::Analyse { job_id, .. }
+            | Job::ScanAccommodations { job_id, .. }
+            | Job::RerouteStage { job_id, .. } => *job_id,
         }
     }
 
     /// The trip it works on.
     pub fn trip_id(&self) -> TripId {
         match self {
-            Job::ComputeRoute { trip_id, .. } | Job::Analyse { trip_id, .. } => *trip_id,
+            Job::ComputeRoute { trip_id, .. }
+            | Job::Analyse { trip_id, .. }
+            | Job::ScanAccommodations { trip_id, .. }
+            | Job::RerouteStage { trip_id, .. } => *trip_id,
         }
     }
 
@@ -81,6 +127,8 @@ impl Job {
         match self {
             Job::ComputeRoute { .. } => "compute_route",
             Job::Analyse { .. } => "analyse",
+            Job::ScanAccommodations { .. } => "scan_accommodations",
+            Job::RerouteStage { .. } => "reroute_stage",
         }
     }
 }

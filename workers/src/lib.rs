@@ -16,7 +16,9 @@
 //! - [`metrics`], [`telemetry`]: Prometheus metrics, tracing and OpenTelemetry.
 
 pub mod dispatcher;
+mod enrich;
 pub mod fetch;
+pub mod geometry;
 pub mod jobs;
 pub mod labels;
 pub mod metrics;
@@ -26,4 +28,5 @@ pub mod queue;
 pub mod runtime;
 pub mod telemetry;
 pub mod track;
+pub mod upstreams;
 pub mod worker;

@@ -34,6 +34,8 @@ struct Args {
     /// Address of `/metrics`, `/livez`, `/readyz`.
     #[arg(long, env = "ETAPPE_WORKER_ADDR", default_value = "127.0.0.1:9091")]
     addr: SocketAddr,
+    #[command(flatten)]
+    upstreams: etappe_workers::upstreams::UpstreamSettings,
     /// Log filter.
     #[arg(long, env = "ETAPPE_LOG", default_value = "info")]
     log: String,
@@ -54,6 +56,7 @@ async fn main() -> anyhow::Result<()> {
         queue_prefix: args.queue_prefix,
         allowed_source_hosts: args.allowed_source_hosts,
         concurrency: args.concurrency,
+        upstreams: args.upstreams,
     };
     let work = open_work(&settings, store).await?;
     run_worker_process(work, args.addr).await?;

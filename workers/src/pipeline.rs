@@ -47,16 +47,17 @@ pub enum JobError {
     Store(#[from] StoreError),
 }
 
+/// Why accommodations are unavailable on the embedded default.
+pub(crate) const NO_ACCOMMODATION_PROVIDER: &str =
+    "no accommodation provider is configured (Overpass); nothing is invented";
+
 /// The categories no embedded default can compute, and why.
 const NEEDS_A_PROVIDER: [(Category, &str); 3] = [
     (
         Category::PointsOfInterest,
         "no points-of-interest provider is configured (Overpass); nothing is invented",
     ),
-    (
-        Category::Accommodations,
-        "no accommodation provider is configured (Overpass); nothing is invented",
-    ),
+    (Category::Accommodations, NO_ACCOMMODATION_PROVIDER),
     (
         Category::Weather,
         "no weather provider is configured (Open-Meteo); nothing is invented",
@@ -70,10 +71,11 @@ pub struct Pipeline {
     pub fetcher: Fetcher,
     pub progress: Arc<dyn ProgressStore>,
     pub labeller: Arc<dyn Labeller>,
+    pub upstreams: crate::upstreams::Upstreams,
 }
 
 /// What applying a worker command did.
-enum Applied {
+pub(crate) enum Applied {
     Written,
     Nothing,
     Refused(TripError),
@@ -108,6 +110,45 @@ impl Pipeline {
                 )
                 .await
             }
+            Job::ScanAccommodations {
+                job_id,
+                trip_id,
+                generation,
+                radius_km,
+                stage_id,
+            } => {
+                self.scan_accommodations(
+                    *job_id,
+                    *trip_id,
+                    *generation,
+                    *radius_km,
+                    *stage_id,
+                    traceparent,
+                )
+                .await
+            }
+            Job::RerouteStage {
+                job_id,
+                trip_id,
+                generation,
+                stage_id,
+                lat,
+                lon,
+            } => {
+                self.reroute_stage(
+                    *job_id,
+                    *trip_id,
+                    *generation,
+                    *stage_id,
+                    Point {
+                        lat: *lat,
+                        lon: *lon,
+                        ele: None,
+                    },
+                    traceparent,
+                )
+                .await
+            }
         };
         match &outcome {
             Ok(Outcome::Completed) => {
@@ -134,13 +175,13 @@ impl Pipeline {
         outcome
     }
 
-    async fn view(&self, trip_id: TripId) -> Result<Option<TripView>, JobError> {
+    pub(crate) async fn view(&self, trip_id: TripId) -> Result<Option<TripView>, JobError> {
         Ok(self.store.trip_view(trip_id).await?)
     }
 
     /// Decides `command` on the current state and appends its events with ids derived from
     /// `seed`; reloads and decides again when another writer got to the stream first.
-    async fn apply(
+    pub(crate) async fn apply(
         &self,
         trip_id: TripId,
         seed: &str,

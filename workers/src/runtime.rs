@@ -40,6 +40,8 @@ pub enum RuntimeError {
     Fetch(#[from] FetchError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("upstreams: {0}")]
+    Upstreams(#[from] crate::upstreams::UpstreamSetupError),
 }
 
 /// What the work side is configured with.
@@ -50,6 +52,7 @@ pub struct WorkSettings {
     pub queue_prefix: String,
     pub allowed_source_hosts: Vec<String>,
     pub concurrency: u16,
+    pub upstreams: crate::upstreams::UpstreamSettings,
 }
 
 /// The queue, progress store, metrics and store shared by a process's work.
@@ -60,6 +63,8 @@ pub struct Work {
     pub metrics: Arc<Metrics>,
     pub store: Arc<dyn Store>,
     pub settings: WorkSettings,
+    /// The third-party upstreams, shared by workers and API.
+    pub upstreams: crate::upstreams::Upstreams,
 }
 
 /// Opens the event store: PostgreSQL at `database_url`, else SQLite under `data_dir`.
@@ -90,12 +95,16 @@ pub async fn open_work(
             Some(url) => Arc::new(RedisProgress::connect(url, &settings.queue_prefix).await?),
             None => Arc::new(MemoryProgress::default()),
         };
+    let cache =
+        crate::upstreams::response_cache(settings.redis_url.as_deref(), &settings.queue_prefix);
+    let upstreams = crate::upstreams::Upstreams::from_settings(&settings.upstreams, &cache)?;
     Ok(Work {
         queue,
         progress,
         metrics: Arc::new(Metrics::default()),
         store,
         settings: settings.clone(),
+        upstreams,
     })
 }
 
@@ -115,6 +124,7 @@ impl Work {
                 fetcher: Fetcher::new(self.settings.allowed_source_hosts.clone())?,
                 progress: Arc::clone(&self.progress),
                 labeller: labeller(),
+                upstreams: self.upstreams.clone(),
             },
             store: Arc::clone(&self.store),
             metrics: Arc::clone(&self.metrics),

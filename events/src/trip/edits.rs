@@ -17,6 +17,8 @@ use super::stage::{ANALYSIS_CATEGORIES, Accommodation, Point, Stage};
 use super::{Category, FieldError, Trip, TripError, TripEvent};
 use crate::text::strip_controls;
 
+pub mod input;
+
 /// Longest label a rider can give a day, in characters.
 pub const LABEL_MAX_CHARS: usize = 100;
 
@@ -539,7 +541,12 @@ fn delete(
                 stage.last_point = stage.last_point.max(day.last_point);
                 stage.accommodation = day.accommodation.clone();
             }
-            for (i, stage) in stages.iter_mut().enumerate().skip(p + 1).take(index - p - 1) {
+            for (i, stage) in stages
+                .iter_mut()
+                .enumerate()
+                .skip(p + 1)
+                .take(index - p - 1)
+            {
                 stage.first_point = day.last_point;
                 stage.last_point = day.last_point;
                 touched.push(i);
@@ -598,8 +605,10 @@ fn relabel(stages: &mut [Stage], index: usize, label: &LabelChange) -> Result<()
 
 /// Recomputes a day's figures and end points from its slice of the route.
 fn remeasure(stage: &mut Stage, route: &dyn RouteGeometry) {
-    let (Some(start), Some(end)) = (route.point(stage.first_point), route.point(stage.last_point))
-    else {
+    let (Some(start), Some(end)) = (
+        route.point(stage.first_point),
+        route.point(stage.last_point),
+    ) else {
         return;
     };
     if stage.is_rest_day {

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Category;
+use super::edits::StageAction;
 use super::settings::{SettingField, TripSettings};
 use super::source::SourceUrl;
-use super::edits::StageAction;
 use super::stage::{Accommodation, Detour, Point, RouteSummary, Stage, StageAlerts, Unavailable};
 use crate::ids::{TripId, UserId};
 

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
-pub use self::edits::{decide_stage_edit, Boundary, LabelChange, RouteGeometry, StageEdit};
+pub use self::edits::{Boundary, LabelChange, RouteGeometry, StageEdit, decide_stage_edit};
 pub use self::events::{EVENT_TYPES, StageAccommodations, TripEvent, TripEventError};
 pub use self::input::{FieldError, InputError};
 use self::settings::{Invalidation, SettingsPatch, TripSettings};
@@ -164,6 +164,37 @@ pub enum TripCommand {
     RequestAnalysis {
         today: NaiveDate,
     },
+    /// Look for places to sleep around the days' ends (all, or one).
+    RequestAccommodationScan {
+        radius_km: f64,
+        stage_id: Option<uuid::Uuid>,
+        today: NaiveDate,
+    },
+    /// A worker's scan results.
+    RecordAccommodations {
+        generation: u64,
+        stages: Vec<StageAccommodations>,
+    },
+    /// A worker could not scan: the category is failed, with the reason.
+    FailAccommodations {
+        generation: u64,
+        reason: String,
+    },
+    /// Re-route a day through a waypoint (not structural: no version, no If-Match).
+    RequestWaypoint {
+        stage_id: uuid::Uuid,
+        waypoint: stage::Point,
+        today: NaiveDate,
+    },
+    /// A worker's re-routed day.
+    RecordDetour {
+        generation: u64,
+        stage_id: uuid::Uuid,
+        detour: stage::Detour,
+        distance_km: f64,
+        ascent_m: f64,
+        descent_m: f64,
+    },
     /// A worker starts the route job of `generation`.
     StartRoute {
         generation: u64,
@@ -217,6 +248,9 @@ pub enum TripError {
     #[error("no day with this id in this trip")]
     StageNotFound,
 }
+
+/// The radius of an accommodation scan around a day's end, km (inclusive).
+pub const SCAN_RADIUS_KM: (f64, f64) = (1.0, 15.0);
 
 fn current_generation(trip: &Trip, generation: u64) -> Result<(), TripError> {
     if generation == trip.generation {
@@ -341,6 +375,114 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             Ok(vec![TripEvent::AnalysisRequested {
                 generation: trip.generation,
                 categories: ANALYSIS_CATEGORIES.to_vec(),
+            }])
+        }
+        TripCommand::RequestAccommodationScan {
+            radius_km,
+            stage_id,
+            today,
+        } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            if trip.is_locked(today) {
+                return Err(TripError::Locked);
+            }
+            if trip.is_partial() {
+                return Err(TripError::NoStages);
+            }
+            if let Some(id) = stage_id
+                && !trip.stages.iter().any(|s| s.id == id)
+            {
+                return Err(TripError::StageNotFound);
+            }
+            if !(SCAN_RADIUS_KM.0..=SCAN_RADIUS_KM.1).contains(&radius_km) {
+                return Err(TripError::Invalid(vec![FieldError::new(
+                    "radiusKm",
+                    format!(
+                        "radiusKm must be a number from {} to {} (km around each day's end)",
+                        SCAN_RADIUS_KM.0, SCAN_RADIUS_KM.1
+                    ),
+                )]));
+            }
+            Ok(vec![TripEvent::AccommodationScanRequested {
+                generation: trip.generation,
+                radius_km,
+                stage_id,
+            }])
+        }
+        TripCommand::RecordAccommodations { generation, stages } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            current_generation(trip, generation)?;
+            Ok(vec![TripEvent::AccommodationsFound { generation, stages }])
+        }
+        TripCommand::FailAccommodations { generation, reason } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            current_generation(trip, generation)?;
+            Ok(vec![TripEvent::AnalysisCompleted {
+                generation,
+                stages: Vec::new(),
+                done: Vec::new(),
+                unavailable: vec![Unavailable {
+                    category: Category::Accommodations,
+                    reason,
+                }],
+            }])
+        }
+        TripCommand::RequestWaypoint {
+            stage_id,
+            waypoint,
+            today,
+        } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            if trip.is_locked(today) {
+                return Err(TripError::Locked);
+            }
+            if trip.is_partial() {
+                return Err(TripError::NoStages);
+            }
+            let stage = trip
+                .stages
+                .iter()
+                .find(|s| s.id == stage_id)
+                .ok_or(TripError::StageNotFound)?;
+            if stage.is_rest_day {
+                return Err(TripError::Invalid(vec![FieldError::new(
+                    "stageId",
+                    "a rest day has no route to re-route; name a riding day",
+                )]));
+            }
+            if !edits::input::coordinates_valid(waypoint.lat, waypoint.lon) {
+                return Err(TripError::Invalid(vec![FieldError::new(
+                    "waypointLat",
+                    "waypointLat must be -90…90 and waypointLon -180…180",
+                )]));
+            }
+            Ok(vec![TripEvent::WaypointRequested {
+                generation: trip.generation,
+                stage_id,
+                waypoint,
+            }])
+        }
+        TripCommand::RecordDetour {
+            generation,
+            stage_id,
+            detour,
+            distance_km,
+            ascent_m,
+            descent_m,
+        } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            current_generation(trip, generation)?;
+            if !trip.stages.iter().any(|s| s.id == stage_id) {
+                // The day was deleted or merged meanwhile: the detour has nowhere to go.
+                return Err(TripError::StageNotFound);
+            }
+            Ok(vec![TripEvent::StageRerouted {
+                generation,
+                stage_id,
+                detour,
+                distance_km,
+                ascent_m,
+                descent_m,
             }])
         }
         TripCommand::StartRoute { generation, job_id } => {
@@ -577,10 +719,9 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
             trip.set_status(invalidated.iter().copied(), ComputationStatus::Pending);
             Some(trip)
         }
-        (
-            Some(mut trip),
-            TripEvent::AccommodationScanRequested { generation, .. },
-        ) if *generation == trip.generation => {
+        (Some(mut trip), TripEvent::AccommodationScanRequested { generation, .. })
+            if *generation == trip.generation =>
+        {
             trip.set_status([Category::Accommodations], ComputationStatus::Pending);
             Some(trip)
         }

@@ -18,6 +18,9 @@ pub enum AppError {
     /// The trip does not exist, or it is someone else's: the two are told apart by nobody.
     #[error("trip not found")]
     NotFound,
+    /// The trip has no day with this id.
+    #[error("no day with this id in this trip: read the stage ids from the trip's detail")]
+    StageNotFound,
     /// The input names fields the operation does not accept, or carries invalid values.
     #[error("{0}")]
     Input(InputError),
@@ -55,6 +58,9 @@ pub enum AppError {
     /// A dependency (the database) is down or overloaded; retrying later may succeed.
     #[error("{0}")]
     Unavailable(String),
+    /// A third party this operation needs failed (named, with how, and whether to retry).
+    #[error("{0}")]
+    Upstream(etappe_upstream::UpstreamError),
     /// A fault of ours; the details are logged, not shown.
     #[error("internal error")]
     Internal(String),
@@ -85,6 +91,7 @@ impl From<TripError> for AppError {
             TripError::AnalysisRunning => {
                 Self::Conflict("an analysis is already in progress; read computationStatus and try again when it is done".into())
             }
+            TripError::StageNotFound => Self::StageNotFound,
             TripError::Superseded { .. } => Self::Conflict("the trip was re-paced meanwhile; reload it".into()),
         }
     }

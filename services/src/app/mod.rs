@@ -2,6 +2,8 @@
 //! appended, and a read is assembled. Transports call these and only translate.
 
 mod error;
+pub mod places;
+pub mod stages;
 pub mod trips;
 pub mod views;
 

@@ -14,7 +14,7 @@ use etappe_events::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_events::trip::settings::SettingField;
 use etappe_events::trip::source::{SourceType, SourceUrl};
 use etappe_events::trip::{
-    FieldError, InputError, ShareLink, Trip, TripCommand, TripEvent, decide,
+    FieldError, InputError, ShareLink, Trip, TripCommand, TripError, TripEvent, decide,
 };
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -51,7 +51,7 @@ pub struct Created {
 /// Creating, reading and editing trips.
 #[derive(Debug, Clone)]
 pub struct TripService {
-    store: Arc<dyn Store>,
+    pub(super) store: Arc<dyn Store>,
     allowed_source_hosts: Vec<String>,
 }
 
@@ -67,7 +67,7 @@ pub fn update_fields() -> Vec<&'static str> {
     SettingField::ALL.iter().map(|f| f.name()).collect()
 }
 
-fn require(principal: &Principal, scope: Scope) -> Result<(), AppError> {
+pub(super) fn require(principal: &Principal, scope: Scope) -> Result<(), AppError> {
     if principal.has(scope) {
         Ok(())
     } else {
@@ -108,7 +108,7 @@ impl TripService {
     /// Looks the trip up by id and refuses it unless `principal` owns it, before any event is
     /// read: someone else's trip answers exactly like a missing one. The row read is the
     /// inline projection, which is also the trip's current state (see [`Self::load`]).
-    async fn owned_view(
+    pub(super) async fn owned_view(
         &self,
         principal: &Principal,
         trip_id: TripId,
@@ -119,7 +119,7 @@ impl TripService {
         }
     }
 
-    async fn view(&self, trip_id: TripId) -> Result<TripView, AppError> {
+    pub(super) async fn view(&self, trip_id: TripId) -> Result<TripView, AppError> {
         self.store
             .trip_view(trip_id)
             .await?
@@ -349,13 +349,28 @@ impl TripService {
 
     /// Decide and append on `loaded` (the state just read), then again on a fresh load after
     /// a lost stream race, a bounded number of times.
-    async fn execute(
+    pub(super) async fn execute(
         &self,
         principal: &Principal,
         trip_id: TripId,
         loaded: Option<TripView>,
         context: &RequestContext,
         command: impl Fn(Option<&Trip>) -> TripCommand,
+    ) -> Result<(), AppError> {
+        self.execute_decision(principal, trip_id, loaded, context, |state| {
+            decide(state, command(state))
+        })
+        .await
+    }
+
+    /// [`Self::execute`] with any pure decision (stage edits take the route's geometry too).
+    pub(super) async fn execute_decision(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        loaded: Option<TripView>,
+        context: &RequestContext,
+        decision: impl Fn(Option<&Trip>) -> Result<Vec<TripEvent>, TripError>,
     ) -> Result<(), AppError> {
         let meta = metadata(principal, context);
         let mut loaded = loaded.map(|v| (v.stream_version, Some(v.trip)));
@@ -364,7 +379,7 @@ impl TripService {
                 Some(state) => state,
                 None => self.load(trip_id).await?,
             };
-            let events = decide(state.as_ref(), command(state.as_ref()))?;
+            let events = decision(state.as_ref())?;
             if events.is_empty() {
                 return Ok(());
             }
@@ -516,12 +531,10 @@ impl TripService {
             .title
             .clone()
             .unwrap_or_else(|| "Etappe trip".into());
-        let days: Vec<etappe_export::ExportDay> = stages
-            .iter()
-            .map(|stage| {
-                let slice = points
-                    .get(stage.first_point..=stage.last_point.min(points.len().saturating_sub(1)))
-                    .unwrap_or(&[]);
+        let mut days: Vec<etappe_export::ExportDay> = Vec::with_capacity(stages.len());
+        for stage in &stages {
+            let slice = self.day_points(stage, &points).await?;
+            days.push({
                 let name = match (&stage.start_label, &stage.end_label) {
                     (Some(a), Some(b)) => format!("Day {}: {a} - {b}", stage.day_number),
                     _ => format!("Day {}", stage.day_number),
@@ -537,6 +550,20 @@ impl TripService {
                         })
                         .collect(),
                 }
+            });
+        }
+        // Chosen places to sleep travel with the file as waypoints.
+        let waypoints: Vec<etappe_export::ExportWaypoint> = stages
+            .iter()
+            .filter_map(|s| s.accommodation.as_ref().map(|a| (s.day_number, a)))
+            .map(|(day, a)| etappe_export::ExportWaypoint {
+                name: etappe_events::text::strip_controls(&format!(
+                    "Night {day}: {}",
+                    a.name.as_deref().unwrap_or(&a.kind)
+                )),
+                lat: a.lat,
+                lon: a.lon,
+                kind: etappe_export::WaypointKind::Lodging,
             })
             .collect();
         let stem = match stage_id {
@@ -545,12 +572,12 @@ impl TripService {
         };
         match format {
             ExportFormat::Gpx => Ok(ExportFile {
-                bytes: etappe_export::to_gpx(&title, &days, &[]).into_bytes(),
+                bytes: etappe_export::to_gpx(&title, &days, &waypoints).into_bytes(),
                 content_type: "application/gpx+xml",
                 file_name: format!("{stem}.gpx"),
             }),
             ExportFormat::Fit => {
-                let bytes = etappe_export::trip_to_fit(&title, &days, &[]).map_err(|e| {
+                let bytes = etappe_export::trip_to_fit(&title, &days, &waypoints).map_err(|e| {
                     AppError::Conflict(format!("the route cannot be written as FIT: {e}"))
                 })?;
                 Ok(ExportFile {
@@ -768,5 +795,32 @@ fn describe(event: &TripEvent) -> String {
         ),
         TripEvent::TripShared { .. } => "Public link opened".into(),
         TripEvent::TripUnshared => "Public link revoked".into(),
+        TripEvent::StagesEdited {
+            action,
+            stages,
+            version,
+            ..
+        } => format!(
+            "Days edited ({}): now {} days (version {version})",
+            action.as_str(),
+            stages.len()
+        ),
+        TripEvent::AccommodationScanRequested { radius_km, .. } => {
+            format!("Accommodation scan requested ({radius_km} km around each day's end)")
+        }
+        TripEvent::AccommodationsFound { stages, .. } => format!(
+            "Accommodations found: {} candidate(s)",
+            stages.iter().map(|s| s.accommodations.len()).sum::<usize>()
+        ),
+        TripEvent::WaypointRequested { .. } => "Detour through a waypoint requested".into(),
+        TripEvent::StageRerouted {
+            detour,
+            distance_km,
+            ..
+        } => format!(
+            "Day re-routed through a waypoint by {} ({distance_km:.1} km{})",
+            detour.router,
+            if detour.estimated { ", estimated" } else { "" }
+        ),
     }
 }

@@ -8,7 +8,7 @@ use etappe_events::projection::TripView;
 use etappe_events::text::strip_controls;
 use etappe_events::trip::settings::AccommodationType;
 use etappe_events::trip::source::SourceType;
-use etappe_events::trip::stage::{Alert, Point, Stage};
+use etappe_events::trip::stage::{Accommodation, Alert, Point, Stage};
 use etappe_events::trip::{Category, ComputationStatus, Trip};
 use serde::Serialize;
 
@@ -37,10 +37,40 @@ pub struct StageSummary {
     pub label: Option<String>,
     pub is_rest_day: bool,
     pub alerts: Vec<Alert>,
+    /// Places to sleep found near the day's end by the last scan (third-party data).
+    pub accommodations: Vec<Accommodation>,
+    /// The place chosen for the night after this day.
+    pub selected_accommodation: Option<Accommodation>,
+    /// Set when the day was re-routed through a waypoint.
+    pub detour: Option<DetourSummary>,
+}
+
+/// A re-routed day, as readers see it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DetourSummary {
+    pub waypoint: Point,
+    /// Kilometres the detour added to the day.
+    pub added_distance: f64,
+    /// True when no router was reachable: a straight out-and-back, not a road.
+    pub estimated: bool,
+    pub router: String,
+}
+
+fn clean_accommodation(a: &Accommodation) -> Accommodation {
+    let clean = |s: &Option<String>| s.as_deref().map(strip_controls);
+    Accommodation {
+        name: clean(&a.name),
+        address: clean(&a.address),
+        phone: clean(&a.phone),
+        url: clean(&a.url),
+        ..a.clone()
+    }
 }
 
 impl StageSummary {
-    fn of(stage: &Stage, start_date: Option<NaiveDate>) -> Self {
+    /// Builds the reader's view of a day.
+    pub fn of(stage: &Stage, start_date: Option<NaiveDate>) -> Self {
         Self {
             stage_id: stage.id.to_string(),
             day_number: stage.day_number,
@@ -59,6 +89,19 @@ impl StageSummary {
             label: stage.label.clone(),
             is_rest_day: stage.is_rest_day,
             alerts: stage.alerts.clone(),
+            accommodations: stage
+                .accommodations
+                .iter()
+                .map(clean_accommodation)
+                .collect(),
+            selected_accommodation: stage.accommodation.as_ref().map(clean_accommodation),
+            detour: stage.detour.as_ref().map(|d| DetourSummary {
+                waypoint: d.waypoint,
+                added_distance: ((stage.distance_km - d.original_distance_km) * 100.0).round()
+                    / 100.0,
+                estimated: d.estimated,
+                router: d.router.clone(),
+            }),
         }
     }
 }

@@ -154,6 +154,29 @@ impl FromRequest<AppState> for JsonObject {
     }
 }
 
+/// A JSON object body that may be absent: no body (or an empty one) reads as `{}`.
+#[derive(Debug, Clone)]
+pub(super) struct OptionalJsonObject(pub Map<String, Value>);
+
+impl FromRequest<AppState> for OptionalJsonObject {
+    type Rejection = BodyRejection;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let empty = request
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() == b"0")
+            || (request.headers().get(header::CONTENT_TYPE).is_none()
+                && request.headers().get(header::TRANSFER_ENCODING).is_none());
+        if empty {
+            return Ok(OptionalJsonObject(Map::new()));
+        }
+        JsonObject::from_request(request, state)
+            .await
+            .map(|JsonObject(map)| OptionalJsonObject(map))
+    }
+}
+
 /// The `If-Match` precondition of a structural write. A strong ETag `"N"` names the version
 /// the caller read; `*` means whatever is current; `None` when the header is missing (the
 /// service answers 428, after the guards that come first).

@@ -7,6 +7,7 @@ mod openapi;
 mod places;
 pub mod problem;
 mod share;
+mod stages;
 mod trips;
 mod work;
 
@@ -59,6 +60,18 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/trips/{id}/stages/{stageId}/export.gpx"),
     ("GET", "/trips/{id}/stages/{stageId}/export.fit"),
     ("GET", "/trips/{id}/history"),
+    ("POST", "/trips/{id}/stages"),
+    ("PATCH", "/trips/{id}/stages/{stageId}"),
+    ("DELETE", "/trips/{id}/stages/{stageId}"),
+    ("GET", "/trips/{id}/stages/{stageId}/detail"),
+    ("PATCH", "/trips/{id}/stages/{stageId}/move"),
+    ("POST", "/trips/{id}/stages/{stageId}/rest-day"),
+    ("PATCH", "/trips/{id}/stages/{stageId}/accommodation"),
+    ("POST", "/trips/{id}/stages/{stageId}/accommodations/manual"),
+    ("POST", "/trips/{id}/stages/{stageId}/poi-waypoint"),
+    ("POST", "/trips/{id}/accommodations/scan"),
+    ("GET", "/trips/{id}/route"),
+    ("GET", "/s/{code}/route"),
     ("GET", "/trips/{id}/share"),
     ("POST", "/trips/{id}/share"),
     ("DELETE", "/trips/{id}/share"),
@@ -92,10 +105,27 @@ pub fn router(state: AppState) -> Router {
         ),
         ("/metrics", get(work::metrics)),
         ("/geocode/search", get(places::search)),
+        ("/trips/{id}/stages", axum::routing::post(stages::add)),
         (
-            "/trips/{id}/stages/{stage}/{file}",
-            get(trips::stage_export),
+            "/trips/{id}/stages/{stage}",
+            axum::routing::patch(stages::update).delete(stages::delete),
         ),
+        (
+            "/trips/{id}/stages/{stage}/{leaf}",
+            get(stages::read)
+                .patch(stages::patch_leaf)
+                .post(stages::post_leaf),
+        ),
+        (
+            "/trips/{id}/stages/{stage}/accommodations/manual",
+            axum::routing::post(stages::manual_accommodation),
+        ),
+        (
+            "/trips/{id}/accommodations/scan",
+            axum::routing::post(stages::scan),
+        ),
+        ("/trips/{id}/route", get(stages::route)),
+        ("/s/{code}/route", get(share::public_route)),
         (
             "/trips/{id}/share",
             get(share::get).post(share::create).delete(share::revoke),

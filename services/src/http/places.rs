@@ -1,52 +1,26 @@
-//! `GET /geocode/search?q=&limit=`: places by name, from the embedded GeoNames gazetteer
-//! (ASCII-folded, prefix and typo-tolerant, ranked by population). Place names are third-party
-//! data: control characters are stripped and they are returned as data.
+//! `GET /geocode/search?q=&limit=`: places by name, through the place service (the configured
+//! geocoder or the embedded gazetteer).
 
 use std::collections::HashMap;
 
 use axum::Json;
-use axum::extract::Query;
+use axum::extract::{Query, State};
 use etappe_events::text::{quote, strip_controls};
 use etappe_events::trip::FieldError;
-use serde::Serialize;
 
+use super::AppState;
 use super::extract::Caller;
 use crate::app::AppError;
-use crate::identity::Scope;
+use crate::app::places::{DEFAULT_PLACES, PlaceList, search_places};
 
 const PARAMETERS: [&str; 2] = ["q", "limit"];
 
-/// One place found.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct PlaceItem {
-    name: String,
-    display_name: String,
-    lat: f64,
-    lon: f64,
-    country_code: String,
-    population: u32,
-    #[serde(rename = "type")]
-    kind: &'static str,
-}
-
-/// The answer.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct PlaceList {
-    items: Vec<PlaceItem>,
-    total_items: usize,
-    source: &'static str,
-}
-
 pub(super) async fn search(
+    State(state): State<AppState>,
     Caller(principal): Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<PlaceList>, AppError> {
-    if !principal.has(Scope::TripsRead) {
-        return Err(AppError::InsufficientScope(Scope::TripsRead));
-    }
-    let mut errors: Vec<FieldError> = params
+    let errors: Vec<FieldError> = params
         .keys()
         .filter(|k| !PARAMETERS.contains(&k.as_str()))
         .map(|k| {
@@ -56,60 +30,27 @@ pub(super) async fn search(
             )
         })
         .collect();
-    let q = params
-        .get("q")
-        .map(|q| q.trim().to_owned())
-        .unwrap_or_default();
-    if q.is_empty() || q.chars().count() > 200 {
-        errors.push(FieldError::new(
-            "q",
-            "q must be a place name of 1 to 200 characters",
-        ));
-    }
-    let limit = match params.get("limit") {
-        None => 5,
-        Some(raw) => match raw.parse::<usize>() {
-            Ok(n) if (1..=10).contains(&n) => n,
-            _ => {
-                errors.push(FieldError::new(
-                    "limit",
-                    format!(
-                        "limit must be a whole number from 1 to 10; got {}",
-                        quote(raw)
-                    ),
-                ));
-                5
-            }
-        },
-    };
     if !errors.is_empty() {
         return Err(AppError::InvalidQuery(errors));
     }
-    let gazetteer = etappe_gazetteer::Gazetteer::try_embedded().map_err(|e| {
-        AppError::Unavailable(format!("the embedded gazetteer cannot be read: {e:?}"))
-    })?;
-    let items: Vec<PlaceItem> = gazetteer
-        .search(&q, limit)
-        .into_iter()
-        .map(|m| {
-            let place = m.place;
-            let country = gazetteer
-                .country_name(place.country_code)
-                .unwrap_or(place.country_code);
-            PlaceItem {
-                name: strip_controls(place.name),
-                display_name: strip_controls(&format!("{}, {country}", place.name)),
-                lat: place.lat,
-                lon: place.lon,
-                country_code: place.country_code.to_owned(),
-                population: place.population,
-                kind: "locality",
-            }
-        })
-        .collect();
-    Ok(Json(PlaceList {
-        total_items: items.len(),
-        items,
-        source: "embedded GeoNames gazetteer (CC BY 4.0)",
-    }))
+    let limit = match params.get("limit") {
+        None => DEFAULT_PLACES,
+        Some(raw) => raw.parse::<usize>().map_err(|_| {
+            AppError::InvalidQuery(vec![FieldError::new(
+                "limit",
+                format!(
+                    "limit must be a whole number from 1 to 10; got {}",
+                    quote(raw)
+                ),
+            )])
+        })?,
+    };
+    let q = params.get("q").map_or("", String::as_str);
+    let places = search_places(&principal, &state.work.upstreams, q, limit)
+        .await
+        .map_err(|e| match e {
+            AppError::Input(input) => AppError::InvalidQuery(input.field_errors()),
+            other => other,
+        })?;
+    Ok(Json(places))
 }

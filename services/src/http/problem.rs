@@ -28,6 +28,9 @@ pub struct Problem {
     pub scope: Option<&'static str>,
     #[serde(rename = "currentVersion", skip_serializing_if = "Option::is_none")]
     pub current_version: Option<u64>,
+    /// For a failed third party: `{upstream, failure, retryable}` at the top level.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<etappe_upstream::UpstreamError>,
 }
 
 impl Problem {
@@ -47,6 +50,7 @@ impl Problem {
             errors: Vec::new(),
             scope: None,
             current_version: None,
+            upstream: None,
         }
     }
 }
@@ -97,6 +101,9 @@ impl From<&AppError> for Problem {
                 )
             },
             AppError::NotFound => Problem::new(S::NOT_FOUND, "not_found", "Not found", detail),
+            AppError::StageNotFound => {
+                Problem::new(S::NOT_FOUND, "stage_not_found", "Stage not found", detail)
+            }
             AppError::Input(InputError::UnknownFields { .. }) => Problem {
                 errors: error.field_errors(),
                 ..Problem::new(S::BAD_REQUEST, "unknown_field", "Unknown field", detail)
@@ -149,6 +156,15 @@ impl From<&AppError> for Problem {
                 "Service unavailable",
                 detail,
             ),
+            AppError::Upstream(failure) => Problem {
+                upstream: Some(failure.clone()),
+                ..Problem::new(
+                    S::SERVICE_UNAVAILABLE,
+                    "upstream_unavailable",
+                    "Upstream unavailable",
+                    detail,
+                )
+            },
             AppError::Internal(_) => Problem::new(
                 S::INTERNAL_SERVER_ERROR,
                 "internal",

@@ -109,3 +109,14 @@ pub(super) async fn public_stage(
     let stage = PublicTrip::stage(&view, stage_id).ok_or(AppError::NotFound)?;
     Ok(Json(stage).into_response())
 }
+
+/// `GET /s/{code}/route`: the shared trip's lines, anonymous; 304 when unchanged.
+pub(super) async fn public_route(
+    State(state): State<AppState>,
+    Path(code): Path<String>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, AppError> {
+    let view = state.trips.shared_view(&code).await?;
+    let lines = state.trips.route_lines_of(&view).await?;
+    Ok(super::stages::route_response(&lines, &headers))
+}

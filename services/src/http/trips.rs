@@ -158,7 +158,10 @@ pub(super) async fn summary(
 
 /// The detail with its version as a strong ETag. `no-store`: the ETag is a precondition
 /// token for writes, not a cache validator (enrichments change the body, not the version).
-fn detail_response(status: StatusCode, detail: &TripDetail) -> Result<Response, AppError> {
+pub(super) fn detail_response(
+    status: StatusCode,
+    detail: &TripDetail,
+) -> Result<Response, AppError> {
     let mut response = (status, Json(detail)).into_response();
     let h = response.headers_mut();
     h.insert(
@@ -248,25 +251,4 @@ pub(super) fn file_response(file: ExportFile) -> Response {
         h.insert(header::CONTENT_DISPOSITION, value);
     }
     response
-}
-
-/// `GET /trips/{id}/stages/{stageId}/export.gpx|export.fit`: one day as a file.
-pub(super) async fn stage_export(
-    State(state): State<AppState>,
-    Caller(principal): Caller,
-    axum::extract::Path((id, stage, file)): axum::extract::Path<(String, String, String)>,
-) -> Result<Response, AppError> {
-    let format = match file.as_str() {
-        "export.gpx" => ExportFormat::Gpx,
-        "export.fit" => ExportFormat::Fit,
-        _ => return Err(AppError::NotFound),
-    };
-    let trip_id = id.parse().map_err(|_| AppError::NotFound)?;
-    let stage_id = uuid::Uuid::parse_str(&stage).map_err(|_| AppError::NotFound)?;
-    Ok(file_response(
-        state
-            .trips
-            .export(&principal, trip_id, Some(stage_id), format)
-            .await?,
-    ))
 }

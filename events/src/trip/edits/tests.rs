@@ -21,7 +21,7 @@ impl RouteGeometry for Line {
         self.0
     }
     fn point(&self, index: usize) -> Option<Point> {
-        (index < self.0).then(|| Point {
+        (index < self.0).then_some(Point {
             lat: 45.0 + index as f64 * KM_IN_DEGREES,
             lon: 6.0,
             ele: None,
@@ -305,7 +305,11 @@ fn moving_a_day_reorders_and_shifts_only_dates() {
         },
     );
     assert_eq!(
-        after.stages.iter().map(|s| s.id.as_u128()).collect::<Vec<_>>(),
+        after
+            .stages
+            .iter()
+            .map(|s| s.id.as_u128())
+            .collect::<Vec<_>>(),
         vec![3, 1, 2]
     );
     assert!(matches!(
@@ -437,7 +441,10 @@ fn choosing_a_place_to_sleep_moves_the_days_end_to_it() {
     assert_eq!(after.version, trip.version + 1);
     let (cleared, _) = days_after(&after, StageEdit::ClearAccommodation { stage_id: id(1) });
     assert_eq!(cleared.stages[0].accommodation, None);
-    assert_eq!(cleared.stages[0].last_point, 36, "clearing keeps the day's end");
+    assert_eq!(
+        cleared.stages[0].last_point, 36,
+        "clearing keeps the day's end"
+    );
 }
 
 #[test]
@@ -533,7 +540,12 @@ fn random_edit_sequences_keep_the_days_a_cover_of_the_route() {
         assert_eq!(riding.first().map(|s| s.first_point), Some(0));
         assert_eq!(riding.last().map(|s| s.last_point), Some(99));
         for pair in riding.windows(2) {
-            assert_eq!(pair[0].last_point, pair[1].first_point, "{:?}", spans(&trip));
+            assert_eq!(
+                pair[0].last_point,
+                pair[1].first_point,
+                "{:?}",
+                spans(&trip)
+            );
             assert!(pair[0].first_point < pair[0].last_point);
         }
         let total: f64 = riding.iter().map(|s| s.distance_km).sum();

@@ -1,0 +1,431 @@
+//! The day services: editing the days (add, update, move, delete, rest day), choosing where to
+//! sleep, asking for an accommodation scan or a waypoint detour, reading one day and the
+//! route's geometry. REST and MCP call these, unchanged.
+//!
+//! Guard order everywhere: scope, ownership (a foreign trip is a missing one), lock, the
+//! presence of a base version, the input, then the aggregate's own rules (version, stage).
+
+use etappe_events::ids::TripId;
+use etappe_events::projection::TripView;
+use etappe_events::trip::edits::StageAction;
+use etappe_events::trip::edits::input::{
+    coordinates_valid, parse_manual_accommodation, parse_stage_edit,
+};
+use etappe_events::trip::input::{describe, refuse_unknown};
+use etappe_events::trip::stage::{Point, Stage};
+use etappe_events::trip::{
+    FieldError, InputError, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand, decide_stage_edit,
+};
+use etappe_route::gpx::TrackPoint;
+use etappe_workers::geometry::TrackGeometry;
+use etappe_workers::labels::GazetteerLabels;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::trips::{BaseVersion, TripService, require};
+use super::views::{StageSummary, TripDetail, TripSummary, today};
+use super::{AppError, RequestContext};
+use crate::identity::{Principal, Scope};
+
+/// How close (metres) the coordinates of a chosen accommodation must be to a candidate's.
+const CANDIDATE_MATCH_M: f64 = 50.0;
+/// The default scan radius, km.
+pub const DEFAULT_SCAN_RADIUS_KM: f64 = 5.0;
+/// Simplification tolerance of `/route`, metres: a map line, not a navigation track.
+const ROUTE_TOLERANCE_M: f64 = 10.0;
+
+/// The answer to a waypoint request: accepted, computed by the workers, version unchanged.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WaypointAccepted {
+    pub trip_id: String,
+    pub stage_id: String,
+    /// The trip's version, which a detour does not move.
+    pub version: u64,
+    pub partial: bool,
+}
+
+/// One day's simplified line.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DayLine {
+    pub stage_id: String,
+    pub day_number: u32,
+    pub is_rest_day: bool,
+    /// `[lat, lon]` pairs.
+    pub points: Vec<[f64; 2]>,
+}
+
+/// `GET /trips/{id}/route`: the days' geometry, simplified for a map.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RouteLines {
+    pub version: u64,
+    pub days: Vec<DayLine>,
+    /// A tag that changes whenever the geometry does (version, generation, detours).
+    #[serde(skip)]
+    pub tag: String,
+}
+
+fn field(name: &str, message: impl Into<String>) -> AppError {
+    InputError::Invalid(vec![FieldError::new(name, message)]).into()
+}
+
+impl TripService {
+    async fn writable(&self, principal: &Principal, trip_id: TripId) -> Result<TripView, AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let view = self.owned_view(principal, trip_id).await?;
+        if view.trip.is_locked(today()) {
+            return Err(AppError::Locked);
+        }
+        Ok(view)
+    }
+
+    /// The full-resolution track of the trip's current generation.
+    pub(super) async fn track_points(&self, trip: &Trip) -> Result<Vec<TrackPoint>, AppError> {
+        let route = trip.route.as_ref().ok_or(AppError::NotReady)?;
+        let bytes = self
+            .store
+            .get_blob(&route.track_key)
+            .await?
+            .ok_or(AppError::NotReady)?;
+        etappe_workers::track::decode(&bytes)
+            .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))
+    }
+
+    /// A day's points: its slice of the track, or its detour's own geometry.
+    pub(super) async fn day_points(
+        &self,
+        stage: &Stage,
+        track: &[TrackPoint],
+    ) -> Result<Vec<TrackPoint>, AppError> {
+        if let Some(detour) = &stage.detour
+            && let Some(bytes) = self.store.get_blob(&detour.track_key).await?
+            && let Some(points) = etappe_workers::track::decode(&bytes)
+        {
+            return Ok(points);
+        }
+        let last = stage.last_point.min(track.len().saturating_sub(1));
+        Ok(track
+            .get(stage.first_point..=last)
+            .map(<[TrackPoint]>::to_vec)
+            .unwrap_or_default())
+    }
+
+    /// Applies one of the five day edits. Answers the trip after it (with the new version).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn edit_stage(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        action: StageAction,
+        stage_id: Uuid,
+        input: &Map<String, Value>,
+        base: Option<BaseVersion>,
+        context: &RequestContext,
+    ) -> Result<TripDetail, AppError> {
+        let view = self.writable(principal, trip_id).await?;
+        let base = base.ok_or(AppError::PreconditionRequired)?;
+        let edit = parse_stage_edit(action, stage_id, Uuid::now_v7(), input)?;
+        self.apply_edit(principal, view, edit, base, context).await
+    }
+
+    async fn apply_edit(
+        &self,
+        principal: &Principal,
+        view: TripView,
+        edit: StageEdit,
+        base: BaseVersion,
+        context: &RequestContext,
+    ) -> Result<TripDetail, AppError> {
+        let trip_id = view.trip.id;
+        let points = if view.trip.is_partial() {
+            Vec::new()
+        } else {
+            self.track_points(&view.trip).await?
+        };
+        let geometry = TrackGeometry::new(points, &GazetteerLabels);
+        let generation = view.trip.generation;
+        self.execute_decision(principal, trip_id, Some(view), context, |state| {
+            if state.is_some_and(|t| t.generation != generation) {
+                return Err(etappe_events::trip::TripError::Superseded {
+                    generation,
+                    current: state.map_or(0, |t| t.generation),
+                });
+            }
+            let expected = match base {
+                BaseVersion::Exact(v) => v,
+                BaseVersion::Current => state.map_or(0, |t| t.version),
+            };
+            decide_stage_edit(state, edit.clone(), expected, today(), &geometry)
+        })
+        .await?;
+        Ok(TripDetail::of(&self.view(trip_id).await?, today()))
+    }
+
+    /// Chooses where to sleep after a day, by the coordinates of one of its candidates (`lat`,
+    /// `lon`); an empty input clears the choice. The day's end moves to the route point
+    /// nearest the place, and the next day starts there.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn choose_accommodation(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        stage_id: Uuid,
+        input: &Map<String, Value>,
+        base: Option<BaseVersion>,
+        context: &RequestContext,
+    ) -> Result<TripDetail, AppError> {
+        let view = self.writable(principal, trip_id).await?;
+        let base = base.ok_or(AppError::PreconditionRequired)?;
+        refuse_unknown(input, &["lat", "lon"])?;
+        let lat = input.get("lat").filter(|v| !v.is_null());
+        let lon = input.get("lon").filter(|v| !v.is_null());
+        let edit = match (lat, lon) {
+            (None, None) => StageEdit::ClearAccommodation { stage_id },
+            (Some(lat), Some(lon)) => {
+                let (Some(lat), Some(lon)) = (lat.as_f64(), lon.as_f64()) else {
+                    return Err(field(
+                        "lat",
+                        format!(
+                            "lat and lon must be numbers; got {} and {}",
+                            describe(lat),
+                            describe(lon)
+                        ),
+                    ));
+                };
+                let stage = view
+                    .trip
+                    .stages
+                    .iter()
+                    .find(|s| s.id == stage_id)
+                    .ok_or(AppError::StageNotFound)?;
+                let target = Point {
+                    lat,
+                    lon,
+                    ele: None,
+                };
+                let Some(candidate) = stage.accommodations.iter().find(|c| {
+                    etappe_events::trip::edits::straight_m(
+                        Point {
+                            lat: c.lat,
+                            lon: c.lon,
+                            ele: None,
+                        },
+                        target,
+                    ) <= CANDIDATE_MATCH_M
+                }) else {
+                    return Err(field(
+                        "lat",
+                        if stage.accommodations.is_empty() {
+                            "this day has no accommodation candidates: scan first (POST /trips/{id}/accommodations/scan), or enter one by hand".to_owned()
+                        } else {
+                            format!(
+                                "no candidate of this day within {CANDIDATE_MATCH_M} m of these coordinates; the day's {} candidates are in its accommodations list (see etappe_help)",
+                                stage.accommodations.len()
+                            )
+                        },
+                    ));
+                };
+                StageEdit::ChooseAccommodation {
+                    stage_id,
+                    accommodation: candidate.clone(),
+                }
+            }
+            _ => {
+                return Err(field(
+                    "lat",
+                    "give both lat and lon to choose a candidate, or neither to clear the choice",
+                ));
+            }
+        };
+        self.apply_edit(principal, view, edit, base, context).await
+    }
+
+    /// Enters a place to sleep by hand (`name`, `lat`, `lon`, `priceTotal?`, `url?`).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn manual_accommodation(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        stage_id: Uuid,
+        input: &Map<String, Value>,
+        base: Option<BaseVersion>,
+        context: &RequestContext,
+    ) -> Result<TripDetail, AppError> {
+        let view = self.writable(principal, trip_id).await?;
+        let base = base.ok_or(AppError::PreconditionRequired)?;
+        let accommodation = parse_manual_accommodation(input)?;
+        let edit = StageEdit::ChooseAccommodation {
+            stage_id,
+            accommodation,
+        };
+        self.apply_edit(principal, view, edit, base, context).await
+    }
+
+    /// Asks the workers to look for places to sleep around each day's end (`radiusKm` 1–15,
+    /// default 5; `stageId` for one day). Answers at once.
+    pub async fn scan_accommodations(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        input: &Map<String, Value>,
+        context: &RequestContext,
+    ) -> Result<TripSummary, AppError> {
+        let view = self.writable(principal, trip_id).await?;
+        refuse_unknown(input, &["radiusKm", "stageId"])?;
+        let radius_km = match input.get("radiusKm") {
+            None | Some(Value::Null) => DEFAULT_SCAN_RADIUS_KM,
+            Some(v) => v.as_f64().ok_or_else(|| {
+                field(
+                    "radiusKm",
+                    format!(
+                        "radiusKm must be a number from {} to {}; got {}",
+                        SCAN_RADIUS_KM.0,
+                        SCAN_RADIUS_KM.1,
+                        describe(v)
+                    ),
+                )
+            })?,
+        };
+        let stage_id = match input.get("stageId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => {
+                Some(Uuid::parse_str(s).map_err(|_| AppError::StageNotFound)?)
+            }
+            Some(other) => {
+                return Err(field(
+                    "stageId",
+                    format!(
+                        "stageId must be a day's id (a string); got {}",
+                        describe(other)
+                    ),
+                ));
+            }
+        };
+        self.execute(principal, trip_id, Some(view), context, |_| {
+            TripCommand::RequestAccommodationScan {
+                radius_km,
+                stage_id,
+                today: today(),
+            }
+        })
+        .await?;
+        Ok(TripSummary::of(&self.view(trip_id).await?, today()))
+    }
+
+    /// Re-routes a day through a waypoint (`waypointLat`, `waypointLon`), as a job. The trip
+    /// version does not move and no `If-Match` is needed; a locked trip refuses it.
+    pub async fn add_waypoint(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        stage_id: Uuid,
+        input: &Map<String, Value>,
+        context: &RequestContext,
+    ) -> Result<WaypointAccepted, AppError> {
+        let view = self.writable(principal, trip_id).await?;
+        refuse_unknown(input, &["waypointLat", "waypointLon"])?;
+        let number = |name: &str| -> Result<f64, AppError> {
+            input.get(name).and_then(Value::as_f64).ok_or_else(|| {
+                field(
+                    name,
+                    format!(
+                        "{name} is required: a number ({} )",
+                        if name == "waypointLat" {
+                            "-90…90"
+                        } else {
+                            "-180…180"
+                        }
+                    ),
+                )
+            })
+        };
+        let (lat, lon) = (number("waypointLat")?, number("waypointLon")?);
+        if !coordinates_valid(lat, lon) {
+            return Err(field(
+                "waypointLat",
+                "waypointLat must be -90…90 and waypointLon -180…180",
+            ));
+        }
+        self.execute(principal, trip_id, Some(view), context, |_| {
+            TripCommand::RequestWaypoint {
+                stage_id,
+                waypoint: Point {
+                    lat,
+                    lon,
+                    ele: None,
+                },
+                today: today(),
+            }
+        })
+        .await?;
+        let view = self.view(trip_id).await?;
+        Ok(WaypointAccepted {
+            trip_id: trip_id.to_string(),
+            stage_id: stage_id.to_string(),
+            version: view.trip.version,
+            partial: view.trip.is_partial(),
+        })
+    }
+
+    /// One day in full (no geometry).
+    pub async fn stage_detail(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        stage_id: Uuid,
+    ) -> Result<(u64, StageSummary), AppError> {
+        require(principal, Scope::TripsRead)?;
+        let view = self.owned_view(principal, trip_id).await?;
+        let trip = &view.trip;
+        let stage = trip
+            .stages
+            .iter()
+            .find(|s| s.id == stage_id)
+            .ok_or(AppError::StageNotFound)?;
+        Ok((
+            trip.version,
+            StageSummary::of(stage, trip.settings.start_date),
+        ))
+    }
+
+    /// The days' lines, simplified for a map.
+    pub async fn route_lines(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<RouteLines, AppError> {
+        require(principal, Scope::TripsRead)?;
+        let view = self.owned_view(principal, trip_id).await?;
+        self.route_lines_of(&view).await
+    }
+
+    /// The lines of a trip already authorized (also the share link's).
+    pub async fn route_lines_of(&self, view: &TripView) -> Result<RouteLines, AppError> {
+        let trip = &view.trip;
+        let track = self.track_points(trip).await?;
+        let mut days = Vec::with_capacity(trip.stages.len());
+        let mut tag = format!("{}:{}:{}", trip.id, trip.version, trip.generation);
+        for stage in &trip.stages {
+            let points = self.day_points(stage, &track).await?;
+            let simplified = etappe_route::geometry::simplify(&points, ROUTE_TOLERANCE_M);
+            if let Some(detour) = &stage.detour {
+                tag.push(':');
+                tag.push_str(&detour.track_key);
+            }
+            days.push(DayLine {
+                stage_id: stage.id.to_string(),
+                day_number: stage.day_number,
+                is_rest_day: stage.is_rest_day,
+                points: simplified.iter().map(|p| [p.lat, p.lon]).collect(),
+            });
+        }
+        Ok(RouteLines {
+            version: trip.version,
+            days,
+            tag: super::trips::canonical_digest(&[&Value::String(tag)]),
+        })
+    }
+}

@@ -1,0 +1,288 @@
+//! REST handlers for the days: the five edits, choosing where to sleep, scans, waypoint
+//! detours, one day's detail and the route's geometry. Each translates HTTP into one call of
+//! the day services and back; no rule lives here.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use etappe_events::trip::edits::StageAction;
+use uuid::Uuid;
+
+use super::AppState;
+use super::extract::{Caller, IfMatch, OptionalJsonObject, TripPath, etag};
+use super::trips::detail_response;
+use crate::app::views::StageSummary;
+use crate::app::{AppError, RequestContext};
+
+fn ids(trip: &str, stage: &str) -> Result<(etappe_events::ids::TripId, Uuid), AppError> {
+    let trip_id = trip.parse().map_err(|_| AppError::NotFound)?;
+    let stage_id = Uuid::parse_str(stage).map_err(|_| AppError::StageNotFound)?;
+    Ok((trip_id, stage_id))
+}
+
+/// `POST /trips/{id}/stages` `{stageId, distance?|endPoint?, label?}`: splits the day
+/// `stageId` in two; the new day follows it.
+pub(super) async fn add(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    TripPath(trip_id): TripPath,
+    IfMatch(base): IfMatch,
+    OptionalJsonObject(mut body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let stage_id = match body.remove("stageId") {
+        Some(serde_json::Value::String(s)) => {
+            Uuid::parse_str(&s).map_err(|_| AppError::StageNotFound)?
+        }
+        _ => {
+            return Err(etappe_events::trip::InputError::Invalid(vec![
+                etappe_events::trip::FieldError::new(
+                    "stageId",
+                    "stageId is required: the id of the day to split (the new day follows it)",
+                ),
+            ])
+            .into());
+        }
+    };
+    let detail = state
+        .trips
+        .edit_stage(
+            &principal,
+            trip_id,
+            StageAction::Add,
+            stage_id,
+            &body,
+            base,
+            &context,
+        )
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}
+
+/// `PATCH /trips/{id}/stages/{stageId}` (move the end, relabel) and
+/// `DELETE /trips/{id}/stages/{stageId}` (merge with a neighbour).
+pub(super) async fn update(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    Path((trip, stage)): Path<(String, String)>,
+    IfMatch(base): IfMatch,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let detail = state
+        .trips
+        .edit_stage(
+            &principal,
+            trip_id,
+            StageAction::Update,
+            stage_id,
+            &body,
+            base,
+            &context,
+        )
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}
+
+/// `DELETE /trips/{id}/stages/{stageId}`.
+pub(super) async fn delete(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    Path((trip, stage)): Path<(String, String)>,
+    IfMatch(base): IfMatch,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let detail = state
+        .trips
+        .edit_stage(
+            &principal,
+            trip_id,
+            StageAction::Delete,
+            stage_id,
+            &serde_json::Map::new(),
+            base,
+            &context,
+        )
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}
+
+/// `GET /trips/{id}/stages/{stageId}/{detail|export.gpx|export.fit}`.
+pub(super) async fn read(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    Path((trip, stage, leaf)): Path<(String, String, String)>,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let format = match leaf.as_str() {
+        "detail" => {
+            let (version, day) = state
+                .trips
+                .stage_detail(&principal, trip_id, stage_id)
+                .await?;
+            return stage_response(version, &day);
+        }
+        "export.gpx" => crate::app::trips::ExportFormat::Gpx,
+        "export.fit" => crate::app::trips::ExportFormat::Fit,
+        _ => return Err(AppError::NotFound),
+    };
+    Ok(super::trips::file_response(
+        state
+            .trips
+            .export(&principal, trip_id, Some(stage_id), format)
+            .await?,
+    ))
+}
+
+fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError> {
+    let mut response = Json(day).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::ETAG,
+        HeaderValue::from_str(&etag(version)).map_err(|e| AppError::Internal(e.to_string()))?,
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// `PATCH /trips/{id}/stages/{stageId}/{move|accommodation}`.
+pub(super) async fn patch_leaf(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    Path((trip, stage, leaf)): Path<(String, String, String)>,
+    IfMatch(base): IfMatch,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let detail = match leaf.as_str() {
+        "move" => {
+            state
+                .trips
+                .edit_stage(
+                    &principal,
+                    trip_id,
+                    StageAction::Move,
+                    stage_id,
+                    &body,
+                    base,
+                    &context,
+                )
+                .await?
+        }
+        "accommodation" => {
+            state
+                .trips
+                .choose_accommodation(&principal, trip_id, stage_id, &body, base, &context)
+                .await?
+        }
+        _ => return Err(AppError::NotFound),
+    };
+    detail_response(StatusCode::OK, &detail)
+}
+
+/// `POST /trips/{id}/stages/{stageId}/{rest-day|poi-waypoint}`.
+pub(super) async fn post_leaf(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    Path((trip, stage, leaf)): Path<(String, String, String)>,
+    IfMatch(base): IfMatch,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    match leaf.as_str() {
+        "rest-day" => {
+            let detail = state
+                .trips
+                .edit_stage(
+                    &principal,
+                    trip_id,
+                    StageAction::RestDay,
+                    stage_id,
+                    &body,
+                    base,
+                    &context,
+                )
+                .await?;
+            detail_response(StatusCode::OK, &detail)
+        }
+        "poi-waypoint" => {
+            let accepted = state
+                .trips
+                .add_waypoint(&principal, trip_id, stage_id, &body, &context)
+                .await?;
+            Ok((StatusCode::ACCEPTED, Json(accepted)).into_response())
+        }
+        _ => Err(AppError::NotFound),
+    }
+}
+
+/// `POST /trips/{id}/stages/{stageId}/accommodations/manual`: a place entered by hand.
+pub(super) async fn manual_accommodation(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    Path((trip, stage)): Path<(String, String)>,
+    IfMatch(base): IfMatch,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let detail = state
+        .trips
+        .manual_accommodation(&principal, trip_id, stage_id, &body, base, &context)
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}
+
+/// `POST /trips/{id}/accommodations/scan` `{radiusKm?, stageId?}`: 202, the workers scan.
+pub(super) async fn scan(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    TripPath(trip_id): TripPath,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let summary = state
+        .trips
+        .scan_accommodations(&principal, trip_id, &body, &context)
+        .await?;
+    Ok((StatusCode::ACCEPTED, Json(summary)).into_response())
+}
+
+/// `GET /trips/{id}/route`: the days' lines; 304 when `If-None-Match` names the current tag.
+pub(super) async fn route(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    TripPath(trip_id): TripPath,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let lines = state.trips.route_lines(&principal, trip_id).await?;
+    Ok(route_response(&lines, &headers))
+}
+
+/// The lines with their validator; 304 when the caller has them already.
+pub(super) fn route_response(
+    lines: &crate::app::stages::RouteLines,
+    headers: &HeaderMap,
+) -> Response {
+    let tag = format!("\"r{}\"", &lines.tag[..16.min(lines.tag.len())]);
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
+    let mut response = if unchanged {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        Json(lines).into_response()
+    };
+    let h = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&tag) {
+        h.insert(header::ETAG, value);
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}

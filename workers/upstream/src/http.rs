@@ -1,0 +1,176 @@
+//! The one send-and-read path all adapters share, so timeouts, body limits
+//! and error classification behave the same for every upstream.
+
+use std::time::Duration;
+
+use reqwest::{RequestBuilder, StatusCode, header::RETRY_AFTER};
+use serde::de::DeserializeOwned;
+
+use crate::error::{Upstream, UpstreamError, parse_retry_after};
+
+/// Bodies larger than this are refused: no answer we ask for is near it, and
+/// an upstream gone wrong must not be able to exhaust our memory.
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Error bodies are only read for their message, so a small cap suffices.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) retry_after: Option<Duration>,
+    pub(crate) body: String,
+}
+
+impl Answer {
+    /// The body of a 2xx answer, or the classified status error.
+    pub(crate) fn into_success_body(self, upstream: Upstream) -> Result<String, UpstreamError> {
+        match UpstreamError::from_status(upstream, self.status, self.retry_after) {
+            Some(error) => {
+                tracing::warn!(%upstream, failure = %error.failure, "upstream refused or failed");
+                Err(error)
+            }
+            None => Ok(self.body),
+        }
+    }
+}
+
+/// Sends the request with `timeout` covering connect, headers and body, and
+/// reads the whole body. Transport failures are classified here; statuses
+/// are left to the caller because some upstreams explain errors in the body.
+pub(crate) async fn send(
+    upstream: Upstream,
+    request: RequestBuilder,
+    timeout: Duration,
+) -> Result<Answer, UpstreamError> {
+    let mut response = request
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|error| transport_failure(upstream, &error, timeout))?;
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(parse_retry_after);
+
+    if !status.is_success() {
+        // The status already tells what went wrong; a body that fails to
+        // arrive must not turn a clear "server error 503" into a timeout.
+        let bytes = read_capped(&mut response, MAX_ERROR_BODY_BYTES)
+            .await
+            .unwrap_or_default();
+        let body = String::from_utf8_lossy(&bytes).into_owned();
+        return Ok(Answer {
+            status,
+            retry_after,
+            body,
+        });
+    }
+
+    let bytes = match read_capped(&mut response, MAX_BODY_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(ReadFailure::Transport(error)) => {
+            return Err(transport_failure(upstream, &error, timeout));
+        }
+        Err(ReadFailure::TooLarge) => {
+            return Err(UpstreamError::unexpected(
+                upstream,
+                format!("body larger than {MAX_BODY_BYTES} bytes"),
+            ));
+        }
+    };
+    let body = String::from_utf8(bytes)
+        .map_err(|_| UpstreamError::unexpected(upstream, "body is not UTF-8"))?;
+    Ok(Answer {
+        status,
+        retry_after,
+        body,
+    })
+}
+
+/// Decodes a JSON body; a shape mismatch is the upstream's fault, not ours.
+pub(crate) fn parse_json<T: DeserializeOwned>(
+    upstream: Upstream,
+    body: &str,
+) -> Result<T, UpstreamError> {
+    serde_json::from_str(body).map_err(|error| {
+        let detail = crate::text::printable(&error.to_string(), 200)
+            .unwrap_or_else(|| "undecodable JSON".to_owned());
+        UpstreamError::unexpected(upstream, detail)
+    })
+}
+
+fn transport_failure(
+    upstream: Upstream,
+    error: &reqwest::Error,
+    timeout: Duration,
+) -> UpstreamError {
+    let classified = UpstreamError::from_transport(upstream, error, timeout);
+    tracing::warn!(%upstream, failure = %classified.failure, "upstream request failed");
+    classified
+}
+
+enum ReadFailure {
+    Transport(reqwest::Error),
+    TooLarge,
+}
+
+async fn read_capped(
+    response: &mut reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, ReadFailure> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(ReadFailure::Transport)? {
+        if bytes.len() + chunk.len() > limit {
+            return Err(ReadFailure::TooLarge);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+/// Joins path segments onto a configured base URL. Done by segments rather
+/// than `Url::join` so a base with a path prefix ("https://host/nominatim")
+/// keeps it whether or not it ends in a slash.
+pub(crate) fn endpoint(base_url: &str, segments: &[&str]) -> Result<url::Url, crate::ConfigError> {
+    let invalid = |reason: &str| crate::ConfigError::InvalidBaseUrl {
+        url: base_url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let mut url = url::Url::parse(base_url).map_err(|error| invalid(&error.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(invalid("scheme must be http or https"));
+    }
+    url.set_query(None);
+    url.set_fragment(None);
+    url.path_segments_mut()
+        .map_err(|()| invalid("cannot be a base"))?
+        .pop_if_empty()
+        .extend(segments);
+    Ok(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint;
+
+    #[test]
+    fn endpoints_keep_the_base_path() {
+        let url = |base: &str| endpoint(base, &["api", "interpreter"]).map(|u| u.to_string());
+        assert_eq!(
+            url("http://127.0.0.1:8080").as_deref(),
+            Ok("http://127.0.0.1:8080/api/interpreter")
+        );
+        assert_eq!(
+            url("https://host/overpass/").as_deref(),
+            Ok("https://host/overpass/api/interpreter")
+        );
+        assert_eq!(
+            url("https://host/overpass").as_deref(),
+            Ok("https://host/overpass/api/interpreter")
+        );
+        assert!(url("ftp://host").is_err());
+        assert!(url("not a url").is_err());
+    }
+}

@@ -1,0 +1,25 @@
+//! HTTP adapters for Etappe's third-party upstreams: the Nominatim geocoder,
+//! the Overpass accommodation search and the BRouter/Valhalla routers.
+//!
+//! Every adapter takes a `reqwest::Client` built by the application (so TLS,
+//! proxies and connection pools are configured once) plus a base URL (so tests
+//! and self-hosted instances are just another address). Every failure is an
+//! [`UpstreamError`] that says which upstream failed, what happened and whether
+//! retrying may help; nothing an upstream sends can make these adapters panic.
+
+pub mod cache;
+pub mod error;
+mod geo;
+mod http;
+pub mod limiter;
+pub mod nominatim;
+pub mod overpass;
+pub mod router;
+mod text;
+
+pub use cache::{MemoryCache, NoCache, ResponseCache};
+pub use error::{ConfigError, Upstream, UpstreamError};
+pub use limiter::RateLimiter;
+pub use nominatim::{NominatimClient, Place};
+pub use overpass::{Accommodation, AccommodationType, OsmType, OverpassClient};
+pub use router::{BRouterClient, RoutePoint, RoutedPath, Router, ValhallaClient, spur_detour};

@@ -1,0 +1,204 @@
+//! Accommodation search near a point through the Overpass API. Public
+//! Overpass instances grant each client very few query slots, so this client
+//! runs one query at a time and caches answers for a day.
+
+mod parse;
+mod price;
+mod query;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use serde::{Deserialize, Serialize};
+use tokio::sync::Semaphore;
+use url::Url;
+
+use crate::cache::{self, ResponseCache};
+use crate::error::{ConfigError, Upstream, UpstreamError};
+use crate::geo::is_valid_position;
+use crate::http;
+
+const UPSTREAM: Upstream = Upstream::Accommodations;
+const CACHE_TTL: Duration = Duration::from_secs(24 * 3600);
+/// Larger areas make public Overpass slow and return more than a day's end needs.
+pub const MAX_RADIUS_M: u32 = 25_000;
+
+/// Kinds of places to sleep; the snake_case names are OSM `tourism=` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AccommodationType {
+    CampSite,
+    Hostel,
+    AlpineHut,
+    Chalet,
+    GuestHouse,
+    Hotel,
+    WildernessHut,
+}
+
+impl AccommodationType {
+    pub const ALL: [Self; 7] = [
+        Self::CampSite,
+        Self::Hostel,
+        Self::AlpineHut,
+        Self::Chalet,
+        Self::GuestHouse,
+        Self::Hotel,
+        Self::WildernessHut,
+    ];
+
+    pub fn osm_value(self) -> &'static str {
+        match self {
+            Self::CampSite => "camp_site",
+            Self::Hostel => "hostel",
+            Self::AlpineHut => "alpine_hut",
+            Self::Chalet => "chalet",
+            Self::GuestHouse => "guest_house",
+            Self::Hotel => "hotel",
+            Self::WildernessHut => "wilderness_hut",
+        }
+    }
+
+    pub fn from_osm_value(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.osm_value() == value)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OsmType {
+    Node,
+    Way,
+    Relation,
+}
+
+/// A place to sleep near the end of a day's ride.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Accommodation {
+    pub name: Option<String>,
+    pub kind: AccommodationType,
+    pub lat: f64,
+    pub lon: f64,
+    /// Straight-line distance from the searched point, in whole metres.
+    pub distance_to_end_m: f64,
+    pub price_min_eur: f64,
+    pub price_max_eur: f64,
+    /// True when the price comes from the place's own `charge`/`fee` tag.
+    pub exact_price: bool,
+    pub website: Option<String>,
+    pub phone: Option<String>,
+    pub address: Option<String>,
+    pub opening_hours: Option<String>,
+    pub osm_type: OsmType,
+    pub osm_id: u64,
+}
+
+/// Clones share the one-query-at-a-time gate.
+#[derive(Clone)]
+pub struct OverpassClient {
+    http: reqwest::Client,
+    interpreter_url: Url,
+    cache: Arc<dyn ResponseCache>,
+    timeout: Duration,
+    one_at_a_time: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for OverpassClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OverpassClient")
+            .field("interpreter_url", &self.interpreter_url.as_str())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OverpassClient {
+    /// `base_url` is the instance root, e.g. "https://overpass-api.de";
+    /// queries go to `{base_url}/api/interpreter`.
+    pub fn new(
+        client: reqwest::Client,
+        base_url: &str,
+        cache: Arc<dyn ResponseCache>,
+        timeout: Duration,
+    ) -> Result<Self, ConfigError> {
+        Ok(Self {
+            http: client,
+            interpreter_url: http::endpoint(base_url, &["api", "interpreter"])?,
+            cache,
+            timeout,
+            one_at_a_time: Arc::new(Semaphore::new(1)),
+        })
+    }
+
+    /// Accommodations of the given types within `radius_m` (clamped to
+    /// 1..=[`MAX_RADIUS_M`]) of a point, best described and nearest first.
+    /// No types means nothing is wanted: the answer is empty, with no query.
+    pub async fn accommodations_near(
+        &self,
+        lat: f64,
+        lon: f64,
+        radius_m: u32,
+        types: &[AccommodationType],
+    ) -> Result<Vec<Accommodation>, UpstreamError> {
+        if !is_valid_position(lat, lon) {
+            return Err(UpstreamError::invalid_request(
+                UPSTREAM,
+                "coordinates out of range",
+            ));
+        }
+        let tourism = query::tourism_values(types);
+        if tourism.is_empty() {
+            return Ok(Vec::new());
+        }
+        let radius_m = radius_m.clamp(1, MAX_RADIUS_M);
+        let (cell_lat, cell_lon) = (query::rounded(lat), query::rounded(lon));
+        let key = query::cache_key(cell_lat, cell_lon, radius_m, &tourism);
+        if let Some(found) = self.cached(&key, lat, lon).await {
+            return Ok(found);
+        }
+
+        let Ok(_slot) = self.one_at_a_time.acquire().await else {
+            return Err(UpstreamError::new(
+                UPSTREAM,
+                "client is shutting down",
+                true,
+            ));
+        };
+        // Another caller may have fetched the same area while we queued.
+        if let Some(found) = self.cached(&key, lat, lon).await {
+            return Ok(found);
+        }
+        let ql = query::build_query(cell_lat, cell_lon, radius_m, &tourism);
+        tracing::debug!(%ql, "overpass query");
+        let form_body = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("data", &ql)
+            .finish();
+        let request = self
+            .http
+            .post(self.interpreter_url.clone())
+            .header(
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/x-www-form-urlencoded"),
+            )
+            .body(form_body);
+        let body = http::send(UPSTREAM, request, self.timeout)
+            .await?
+            .into_success_body(UPSTREAM)?;
+        let mut found = parse::parse_answer(&body, types, cell_lat, cell_lon)?;
+
+        cache::put_json(self.cache.as_ref(), &key, &found, CACHE_TTL).await;
+        parse::rank(&mut found, lat, lon);
+        Ok(found)
+    }
+
+    /// Cached answers were ranked from the cell's rounded point; distances
+    /// are recomputed from the exact one.
+    async fn cached(&self, key: &str, lat: f64, lon: f64) -> Option<Vec<Accommodation>> {
+        let mut found = cache::get_json::<Vec<Accommodation>>(self.cache.as_ref(), key).await?;
+        tracing::debug!(%key, "overpass cache hit");
+        parse::rank(&mut found, lat, lon);
+        Some(found)
+    }
+}
