@@ -1,0 +1,409 @@
+//! The day edits over REST, on both backends: each edit with its guards (If-Match missing or
+//! stale, a locked trip, an unknown day, someone else's trip, an out-of-range move), stable
+//! ids, the invalidated analysis run again; waypoint detours that do not move the version;
+//! scans without a provider; the route's lines with their 304.
+
+use std::time::{Duration, Instant};
+
+use etappe_tests::{TestApp, fixtures};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+async fn wait_until(app: &TestApp, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let detail = app.detail(token, id).await;
+        if done(&detail.body) {
+            return detail.body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "condition not reached in 30 s: {}",
+            detail.body
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn analysed(detail: &Value) -> bool {
+    detail["partial"] == json!(false)
+        && detail["computationStatus"]["terrain_security"] == json!("done")
+}
+
+fn ids(detail: &Value) -> Vec<String> {
+    detail["stages"]
+        .as_array()
+        .map(|s| {
+            s.iter()
+                .filter_map(|d| d["stageId"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+struct Trip<'a> {
+    app: &'a TestApp,
+    token: String,
+    id: String,
+}
+
+impl Trip<'_> {
+    async fn call(
+        &self,
+        method: Method,
+        template: &str,
+        tail: &str,
+        if_match: Option<&str>,
+        body: Option<&Value>,
+    ) -> etappe_tests::Answer {
+        let headers: Vec<(&str, &str)> = if_match.map(|v| ("if-match", v)).into_iter().collect();
+        self.app
+            .call(
+                method,
+                template,
+                &format!("/trips/{}{tail}", self.id),
+                Some(&self.token),
+                &headers,
+                body,
+            )
+            .await
+    }
+}
+
+async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let created = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 60}),
+        )
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let trip = Trip {
+        app: &app,
+        token: token.clone(),
+        id: id.clone(),
+    };
+    let before = wait_until(&app, &token, &id, analysed).await;
+    let version = before["version"].as_u64().expect("version");
+    let first = ids(&before);
+    assert!(first.len() >= 3, "{before}");
+    let day1 = &first[0];
+    let tag = format!("\"{version}\"");
+    let update = format!("/stages/{day1}");
+    let template = "/trips/{id}/stages/{stageId}";
+
+    // If-Match missing, then stale.
+    let body = json!({"distance": 20.5, "label": "Short start"});
+    let missing = trip
+        .call(Method::PATCH, template, &update, None, Some(&body))
+        .await;
+    assert_eq!(missing.status, StatusCode::PRECONDITION_REQUIRED);
+    let stale = trip
+        .call(Method::PATCH, template, &update, Some("\"1\""), Some(&body))
+        .await;
+    assert_eq!(stale.status, StatusCode::PRECONDITION_FAILED);
+    assert_eq!(stale.body["currentVersion"], json!(version));
+
+    // Update: the first day ends 20.5 km in; ids stay; the version moves; the analysis is
+    // asked again and comes back.
+    let updated = trip
+        .call(Method::PATCH, template, &update, Some(&tag), Some(&body))
+        .await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    assert_eq!(updated.body["version"], json!(version + 1));
+    assert_eq!(updated.header("etag"), Some(format!("\"{}\"", version + 1).as_str()));
+    let distance = updated.body["stages"][0]["distance"].as_f64().expect("km");
+    assert!((20.4..21.0).contains(&distance), "{distance}");
+    assert_eq!(updated.body["stages"][0]["label"], json!("Short start"));
+    assert_eq!(ids(&updated.body), first, "every id survives");
+    let after = wait_until(&app, &token, &id, analysed).await;
+    assert_eq!(after["version"], json!(version + 1));
+
+    // Add: day 1 is split; the new day follows it.
+    let v = after["version"].as_u64().expect("v");
+    let added = trip
+        .call(
+            Method::POST,
+            "/trips/{id}/stages",
+            "/stages",
+            Some(&format!("\"{v}\"")),
+            Some(&json!({"stageId": day1, "distance": 10})),
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::OK, "{}", added.body);
+    let now = ids(&added.body);
+    assert_eq!(now.len(), first.len() + 1);
+    assert_eq!(&now[0], day1);
+    assert!(!first.contains(&now[1]), "the new day has a new id");
+    assert_eq!(&now[2..], &first[1..]);
+
+    // Move out of range names the range; a real move reorders.
+    let v = added.body["version"].as_u64().expect("v");
+    let out = trip
+        .call(
+            Method::PATCH,
+            "/trips/{id}/stages/{stageId}/move",
+            &format!("/stages/{day1}/move"),
+            Some(&format!("\"{v}\"")),
+            Some(&json!({"toIndex": 99})),
+        )
+        .await;
+    assert_eq!(out.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(out.body["errors"][0]["field"], json!("toIndex"));
+
+    // Rest day after day 1, then delete it again.
+    let rest = trip
+        .call(
+            Method::POST,
+            "/trips/{id}/stages/{stageId}/rest-day",
+            &format!("/stages/{day1}/rest-day"),
+            Some(&format!("\"{v}\"")),
+            None,
+        )
+        .await;
+    assert_eq!(rest.status, StatusCode::OK, "{}", rest.body);
+    assert_eq!(rest.body["stages"][1]["isRestDay"], json!(true));
+    assert_eq!(rest.body["stages"][1]["distance"], json!(0.0));
+    let rest_id = rest.body["stages"][1]["stageId"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let v = rest.body["version"].as_u64().expect("v");
+    let deleted = trip
+        .call(
+            Method::DELETE,
+            template,
+            &format!("/stages/{rest_id}"),
+            Some(&format!("\"{v}\"")),
+            None,
+        )
+        .await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+    assert_eq!(ids(&deleted.body), now);
+
+    // Delete a riding day: merged into the previous one, the total distance kept.
+    let v = deleted.body["version"].as_u64().expect("v");
+    let total = deleted.body["totalDistance"].as_f64().expect("total");
+    let merged = trip
+        .call(
+            Method::DELETE,
+            template,
+            &format!("/stages/{}", now[1]),
+            Some(&format!("\"{v}\"")),
+            None,
+        )
+        .await;
+    assert_eq!(merged.status, StatusCode::OK, "{}", merged.body);
+    assert_eq!(ids(&merged.body).len(), first.len());
+    let merged_total = merged.body["totalDistance"].as_f64().expect("total");
+    assert!((merged_total - total).abs() < 0.05, "{total} {merged_total}");
+
+    // An unknown day, a day of someone else's trip.
+    let v = merged.body["version"].as_u64().expect("v");
+    let unknown = trip
+        .call(
+            Method::PATCH,
+            template,
+            "/stages/0190a0a0-0000-7000-8000-000000000000",
+            Some(&format!("\"{v}\"")),
+            Some(&json!({"label": "x"})),
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert_eq!(unknown.body["code"], json!("stage_not_found"));
+    let stranger = app.user().await;
+    let foreign = app
+        .call(
+            Method::PATCH,
+            template,
+            &format!("/trips/{id}/stages/{day1}"),
+            Some(&stranger),
+            &[("if-match", &format!("\"{v}\""))],
+            Some(&json!({"label": "mine now"})),
+        )
+        .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+    assert_eq!(foreign.body["code"], json!("not_found"));
+
+    // A detour through a waypoint: 202, version unchanged; the day grows by a spur.
+    let day1_before = merged.body["stages"][0].clone();
+    let waypoint = json!({
+        "waypointLat": day1_before["endPoint"]["lat"].as_f64().expect("lat") + 0.01,
+        "waypointLon": day1_before["endPoint"]["lon"].as_f64().expect("lon") + 0.01,
+    });
+    let detour = trip
+        .call(
+            Method::POST,
+            "/trips/{id}/stages/{stageId}/poi-waypoint",
+            &format!("/stages/{day1}/poi-waypoint"),
+            None,
+            Some(&waypoint),
+        )
+        .await;
+    assert_eq!(detour.status, StatusCode::ACCEPTED, "{}", detour.body);
+    assert_eq!(detour.body["version"], json!(v));
+    let rerouted = wait_until(&app, &token, &id, |d| !d["stages"][0]["detour"].is_null()).await;
+    assert_eq!(rerouted["version"], json!(v), "a detour does not move the version");
+    assert_eq!(rerouted["stages"][0]["detour"]["estimated"], json!(true));
+    let added_km = rerouted["stages"][0]["detour"]["addedDistance"]
+        .as_f64()
+        .expect("km");
+    assert!(added_km > 0.5, "{added_km}");
+
+    // The route's lines, then 304 with the ETag.
+    let lines = trip
+        .call(Method::GET, "/trips/{id}/route", "/route", None, None)
+        .await;
+    assert_eq!(lines.status, StatusCode::OK);
+    let etag = lines.header("etag").expect("etag").to_owned();
+    assert_eq!(
+        lines.body["days"].as_array().map(Vec::len),
+        Some(first.len())
+    );
+    let again = app
+        .call(
+            Method::GET,
+            "/trips/{id}/route",
+            &format!("/trips/{id}/route"),
+            Some(&token),
+            &[("if-none-match", &etag)],
+            None,
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+
+    // A scan without a provider says so, and invents nothing.
+    let scan = trip
+        .call(
+            Method::POST,
+            "/trips/{id}/accommodations/scan",
+            "/accommodations/scan",
+            None,
+            Some(&json!({"radiusKm": 3})),
+        )
+        .await;
+    assert_eq!(scan.status, StatusCode::ACCEPTED, "{}", scan.body);
+    let scanned = wait_until(&app, &token, &id, |d| {
+        d["computationStatus"]["accommodations"] == json!("failed")
+    })
+    .await;
+    assert!(
+        scanned["unavailable"]["accommodations"]
+            .as_str()
+            .is_some_and(|r| r.contains("Overpass")),
+        "{scanned}"
+    );
+    let bad_radius = trip
+        .call(
+            Method::POST,
+            "/trips/{id}/accommodations/scan",
+            "/accommodations/scan",
+            None,
+            Some(&json!({"radiusKm": 40})),
+        )
+        .await;
+    assert_eq!(bad_radius.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    // A place to sleep entered by hand moves the day's end to the nearest route point.
+    let v = scanned["version"].as_u64().expect("v");
+    let second = &scanned["stages"][1];
+    let manual = trip
+        .call(
+            Method::POST,
+            "/trips/{id}/stages/{stageId}/accommodations/manual",
+            &format!("/stages/{}/accommodations/manual", second["stageId"].as_str().expect("id")),
+            Some(&format!("\"{v}\"")),
+            Some(&json!({"name": "Chez Anne", "lat": second["endPoint"]["lat"], "lon": second["endPoint"]["lon"], "priceTotal": 60})),
+        )
+        .await;
+    assert_eq!(manual.status, StatusCode::OK, "{}", manual.body);
+    assert_eq!(
+        manual.body["stages"][1]["selectedAccommodation"]["name"],
+        json!("Chez Anne")
+    );
+    let gpx = trip
+        .call(Method::GET, "/trips/{id}.gpx", ".gpx", None, None)
+        .await;
+    assert!(String::from_utf8_lossy(&gpx.raw).contains("Chez Anne"));
+
+    // The day in full.
+    let stage = trip
+        .call(
+            Method::GET,
+            "/trips/{id}/stages/{stageId}/detail",
+            &format!("/stages/{day1}/detail"),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(stage.status, StatusCode::OK);
+    assert_eq!(stage.body["stageId"], json!(day1));
+}
+
+async fn a_locked_trip_refuses_day_edits_and_detours(app: TestApp) {
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let today = chrono::Utc::now().date_naive().to_string();
+    let created = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "startDate": today}),
+        )
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let detail = wait_until(&app, &token, &id, |d| d["partial"] == json!(false)).await;
+    let day1 = ids(&detail)[0].clone();
+    let v = detail["version"].as_u64().expect("v");
+    let edit = app
+        .call(
+            Method::PATCH,
+            "/trips/{id}/stages/{stageId}",
+            &format!("/trips/{id}/stages/{day1}"),
+            Some(&token),
+            &[("if-match", &format!("\"{v}\""))],
+            Some(&json!({"label": "too late"})),
+        )
+        .await;
+    assert_eq!(edit.status, StatusCode::LOCKED);
+    let detour = app
+        .call(
+            Method::POST,
+            "/trips/{id}/stages/{stageId}/poi-waypoint",
+            &format!("/trips/{id}/stages/{day1}/poi-waypoint"),
+            Some(&token),
+            &[],
+            Some(&json!({"waypointLat": 45.0, "waypointLon": 6.0})),
+        )
+        .await;
+    assert_eq!(detour.status, StatusCode::LOCKED);
+}
+
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let app = etappe_tests::TestApp::spawn(etappe_tests::Backend::Sqlite).await.expect("sqlite");
+                    super::$name(app).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(app) = etappe_tests::TestApp::spawn(etappe_tests::Backend::Postgres).await else { return };
+                    super::$name(app).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    the_days_are_edited_with_stable_ids_and_guards,
+    a_locked_trip_refuses_day_edits_and_detours,
+);
