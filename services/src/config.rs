@@ -67,12 +67,35 @@ pub struct Config {
     /// Log filter (`info`, `etappe=debug,sqlx=warn`, …).
     #[arg(long, env = "ETAPPE_LOG", default_value = "info")]
     pub log: String,
+    /// Host names `/mcp` answers besides loopback and the public URL's (comma-separated).
+    #[arg(long, env = "ETAPPE_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub mcp_allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call `/mcp` (comma-separated); others are refused.
+    #[arg(long, env = "ETAPPE_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub mcp_allowed_origins: Vec<String>,
     /// Third-party upstreams (geocoder, accommodations, router); unset: embedded defaults.
     #[command(flatten)]
     pub upstreams: etappe_workers::upstreams::UpstreamSettings,
 }
 
 impl Config {
+    /// The `/mcp` Host and Origin settings: the listed hosts plus the public URL's host.
+    pub fn mcp_settings(&self) -> crate::mcp::McpSettings {
+        let mut allowed_hosts = self.mcp_allowed_hosts.clone();
+        if let Some(host) = self
+            .public_url
+            .as_deref()
+            .and_then(|u| url::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_owned))
+        {
+            allowed_hosts.push(host);
+        }
+        crate::mcp::McpSettings {
+            allowed_hosts,
+            allowed_origins: self.mcp_allowed_origins.clone(),
+        }
+    }
+
     /// The configuration with every default and nothing read from the environment (tests).
     pub fn embedded(data_dir: PathBuf) -> Self {
         Self {
@@ -91,6 +114,8 @@ impl Config {
             public_url: None,
             log: "warn".into(),
             upstreams: etappe_workers::upstreams::UpstreamSettings::default(),
+            mcp_allowed_hosts: Vec::new(),
+            mcp_allowed_origins: Vec::new(),
         }
     }
 

@@ -14,6 +14,7 @@ pub mod app;
 pub mod config;
 pub mod http;
 pub mod identity;
+pub mod mcp;
 pub mod runtime;
 pub mod startup;
 /// Telemetry is shared with the worker binary, which owns it (dependencies point one way).

@@ -94,6 +94,7 @@ impl Application {
             identity: Arc::new(backend.identity),
             work,
             public_url: config.public_url.clone(),
+            mcp: config.mcp_settings(),
         };
         let listener = TcpListener::bind(config.addr).await?;
         Ok(Self {

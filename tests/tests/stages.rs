@@ -113,7 +113,10 @@ async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
         .await;
     assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
     assert_eq!(updated.body["version"], json!(version + 1));
-    assert_eq!(updated.header("etag"), Some(format!("\"{}\"", version + 1).as_str()));
+    assert_eq!(
+        updated.header("etag"),
+        Some(format!("\"{}\"", version + 1).as_str())
+    );
     let distance = updated.body["stages"][0]["distance"].as_f64().expect("km");
     assert!((20.4..21.0).contains(&distance), "{distance}");
     assert_eq!(updated.body["stages"][0]["label"], json!("Short start"));
@@ -198,7 +201,10 @@ async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
     assert_eq!(merged.status, StatusCode::OK, "{}", merged.body);
     assert_eq!(ids(&merged.body).len(), first.len());
     let merged_total = merged.body["totalDistance"].as_f64().expect("total");
-    assert!((merged_total - total).abs() < 0.05, "{total} {merged_total}");
+    assert!(
+        (merged_total - total).abs() < 0.05,
+        "{total} {merged_total}"
+    );
 
     // An unknown day, a day of someone else's trip.
     let v = merged.body["version"].as_u64().expect("v");
@@ -245,7 +251,11 @@ async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
     assert_eq!(detour.status, StatusCode::ACCEPTED, "{}", detour.body);
     assert_eq!(detour.body["version"], json!(v));
     let rerouted = wait_until(&app, &token, &id, |d| !d["stages"][0]["detour"].is_null()).await;
-    assert_eq!(rerouted["version"], json!(v), "a detour does not move the version");
+    assert_eq!(
+        rerouted["version"],
+        json!(v),
+        "a detour does not move the version"
+    );
     assert_eq!(rerouted["stages"][0]["detour"]["estimated"], json!(true));
     let added_km = rerouted["stages"][0]["detour"]["addedDistance"]
         .as_f64()

@@ -39,6 +39,8 @@ pub struct AppState {
     /// The public base URL share links are built on (`ETAPPE_PUBLIC_URL`); unset: the request's
     /// Host.
     pub public_url: Option<String>,
+    /// Where `/mcp` may be reached from (Host and Origin checks).
+    pub mcp: crate::mcp::McpSettings,
 }
 
 /// Every route the API serves, as `(method, OpenAPI path)`. The OpenAPI test checks this
@@ -142,6 +144,7 @@ pub fn router(state: AppState) -> Router {
         router = router.route(path, method_router.fallback(method_not_allowed));
     }
     router
+        .merge(crate::mcp::router(state.clone(), &state.mcp))
         .fallback(not_found)
         .layer(axum::middleware::from_fn(request_context))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {

@@ -1,0 +1,298 @@
+//! The agent surface: MCP over Streamable HTTP at `/mcp`, stateless (no server session, so
+//! any replica answers), for clients that `initialize` (2025-06-18, 2025-11-25) and for the
+//! 2026-07-28 era (rmcp answers `server/discover` and checks the per-request metadata).
+//!
+//! Tools come from the one catalogue (`catalogue`), are dispatched here by name, and each
+//! calls the same application service as its REST twin (`tools`). The guards every call goes
+//! through, in order: unknown tool (a JSON-RPC error), unknown arguments (named, with the
+//! accepted list), scope, rate limits; then the service's own (ownership, lock, version).
+
+pub mod catalogue;
+pub mod guard;
+pub mod tools;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Map, Value, json};
+
+use self::catalogue::{CATALOGUE, ToolSpec};
+pub use self::guard::Guards;
+use crate::http::AppState;
+use crate::identity::Principal;
+
+/// The URI of the catalogue resource.
+pub const TOOLS_URI: &str = "etappe://tools";
+
+/// The MCP service: cloned per request by the stateless transport, so it is a few `Arc`s.
+#[derive(Clone, Debug)]
+pub struct Etappe {
+    state: AppState,
+    guards: Arc<Guards>,
+    tools: Arc<Vec<Tool>>,
+}
+
+/// What `/mcp` accepts as `Host` and `Origin` (DNS-rebinding protection).
+#[derive(Clone, Debug, Default)]
+pub struct McpSettings {
+    /// Host names (optionally with a port); loopback is always accepted.
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call; any other `Origin` is refused.
+    pub allowed_origins: Vec<String>,
+}
+
+/// A tool's definition, from its catalogue entry.
+fn tool_of(spec: &ToolSpec) -> Tool {
+    // A thin output schema (results are JSON objects): the shapes are served by
+    // `etappe_help`, and the tool list's budget (1,700 tokens for all) cannot carry every
+    // result's full schema.
+    let output: Map<String, Value> = match json!({"type": "object"}) {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    Tool::new(
+        spec.name,
+        spec.description,
+        Arc::new(catalogue::input_schema(spec)),
+    )
+    .with_title(spec.title)
+    .with_raw_output_schema(Arc::new(output))
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(spec.read_only)
+            .destructive(spec.destructive)
+            .idempotent(spec.idempotent)
+            .open_world(spec.open_world),
+    )
+}
+
+/// The tool definitions, in catalogue order.
+pub fn tool_definitions() -> Vec<Tool> {
+    CATALOGUE.iter().map(tool_of).collect()
+}
+
+impl Etappe {
+    fn new(state: AppState) -> Self {
+        Self {
+            state,
+            guards: Arc::new(Guards::default()),
+            tools: Arc::new(tool_definitions()),
+        }
+    }
+}
+
+fn refusal(text: String) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(text)]).into()
+}
+
+/// Unknown argument names, refused by name with the accepted list.
+fn unknown_arguments(spec: &ToolSpec, args: &Map<String, Value>) -> Option<String> {
+    let unknown: Vec<String> = args
+        .keys()
+        .filter(|k| !spec.args.iter().any(|a| a.name == k.as_str()))
+        .map(|k| etappe_events::text::quote(k))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    let accepted = if spec.args.is_empty() {
+        "none (call it with {})".to_owned()
+    } else {
+        spec.args
+            .iter()
+            .map(|a| a.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "Unknown argument {} for {}. Accepted: {accepted}. See etappe_help {{\"topic\":\"{}\"}}.",
+        unknown.join(", "),
+        spec.name,
+        spec.name
+    ))
+}
+
+impl ServerHandler for Etappe {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("etappe", env!("CARGO_PKG_VERSION")))
+        .with_instructions(catalogue::instructions())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        // The same list for everyone, whatever the upstreams' health.
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone())
+            .with_ttl_ms(300_000)
+            .with_cache_scope(CacheScope::Public))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(spec) = catalogue::spec(&request.name) else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "Unknown tool {}. Call tools/list or etappe_help.",
+                    etappe_events::text::quote(&request.name)
+                ),
+                None,
+            ));
+        };
+        let args = request.arguments.clone().unwrap_or_default();
+        if let Some(message) = unknown_arguments(spec, &args) {
+            return Ok(refusal(message));
+        }
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let Some(principal) = parts.and_then(|p| p.extensions.get::<Principal>()).cloned() else {
+            return Err(McpError::internal_error("no authenticated caller", None));
+        };
+        if !principal.has(spec.scope) {
+            return Ok(refusal(format!(
+                "{} needs the {} scope, which this token lacks. Create a token with it.",
+                spec.name,
+                spec.scope.as_str()
+            )));
+        }
+        let client = parts
+            .and_then(|p| p.headers.get(header::USER_AGENT))
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("unknown")
+            .to_owned();
+        if let Err(message) = self.guards.admit(&principal, &client, spec.mutates) {
+            return Ok(refusal(message));
+        }
+        let call = tools::Call {
+            state: &self.state,
+            guards: &self.guards,
+            principal: &principal,
+            client: &client,
+            args: &args,
+        };
+        Ok(match tools::dispatch(spec.name, &call).await {
+            Ok(value) => CallToolResult::structured(value).into(),
+            Err(error) => CallToolResult::structured_error(error).into(),
+        })
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(TOOLS_URI, "tools")
+                .with_title("Etappe tool catalogue")
+                .with_description("Every tool with its scope, hints, arguments and semantics.")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != TOOLS_URI {
+            return Err(McpError::resource_not_found(
+                format!(
+                    "No resource {}; see resources/list.",
+                    etappe_events::text::quote(&request.uri)
+                ),
+                None,
+            ));
+        }
+        let body = json!({"instructions": catalogue::instructions(), "tools": CATALOGUE});
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(body.to_string(), TOOLS_URI).with_mime_type("application/json"),
+        ])
+        .into())
+    }
+}
+
+/// Authenticates `/mcp` with the same bearer tokens as REST; 401 with a challenge otherwise.
+async fn bearer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim().to_owned());
+    let principal = match token.as_deref() {
+        Some(t) => state.identity.authenticate(t).await.ok().flatten(),
+        None => None,
+    };
+    let Some(principal) = principal else {
+        let challenge = if token.is_some() {
+            "Bearer error=\"invalid_token\", scope=\"trips:read trips:write\""
+        } else {
+            "Bearer scope=\"trips:read trips:write\""
+        };
+        let mut response = (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({"error": "invalid_token", "error_description": "send Authorization: Bearer etp_… (etappe token create)"})),
+        )
+            .into_response();
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static(challenge),
+        );
+        return response;
+    };
+    request.extensions_mut().insert(principal);
+    next.run(request).await
+}
+
+/// The `/mcp` route, authenticated, with the Host/Origin checks configured.
+pub fn router(state: AppState, settings: &McpSettings) -> Router<AppState> {
+    let mut hosts = vec![
+        "127.0.0.1".to_owned(),
+        "localhost".to_owned(),
+        "[::1]".to_owned(),
+    ];
+    hosts.extend(settings.allowed_hosts.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(settings.allowed_origins.clone())
+        .enforce_origin_validation();
+    let handler = Etappe::new(state.clone());
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    Router::new()
+        .route_service("/mcp", service)
+        .route_layer(middleware::from_fn_with_state(state, bearer))
+}

@@ -1,0 +1,454 @@
+//! The agent surface through real MCP clients over HTTP: rmcp's client (initialize era and
+//! 2026-07-28) walks the whole journey; every tool refuses unknown arguments by name and
+//! answers a foreign trip exactly like a random one; the tool list matches the catalogue
+//! (hints included); budgets are measured with the o200k tokenizer.
+
+use std::time::{Duration, Instant};
+
+use etappe_services::mcp::catalogue::CATALOGUE;
+use etappe_tests::{Backend, TestApp, fixtures};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
+
+type Client = RunningService<RoleClient, ()>;
+
+fn transport(app: &TestApp, token: &str) -> StreamableHttpClientTransport<reqwest::Client> {
+    StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", app.base))
+            .auth_header(token),
+    )
+}
+
+async fn legacy_client(app: &TestApp, token: &str) -> Client {
+    ().serve(transport(app, token)).await.expect("initialize")
+}
+
+async fn modern_client(app: &TestApp, token: &str) -> Client {
+    ().serve_with_lifecycle(
+        transport(app, token),
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("discover")
+}
+
+fn args(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+    client
+        .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args(arguments)))
+        .await
+        .expect("a tool result")
+}
+
+fn ok(result: &CallToolResult) -> Value {
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    result.structured_content.clone().expect("structured")
+}
+
+fn refused(result: &CallToolResult) -> String {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    match &result.structured_content {
+        Some(v) => v["error"].as_str().unwrap_or_default().to_owned(),
+        None => serde_json::to_value(&result.content).expect("content")[0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    }
+}
+
+async fn poll_until_days(client: &Client, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut calls = 0;
+    loop {
+        calls += 1;
+        let trip = ok(&call(client, "get_trip", json!({"id": id})).await);
+        if trip["partial"] == json!(false)
+            && trip["categoryStatus"]["terrain_security"] == json!("done")
+        {
+            eprintln!("get_trip polls until the days were analysed: {calls}");
+            return trip;
+        }
+        assert!(Instant::now() < deadline, "no days in 30 s: {trip}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_plans_edits_shares_and_deletes_a_trip() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    for modern in [false, true] {
+        // One user per era: the rate limits count per user and client.
+        let token = app.user().await;
+        let client = if modern {
+            modern_client(&app, &token).await
+        } else {
+            legacy_client(&app, &token).await
+        };
+        let mut calls = 0;
+        let tools = client.list_all_tools().await.expect("tools");
+        calls += 1;
+        assert_eq!(tools.len(), 14);
+
+        let created = ok(&call(
+            &client,
+            "create_trip",
+            json!({"sourceUrl": fixtures.url("/route.gpx"), "settings": {"maxDistancePerDay": 70, "title": format!("Agent {modern}")}}),
+        )
+        .await);
+        calls += 1;
+        assert_eq!(created["partial"], json!(true));
+        assert!(
+            created["nextAction"]
+                .as_str()
+                .is_some_and(|s| s.contains("get_trip"))
+        );
+        let id = created["id"].as_str().expect("id").to_owned();
+        // The same call again (an agent's retry) answers the same trip.
+        let again = ok(&call(
+            &client,
+            "create_trip",
+            json!({"settings": {"title": format!("Agent {modern}"), "maxDistancePerDay": 70}, "sourceUrl": fixtures.url("/route.gpx")}),
+        )
+        .await);
+        assert_eq!(again["id"], json!(id));
+
+        let trip = poll_until_days(&client, &id).await;
+        calls += 1;
+        let version = trip["version"].as_u64().expect("version");
+        let day1 = trip["stages"][0]["stageId"]
+            .as_str()
+            .expect("day")
+            .to_owned();
+        let stage = ok(&call(&client, "get_stage", json!({"tripId": id, "stageId": day1})).await);
+        calls += 1;
+        assert!(stage.get("points").is_none(), "no geometry for agents");
+
+        let edited = ok(&call(
+            &client,
+            "edit_stages",
+            json!({"tripId": id, "action": "update", "version": version, "stageId": day1, "distance": 25}),
+        )
+        .await);
+        calls += 1;
+        assert_eq!(edited["version"], json!(version + 1));
+        let stale = refused(
+            &call(
+                &client,
+                "edit_stages",
+                json!({"tripId": id, "action": "update", "version": version, "stageId": day1, "label": "x"}),
+            )
+            .await,
+        );
+        assert!(
+            stale.contains(&format!(
+                "you edited version {version}, the current one is {}",
+                version + 1
+            )),
+            "{stale}"
+        );
+        let star = refused(
+            &call(
+                &client,
+                "edit_stages",
+                json!({"tripId": id, "action": "delete", "version": "*", "stageId": day1}),
+            )
+            .await,
+        );
+        assert!(star.contains("not accepted"), "{star}");
+
+        // Settings through the confirmation flow: nothing is written by the first call.
+        let v = edited["version"].as_u64().expect("v");
+        let first = call(
+            &client,
+            "update_trip_settings",
+            json!({"id": id, "version": v, "settings": {"averageSpeed": 18}}),
+        )
+        .await;
+        let token_value = first.structured_content.clone().expect("challenge")["confirmationToken"]
+            .as_str()
+            .expect("token")
+            .to_owned();
+        let other = refused(
+            &call(&client, "update_trip_settings", json!({"id": id, "version": v, "settings": {"averageSpeed": 19}, "confirmationToken": token_value})).await,
+        );
+        assert!(other.contains("not valid for this call"), "{other}");
+        let first = call(
+            &client,
+            "update_trip_settings",
+            json!({"id": id, "version": v, "settings": {"averageSpeed": 18}}),
+        )
+        .await;
+        calls += 1;
+        let token_value = first.structured_content.clone().expect("challenge")["confirmationToken"]
+            .as_str()
+            .expect("token")
+            .to_owned();
+        let changed = ok(&call(
+            &client,
+            "update_trip_settings",
+            json!({"id": id, "version": v, "settings": {"averageSpeed": 18}, "confirmationToken": token_value}),
+        )
+        .await);
+        calls += 1;
+        assert!(
+            changed["result"]
+                .as_str()
+                .is_some_and(|r| r.contains("Settings changed"))
+        );
+
+        let shared = ok(&call(&client, "share_trip", json!({"tripId": id})).await);
+        calls += 1;
+        let code = shared["shortCode"].as_str().expect("code").to_owned();
+        let public = app
+            .client
+            .get(format!("{}/s/{code}.gpx", app.base))
+            .send()
+            .await
+            .expect("gpx");
+        assert_eq!(public.status(), 200);
+
+        for tool in ["unshare_trip", "delete_trip"] {
+            let key = if tool == "unshare_trip" {
+                "tripId"
+            } else {
+                "id"
+            };
+            let first = call(&client, tool, json!({key: id})).await;
+            calls += 1;
+            let challenge = first.structured_content.clone().expect("challenge");
+            assert_eq!(challenge["confirmationRequired"], json!(true));
+            if tool == "delete_trip" {
+                assert_eq!(challenge["impact"]["hasActiveShareLink"], json!(false));
+            }
+            let t = challenge["confirmationToken"].as_str().expect("token");
+            ok(&call(&client, tool, json!({key: id, "confirmationToken": t})).await);
+            calls += 1;
+        }
+        let gone = app
+            .client
+            .get(format!("{}/s/{code}", app.base))
+            .send()
+            .await
+            .expect("s");
+        assert_eq!(gone.status(), 404);
+        let missing = refused(&call(&client, "get_trip", json!({"id": id})).await);
+        assert!(missing.contains("not found"), "{missing}");
+        eprintln!(
+            "journey ({}): {calls} calls",
+            if modern { "2026-07-28" } else { "initialize" }
+        );
+    }
+}
+
+/// A call with every required argument filled with a plausible value.
+fn sample_arguments(tool: &str, trip: &str, stage: &str) -> Value {
+    let spec = CATALOGUE.iter().find(|s| s.name == tool).expect("spec");
+    let mut out = Map::new();
+    for a in spec.args.iter().filter(|a| a.required) {
+        let v = match a.name {
+            "id" | "tripId" => json!(trip),
+            "stageId" => json!(stage),
+            "version" => json!(2),
+            "action" => json!("delete"),
+            "waypointLat" => json!(45.1),
+            "waypointLon" => json!(6.1),
+            "q" => json!("Lyon"),
+            "sourceUrl" => json!("https://example.org/a.gpx"),
+            _ => json!("x"),
+        };
+        out.insert(a.name.to_owned(), v);
+    }
+    Value::Object(out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_refuses_unknown_arguments_and_hides_foreign_trips() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let owner = app.user().await;
+    let stranger = app.user().await;
+    let created = app
+        .create_trip(&owner, &json!({"sourceUrl": fixtures.url("/route.gpx")}))
+        .await;
+    let foreign = created.body["id"].as_str().expect("id").to_owned();
+    let random = "0190a0a0-0000-7000-8000-00000000abcd";
+    let stage = "0190a0a0-0000-7000-8000-000000000001";
+    let client = legacy_client(&app, &stranger).await;
+    for spec in CATALOGUE {
+        let mut bad = sample_arguments(spec.name, random, stage);
+        bad["colour\u{0007}"] = json!("blue");
+        let message = refused(&call(&client, spec.name, bad).await);
+        assert!(
+            message.contains("Unknown argument \"colour\"") && message.contains("etappe_help"),
+            "{}: {message}",
+            spec.name
+        );
+        if spec
+            .args
+            .iter()
+            .any(|a| a.name == "id" || a.name == "tripId")
+            && spec.name != "create_trip"
+        {
+            let a = call(
+                &client,
+                spec.name,
+                sample_arguments(spec.name, &foreign, stage),
+            )
+            .await;
+            let b = call(
+                &client,
+                spec.name,
+                sample_arguments(spec.name, random, stage),
+            )
+            .await;
+            let text = |r: &CallToolResult, id: &str| refused(r).replace(id, "ID");
+            assert_eq!(text(&a, &foreign), text(&b, random), "{}", spec.name);
+        }
+    }
+    // The owner's trip is untouched by all of that.
+    let detail = app.detail(&owner, &foreign).await;
+    assert_eq!(detail.status, 200);
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("no_such_tool"))
+        .await;
+    assert!(unknown.is_err(), "an unknown tool is a JSON-RPC error");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_list_is_the_catalogue_with_honest_hints() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let token = app.user().await;
+    let client = legacy_client(&app, &token).await;
+    let tools = client.list_all_tools().await.expect("tools");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let catalogue: Vec<&str> = CATALOGUE.iter().map(|s| s.name).collect();
+    assert_eq!(names, catalogue);
+    for (tool, spec) in tools.iter().zip(CATALOGUE) {
+        let a = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(
+            (
+                a.read_only_hint,
+                a.destructive_hint,
+                a.idempotent_hint,
+                a.open_world_hint
+            ),
+            (
+                Some(spec.read_only),
+                Some(spec.destructive),
+                Some(spec.idempotent),
+                Some(spec.open_world)
+            ),
+            "{}",
+            spec.name
+        );
+        assert_eq!(tool.description.as_deref(), Some(spec.description));
+        let properties = tool.input_schema["properties"]
+            .as_object()
+            .expect("properties");
+        assert!(properties.values().all(|p| p["description"].is_string()));
+        assert!(tool.output_schema.is_some());
+        // Read-only tools are exactly those that mutate nothing.
+        assert_eq!(spec.read_only, !spec.mutates, "{}", spec.name);
+    }
+    let help = ok(&call(&client, "etappe_help", json!({})).await);
+    assert_eq!(
+        help["tools"].as_array().map(Vec::len),
+        Some(CATALOGUE.len())
+    );
+    let topic = ok(&call(&client, "etappe_help", json!({"topic": "edit_stages"})).await);
+    assert!(
+        topic["semantics"]
+            .as_str()
+            .is_some_and(|s| s.contains("rest_day"))
+    );
+    let resource = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "etappe://tools",
+        ))
+        .await
+        .expect("resource");
+    assert_eq!(resource.contents.len(), 1);
+    let instructions = client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default();
+    assert!(CATALOGUE.iter().all(|s| instructions.contains(s.name)));
+}
+
+/// The raw `tools/list` result, as a client receives it.
+async fn raw_tools_list(app: &TestApp, token: &str) -> Value {
+    let response = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .expect("tools/list");
+    let body: Value = response.json().await.expect("json");
+    body["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn budgets_hold_with_a_real_tokenizer() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let bpe = tiktoken_rs::o200k_base().expect("o200k");
+    let tokens = |v: &Value| bpe.encode_ordinary(&v.to_string()).len();
+    let list = raw_tools_list(&app, &token).await;
+    let total = tokens(&list);
+    eprintln!("tools/list: {total} tokens");
+    for tool in list["tools"].as_array().expect("tools") {
+        let n = tokens(tool);
+        eprintln!("  {:<22} {n}", tool["name"].as_str().unwrap_or_default());
+        // Product goal: 175 a tool. Not met yet by edit_stages (its eight arguments, 238):
+        // this ceiling guards against growth while the goal is worked on (see README).
+        assert!(n <= 240, "{}: {n} tokens", tool["name"]);
+    }
+    // Product goal: 1,700 for the whole list; measured 1,791 (see README). Ceiling, as above.
+    assert!(total <= 1_800, "tools/list is {total} tokens");
+    let client = legacy_client(&app, &token).await;
+    let help = ok(&call(&client, "etappe_help", json!({})).await);
+    eprintln!("help index: {} tokens", tokens(&help));
+
+    // A 30-day trip (a dated, hilly 1,000 km route with alerts): the digest has a fixed
+    // budget of 300 tokens plus 75 a day (a day's line is ~60), with no truncation.
+    for (days, per_day) in [(10u32, 100.0f64), (30, 33.4)] {
+        let created = ok(&call(
+            &client,
+            "create_trip",
+            json!({"sourceUrl": fixtures.url("/long.gpx"), "settings": {"maxDistancePerDay": per_day.max(34.0), "startDate": "2031-06-01", "endDate": format!("2031-06-{days:02}")}}),
+        )
+        .await);
+        let id = created["id"].as_str().expect("id").to_owned();
+        let trip = poll_until_days(&client, &id).await;
+        let stages = trip["stages"].as_array().expect("stages");
+        assert_eq!(stages.len(), days as usize, "{trip}");
+        let with_alerts = stages
+            .iter()
+            .filter(|s| s["alerts"].as_u64() > Some(0))
+            .count();
+        eprintln!("{days} days, {with_alerts} with alerts");
+        assert!(with_alerts > 0, "the digest carries alerts");
+        let n = tokens(&trip);
+        eprintln!("get_trip, {days} days: {n} tokens");
+        assert!(n <= 300 + 75 * days as usize, "{days} days: {n} tokens");
+    }
+}
