@@ -64,30 +64,47 @@ impl Pipeline {
         let Some(view) = self.view(trip_id).await? else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
-        let Some(overpass) = self.upstreams.accommodations.clone() else {
-            let reason = crate::pipeline::NO_ACCOMMODATION_PROVIDER.to_owned();
-            return self
-                .finish(
-                    self.apply(trip_id, &format!("{job_id}:scan"), traceparent, || {
-                        TripCommand::FailAccommodations {
-                            generation,
-                            reason: reason.clone(),
-                        }
-                    })
-                    .await?,
-                )
-                .await;
+        let found = match self.upstreams.accommodations.clone() {
+            Some(overpass) => self.scan(&overpass, &view.trip, radius_km, only).await?,
+            None => Err(crate::pipeline::NO_ACCOMMODATION_PROVIDER.to_owned()),
         };
-        let types: Vec<_> = view
-            .trip
+        let applied = self
+            .apply(
+                trip_id,
+                &format!("{job_id}:scan"),
+                traceparent,
+                || match &found {
+                    Ok(stages) => TripCommand::RecordAccommodations {
+                        generation,
+                        stages: stages.clone(),
+                    },
+                    Err(reason) => TripCommand::FailAccommodations {
+                        generation,
+                        reason: reason.clone(),
+                    },
+                },
+            )
+            .await?;
+        Ok(outcome(applied))
+    }
+
+    /// Asks Overpass around each chosen day's end. A retryable failure sends the job back to
+    /// the queue; any other is the scan's answer (`Err` with the reason).
+    async fn scan(
+        &self,
+        overpass: &etappe_upstream::OverpassClient,
+        trip: &etappe_events::trip::Trip,
+        radius_km: f64,
+        only: Option<Uuid>,
+    ) -> Result<Result<Vec<StageAccommodations>, String>, JobError> {
+        let types: Vec<_> = trip
             .settings
             .enabled_accommodation_types
             .iter()
             .map(|t| upstream_type(*t))
             .collect();
         let mut results = Vec::new();
-        for stage in view
-            .trip
+        for stage in trip
             .stages
             .iter()
             .filter(|s| only.is_none_or(|id| id == s.id) && !s.is_rest_day)
@@ -110,39 +127,10 @@ impl Pipeline {
                         .collect(),
                 }),
                 Err(e) if e.retryable => return Err(JobError::Transient(e.to_string())),
-                Err(e) => {
-                    let reason = e.to_string();
-                    return self
-                        .finish(
-                            self.apply(trip_id, &format!("{job_id}:scan"), traceparent, || {
-                                TripCommand::FailAccommodations {
-                                    generation,
-                                    reason: reason.clone(),
-                                }
-                            })
-                            .await?,
-                        )
-                        .await;
-                }
+                Err(e) => return Ok(Err(e.to_string())),
             }
         }
-        self.finish(
-            self.apply(trip_id, &format!("{job_id}:scan"), traceparent, || {
-                TripCommand::RecordAccommodations {
-                    generation,
-                    stages: results.clone(),
-                }
-            })
-            .await?,
-        )
-        .await
-    }
-
-    async fn finish(&self, applied: Applied) -> Result<Outcome, JobError> {
-        Ok(match applied {
-            Applied::Refused(refused) => Outcome::Dropped(refused.to_string()),
-            Applied::Written | Applied::Nothing => Outcome::Completed,
-        })
+        Ok(Ok(results))
     }
 
     /// Re-routes a day through a waypoint: the configured router from the day's start via
@@ -223,8 +211,8 @@ impl Pipeline {
             estimated,
             router: router.to_owned(),
         };
-        self.finish(
-            self.apply(trip_id, &format!("{job_id}:detour"), traceparent, || {
+        let applied = self
+            .apply(trip_id, &format!("{job_id}:detour"), traceparent, || {
                 TripCommand::RecordDetour {
                     generation,
                     stage_id,
@@ -234,9 +222,17 @@ impl Pipeline {
                     descent_m: descent.round(),
                 }
             })
-            .await?,
-        )
-        .await
+            .await?;
+        Ok(outcome(applied))
+    }
+}
+
+/// A written (or already written) result completes the job; a refusal (trip gone, generation
+/// superseded, day merged away) drops it.
+fn outcome(applied: Applied) -> Outcome {
+    match applied {
+        Applied::Refused(refused) => Outcome::Dropped(refused.to_string()),
+        Applied::Written | Applied::Nothing => Outcome::Completed,
     }
 }
 

@@ -45,19 +45,16 @@ pub(super) async fn add(
             .into());
         }
     };
-    let detail = state
-        .trips
-        .edit_stage(
-            &principal,
-            trip_id,
-            StageAction::Add,
-            stage_id,
-            &body,
-            base,
-            &context,
-        )
-        .await?;
-    detail_response(StatusCode::OK, &detail)
+    edit(
+        &state,
+        &principal,
+        &context,
+        (trip_id, stage_id),
+        StageAction::Add,
+        &body,
+        base,
+    )
+    .await
 }
 
 /// `PATCH /trips/{id}/stages/{stageId}` (move the end, relabel) and
@@ -71,19 +68,16 @@ pub(super) async fn update(
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
-    let detail = state
-        .trips
-        .edit_stage(
-            &principal,
-            trip_id,
-            StageAction::Update,
-            stage_id,
-            &body,
-            base,
-            &context,
-        )
-        .await?;
-    detail_response(StatusCode::OK, &detail)
+    edit(
+        &state,
+        &principal,
+        &context,
+        (trip_id, stage_id),
+        StageAction::Update,
+        &body,
+        base,
+    )
+    .await
 }
 
 /// `DELETE /trips/{id}/stages/{stageId}`.
@@ -95,19 +89,16 @@ pub(super) async fn delete(
     IfMatch(base): IfMatch,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
-    let detail = state
-        .trips
-        .edit_stage(
-            &principal,
-            trip_id,
-            StageAction::Delete,
-            stage_id,
-            &serde_json::Map::new(),
-            base,
-            &context,
-        )
-        .await?;
-    detail_response(StatusCode::OK, &detail)
+    edit(
+        &state,
+        &principal,
+        &context,
+        (trip_id, stage_id),
+        StageAction::Delete,
+        &serde_json::Map::new(),
+        base,
+    )
+    .await
 }
 
 /// `GET /trips/{id}/stages/{stageId}/{detail|export.gpx|export.fit}`.
@@ -137,6 +128,23 @@ pub(super) async fn read(
     ))
 }
 
+/// Applies one of the five day edits and answers the trip after it, with its new ETag.
+async fn edit(
+    state: &AppState,
+    principal: &crate::identity::Principal,
+    context: &RequestContext,
+    (trip_id, stage_id): (etappe_events::ids::TripId, Uuid),
+    action: StageAction,
+    body: &serde_json::Map<String, serde_json::Value>,
+    base: Option<crate::app::trips::BaseVersion>,
+) -> Result<Response, AppError> {
+    let detail = state
+        .trips
+        .edit_stage(principal, trip_id, action, stage_id, body, base, context)
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}
+
 fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError> {
     let mut response = Json(day).into_response();
     let h = response.headers_mut();
@@ -160,18 +168,16 @@ pub(super) async fn patch_leaf(
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let detail = match leaf.as_str() {
         "move" => {
-            state
-                .trips
-                .edit_stage(
-                    &principal,
-                    trip_id,
-                    StageAction::Move,
-                    stage_id,
-                    &body,
-                    base,
-                    &context,
-                )
-                .await?
+            return edit(
+                &state,
+                &principal,
+                &context,
+                (trip_id, stage_id),
+                StageAction::Move,
+                &body,
+                base,
+            )
+            .await;
         }
         "accommodation" => {
             state
@@ -196,19 +202,16 @@ pub(super) async fn post_leaf(
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     match leaf.as_str() {
         "rest-day" => {
-            let detail = state
-                .trips
-                .edit_stage(
-                    &principal,
-                    trip_id,
-                    StageAction::RestDay,
-                    stage_id,
-                    &body,
-                    base,
-                    &context,
-                )
-                .await?;
-            detail_response(StatusCode::OK, &detail)
+            edit(
+                &state,
+                &principal,
+                &context,
+                (trip_id, stage_id),
+                StageAction::RestDay,
+                &body,
+                base,
+            )
+            .await
         }
         "poi-waypoint" => {
             let accepted = state
