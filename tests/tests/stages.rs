@@ -390,6 +390,166 @@ async fn a_locked_trip_refuses_day_edits_and_detours(app: TestApp) {
     assert_eq!(detour.status, StatusCode::LOCKED);
 }
 
+async fn a_trip_is_duplicated_once_per_key_with_its_days_and_without_its_link(app: TestApp) {
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let created = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "title": "Vercors", "maxDistancePerDay": 60}),
+        )
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let trip = Trip {
+        app: &app,
+        token: token.clone(),
+        id: id.clone(),
+    };
+    let before = wait_until(&app, &token, &id, analysed).await;
+    let version = before["version"].as_u64().expect("version");
+    let day1 = ids(&before)[0].clone();
+    let labelled = trip
+        .call(
+            Method::PATCH,
+            "/trips/{id}/stages/{stageId}",
+            &format!("/stages/{day1}"),
+            Some(&format!("\"{version}\"")),
+            Some(&json!({"label": "Into the hills"})),
+        )
+        .await;
+    assert_eq!(labelled.status, StatusCode::OK, "{}", labelled.body);
+    let original = wait_until(&app, &token, &id, analysed).await;
+    let shared = trip
+        .call(Method::POST, "/trips/{id}/share", "/share", None, None)
+        .await;
+    assert_eq!(shared.status, StatusCode::CREATED);
+
+    let duplicate = |token: String, trip_id: String, key: Option<String>| {
+        let app = &app;
+        async move {
+            let headers: Vec<(&str, &str)> = key
+                .as_deref()
+                .map(|k| ("idempotency-key", k))
+                .into_iter()
+                .collect();
+            app.call(
+                Method::POST,
+                "/trips/{id}/duplicate",
+                &format!("/trips/{trip_id}/duplicate"),
+                Some(&token),
+                &headers,
+                None,
+            )
+            .await
+        }
+    };
+    let no_key = duplicate(token.clone(), id.clone(), None).await;
+    assert_eq!(no_key.status, StatusCode::BAD_REQUEST);
+    assert!(
+        no_key.body["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("Idempotency-Key")),
+        "{}",
+        no_key.body
+    );
+
+    let key = uuid::Uuid::now_v7().to_string();
+    let first = duplicate(token.clone(), id.clone(), Some(key.clone())).await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.body);
+    let copy_id = first.body["id"].as_str().expect("copy id").to_owned();
+    assert_ne!(copy_id, id);
+    assert_eq!(
+        first.header("location"),
+        Some(format!("/trips/{copy_id}").as_str())
+    );
+    let again = duplicate(token.clone(), id.clone(), Some(key.clone())).await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_eq!(
+        again.body["id"],
+        json!(copy_id),
+        "a retry answers the same copy"
+    );
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+
+    // The same key for another trip is refused; a stranger cannot copy this trip.
+    let other = app
+        .create_trip(&token, &json!({"sourceUrl": fixtures.url("/route.gpx")}))
+        .await;
+    let other_id = other.body["id"].as_str().expect("id").to_owned();
+    let reused = duplicate(token.clone(), other_id, Some(key.clone())).await;
+    assert_eq!(reused.status, StatusCode::CONFLICT);
+    let stranger = app.user().await;
+    let foreign = duplicate(stranger, id.clone(), Some(uuid::Uuid::now_v7().to_string())).await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+
+    // The copy: the same days under new ids, the rider's label, version 1, no public link.
+    let copy = app.detail(&token, &copy_id).await.body;
+    assert_eq!(copy["partial"], json!(false), "{copy}");
+    assert_eq!(copy["version"], json!(1));
+    assert_eq!(copy["title"], json!("Vercors (copy)"));
+    let (copied, kept) = (ids(&copy), ids(&original));
+    assert_eq!(copied.len(), kept.len());
+    assert!(copied.iter().all(|c| !kept.contains(c)), "new day ids");
+    assert_eq!(copy["stages"][0]["label"], json!("Into the hills"));
+    let days = |d: &Value| -> Vec<Value> {
+        d["stages"]
+            .as_array()
+            .expect("days")
+            .iter()
+            .map(|s| json!([s["distance"], s["startLabel"], s["endLabel"]]))
+            .collect()
+    };
+    assert_eq!(days(&copy), days(&original));
+    let copy_trip = Trip {
+        app: &app,
+        token: token.clone(),
+        id: copy_id.clone(),
+    };
+    let link = copy_trip
+        .call(Method::GET, "/trips/{id}/share", "/share", None, None)
+        .await;
+    assert_eq!(link.status, StatusCode::NOT_FOUND, "the link is not copied");
+
+    // Editing the copy leaves the original alone; the copy outlives the original.
+    let copy_day1 = copied[0].clone();
+    let edited = copy_trip
+        .call(
+            Method::PATCH,
+            "/trips/{id}/stages/{stageId}",
+            &format!("/stages/{copy_day1}"),
+            Some("\"1\""),
+            Some(&json!({"label": "Variant"})),
+        )
+        .await;
+    assert_eq!(edited.status, StatusCode::OK, "{}", edited.body);
+    let unchanged = app.detail(&token, &id).await.body;
+    assert_eq!(unchanged["stages"][0]["label"], json!("Into the hills"));
+    let deleted = trip
+        .call(Method::DELETE, "/trips/{id}", "", None, None)
+        .await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    let gpx = app
+        .call(
+            Method::GET,
+            "/trips/{id}.gpx",
+            &format!("/trips/{copy_id}.gpx"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(gpx.status, StatusCode::OK);
+    let history = copy_trip
+        .call(Method::GET, "/trips/{id}/history", "/history", None, None)
+        .await;
+    assert_eq!(
+        history.body["items"][0]["type"],
+        json!("TripDuplicated"),
+        "{}",
+        history.body
+    );
+}
+
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
@@ -416,4 +576,5 @@ macro_rules! on_both_backends {
 on_both_backends!(
     the_days_are_edited_with_stable_ids_and_guards,
     a_locked_trip_refuses_day_edits_and_detours,
+    a_trip_is_duplicated_once_per_key_with_its_days_and_without_its_link,
 );

@@ -95,9 +95,11 @@ pub async fn open_work(
             Some(url) => Arc::new(RedisProgress::connect(url, &settings.queue_prefix).await?),
             None => Arc::new(MemoryProgress::default()),
         };
-    let cache =
-        crate::upstreams::response_cache(settings.redis_url.as_deref(), &settings.queue_prefix);
-    let upstreams = crate::upstreams::Upstreams::from_settings(&settings.upstreams, &cache)?;
+    let shared = crate::upstreams::SharedUpstreamState::new(
+        settings.redis_url.as_deref(),
+        &settings.queue_prefix,
+    );
+    let upstreams = crate::upstreams::Upstreams::from_settings(&settings.upstreams, &shared)?;
     Ok(Work {
         queue,
         progress,

@@ -1,15 +1,16 @@
 //! The third-party upstreams a deployment is configured with, composed once: a geocoder
 //! (Nominatim), an accommodation source (Overpass) and a router (BRouter or Valhalla), each
 //! optional, with the embedded defaults standing in (gazetteer, "unavailable", a straight
-//! spur). Response caches live in Redis when it is configured, so replicas share them.
+//! spur). Response caches and the geocoder's request pace live in Redis when it is
+//! configured, so replicas share them: together they ask Nominatim once a second at most.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use etappe_upstream::{
-    BRouterClient, MemoryCache, NominatimClient, OverpassClient, RateLimiter, ResponseCache,
-    Router, ValhallaClient,
+    BRouterClient, Claim, MemoryCache, NominatimClient, OverpassClient, RateLimiter, ResponseCache,
+    Router, SharedPace, ValhallaClient,
 };
 use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
@@ -90,11 +91,12 @@ impl Default for Upstreams {
 }
 
 impl Upstreams {
-    /// Builds the clients the settings name; `cache` holds their answers.
+    /// Builds the clients the settings name; `shared` holds their answers and pace.
     pub fn from_settings(
         settings: &UpstreamSettings,
-        cache: &Arc<dyn ResponseCache>,
+        shared: &SharedUpstreamState,
     ) -> Result<Self, UpstreamSetupError> {
+        let cache = &shared.cache;
         crate::telemetry::install_tls_provider();
         let timeout = Duration::from_secs(settings.timeout_secs.max(1));
         let client = reqwest::Client::builder()
@@ -108,7 +110,11 @@ impl Upstreams {
                 client.clone(),
                 &url,
                 &settings.user_agent,
-                RateLimiter::nominatim_public(),
+                match &shared.pace {
+                    Some(pace) => RateLimiter::nominatim_public()
+                        .shared_with(Arc::clone(pace) as Arc<dyn SharedPace>),
+                    None => RateLimiter::nominatim_public(),
+                },
                 Arc::clone(cache),
                 timeout,
             )?),
@@ -152,38 +158,65 @@ impl Upstreams {
     }
 }
 
-/// The cache the upstreams use: Redis when configured (shared by replicas), else memory.
-pub fn response_cache(redis_url: Option<&str>, prefix: &str) -> Arc<dyn ResponseCache> {
-    match redis_url
-        .filter(|u| !u.is_empty())
-        .and_then(|u| redis::Client::open(u).ok())
-    {
-        Some(client) => Arc::new(RedisCache {
-            client,
-            prefix: format!("{prefix}:upstream:"),
-            connection: Mutex::new(None),
-        }),
-        None => Arc::new(MemoryCache::new(10_000)),
-    }
+/// What the upstream clients of every replica share: the answers they cached and the
+/// geocoder's request pace. In Redis when it is configured, else in this process.
+#[derive(Clone)]
+pub struct SharedUpstreamState {
+    pub cache: Arc<dyn ResponseCache>,
+    pub pace: Option<Arc<RedisPace>>,
 }
 
-/// Upstream answers in Redis, with their TTL. A Redis failure is a cache miss, never an
-/// error: the upstream is asked instead.
-pub struct RedisCache {
-    client: redis::Client,
-    prefix: String,
-    connection: Mutex<Option<ConnectionManager>>,
-}
-
-impl std::fmt::Debug for RedisCache {
+impl std::fmt::Debug for SharedUpstreamState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisCache")
-            .field("prefix", &self.prefix)
+        f.debug_struct("SharedUpstreamState")
+            .field("pace", &self.pace)
             .finish_non_exhaustive()
     }
 }
 
-impl RedisCache {
+impl SharedUpstreamState {
+    /// Redis when `redis_url` is set (keys under `{prefix}:upstream:`), else memory.
+    pub fn new(redis_url: Option<&str>, prefix: &str) -> Self {
+        match redis_url
+            .filter(|u| !u.is_empty())
+            .and_then(|u| redis::Client::open(u).ok())
+        {
+            Some(client) => {
+                let redis = Arc::new(LazyRedis {
+                    client,
+                    connection: Mutex::new(None),
+                });
+                Self {
+                    cache: Arc::new(RedisCache {
+                        redis: Arc::clone(&redis),
+                        prefix: format!("{prefix}:upstream:"),
+                    }),
+                    pace: Some(Arc::new(RedisPace {
+                        redis,
+                        key: format!("{prefix}:upstream:pace:geocoder"),
+                    })),
+                }
+            }
+            None => Self::in_memory(),
+        }
+    }
+
+    /// One process alone: a memory cache, the local pace only.
+    pub fn in_memory() -> Self {
+        Self {
+            cache: Arc::new(MemoryCache::new(10_000)),
+            pace: None,
+        }
+    }
+}
+
+/// A Redis connection made on first use and kept; `None` while Redis does not answer.
+struct LazyRedis {
+    client: redis::Client,
+    connection: Mutex<Option<ConnectionManager>>,
+}
+
+impl LazyRedis {
     async fn connection(&self) -> Option<ConnectionManager> {
         let mut slot = self.connection.lock().await;
         if let Some(c) = slot.as_ref() {
@@ -199,10 +232,17 @@ impl RedisCache {
     }
 }
 
+/// Upstream answers in Redis, with their TTL. A Redis failure is a cache miss, never an
+/// error: the upstream is asked instead.
+struct RedisCache {
+    redis: Arc<LazyRedis>,
+    prefix: String,
+}
+
 #[async_trait]
 impl ResponseCache for RedisCache {
     async fn get(&self, key: &str) -> Option<String> {
-        let mut connection = self.connection().await?;
+        let mut connection = self.redis.connection().await?;
         let key = format!("{}{key}", self.prefix);
         tokio::time::timeout(
             Duration::from_secs(1),
@@ -214,7 +254,7 @@ impl ResponseCache for RedisCache {
     }
 
     async fn put(&self, key: &str, value: &str, ttl: Duration) {
-        let Some(mut connection) = self.connection().await else {
+        let Some(mut connection) = self.redis.connection().await else {
             return;
         };
         let key = format!("{}{key}", self.prefix);
@@ -226,13 +266,65 @@ impl ResponseCache for RedisCache {
     }
 }
 
+/// The geocoder's one request slot, shared by every replica: `SET key NX PX interval`
+/// grants it to one caller at a time; the others wait out the key's remaining life.
+pub struct RedisPace {
+    redis: Arc<LazyRedis>,
+    key: String,
+}
+
+impl std::fmt::Debug for RedisPace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisPace")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl SharedPace for RedisPace {
+    async fn claim(&self, interval: Duration) -> Claim {
+        let Some(mut connection) = self.redis.connection().await else {
+            return Claim::Unavailable;
+        };
+        let millis = u64::try_from(interval.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let claim = async {
+            let set: Option<String> = redis::cmd("SET")
+                .arg(&self.key)
+                .arg(1)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis)
+                .query_async(&mut connection)
+                .await?;
+            if set.is_some() {
+                return Ok::<_, redis::RedisError>(Claim::Granted);
+            }
+            let rest: i64 = redis::cmd("PTTL")
+                .arg(&self.key)
+                .query_async(&mut connection)
+                .await?;
+            // -2: expired in between; -1: a key without expiry (never ours): retry shortly.
+            Ok(Claim::Wait(Duration::from_millis(
+                u64::try_from(rest).unwrap_or(1).clamp(1, millis),
+            )))
+        };
+        match tokio::time::timeout(Duration::from_secs(1), claim).await {
+            Ok(Ok(claim)) => claim,
+            _ => Claim::Unavailable,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_router_needs_its_url_and_a_known_name() {
-        let cache: Arc<dyn ResponseCache> = Arc::new(MemoryCache::new(10));
+        let cache = SharedUpstreamState::in_memory();
         let mut settings = UpstreamSettings {
             router: "valhalla".into(),
             ..UpstreamSettings::default()
@@ -251,5 +343,62 @@ mod tests {
         let upstreams = Upstreams::from_settings(&settings, &cache).expect("configured");
         assert_eq!(upstreams.router_name, "brouter");
         assert!(upstreams.geocoder.is_none());
+    }
+
+    /// The Redis URL for the tests that need it; a failure in CI when it is missing.
+    fn redis_url() -> Option<String> {
+        let url = std::env::var("REDIS_URL").ok().filter(|u| !u.is_empty());
+        if url.is_none() {
+            assert!(
+                std::env::var("ETAPPE_REQUIRE_SERVICES").as_deref() != Ok("1"),
+                "ETAPPE_REQUIRE_SERVICES=1 but REDIS_URL is not set"
+            );
+            eprintln!("skipped: set REDIS_URL to run this test on Redis");
+        }
+        url
+    }
+
+    #[tokio::test]
+    async fn replicas_sharing_redis_start_geocoder_requests_an_interval_apart_together() {
+        let Some(url) = redis_url() else { return };
+        let prefix = format!("etappe-test-{}", uuid::Uuid::now_v7().simple());
+        let interval = Duration::from_millis(200);
+        let replicas: Vec<RateLimiter> = (0..2)
+            .map(|_| {
+                let shared = SharedUpstreamState::new(Some(&url), &prefix);
+                let pace = shared.pace.expect("a Redis pace");
+                RateLimiter::new(interval).shared_with(pace as Arc<dyn SharedPace>)
+            })
+            .collect();
+        let mut tasks = Vec::new();
+        for i in 0..6 {
+            let limiter = replicas[i % 2].clone();
+            tasks.push(tokio::spawn(async move {
+                limiter.acquire().await;
+                tokio::time::Instant::now()
+            }));
+        }
+        let mut starts = Vec::new();
+        for task in tasks {
+            starts.push(task.await.expect("task"));
+        }
+        starts.sort();
+        for pair in starts.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_millis(195),
+                "two replicas started {:?} apart",
+                pair[1] - pair[0]
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_redis_leaves_the_local_pace() {
+        let shared = SharedUpstreamState::new(Some("redis://127.0.0.1:1"), "etappe-test");
+        let pace = shared.pace.expect("a Redis pace");
+        assert_eq!(
+            pace.claim(Duration::from_millis(100)).await,
+            Claim::Unavailable
+        );
     }
 }

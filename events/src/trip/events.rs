@@ -1,14 +1,16 @@
 //! The facts of a trip's life, as stored. Each variant is one `event_type`; its JSON shape is a
 //! contract (old shapes are upcast on load, see `store::upcast`), pinned by a snapshot test.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Category;
 use super::edits::StageAction;
 use super::settings::{SettingField, TripSettings};
 use super::source::SourceUrl;
 use super::stage::{Accommodation, Detour, Point, RouteSummary, Stage, StageAlerts, Unavailable};
+use super::{Category, ComputationStatus};
 use crate::ids::{TripId, UserId};
 
 /// An event of a trip stream.
@@ -124,6 +126,22 @@ pub enum TripEvent {
         ascent_m: f64,
         descent_m: f64,
     },
+    /// A trip came into being as a deep copy of another (see `trip::duplicate`): its state is
+    /// the copy's whole starting image; `version` is 1.
+    #[serde(rename_all = "camelCase")]
+    TripDuplicated {
+        trip_id: TripId,
+        owner_id: UserId,
+        from_trip_id: TripId,
+        source: SourceUrl,
+        settings: TripSettings,
+        generation: u64,
+        route: Option<RouteSummary>,
+        stages: Vec<Stage>,
+        computations: BTreeMap<Category, ComputationStatus>,
+        unavailable: BTreeMap<Category, String>,
+        version: u64,
+    },
 }
 
 /// The candidates found around one day's end.
@@ -135,7 +153,7 @@ pub struct StageAccommodations {
 }
 
 /// Every trip event type, as stored in `event_type`.
-pub const EVENT_TYPES: [&str; 17] = [
+pub const EVENT_TYPES: [&str; 18] = [
     "TripCreated",
     "RouteRequested",
     "TripSettingsUpdated",
@@ -153,6 +171,7 @@ pub const EVENT_TYPES: [&str; 17] = [
     "AccommodationsFound",
     "WaypointRequested",
     "StageRerouted",
+    "TripDuplicated",
 ];
 
 /// A stored event that is not a trip event of a known shape.
@@ -189,6 +208,7 @@ impl TripEvent {
             Self::AccommodationsFound { .. } => "AccommodationsFound",
             Self::WaypointRequested { .. } => "WaypointRequested",
             Self::StageRerouted { .. } => "StageRerouted",
+            Self::TripDuplicated { .. } => "TripDuplicated",
         }
     }
 

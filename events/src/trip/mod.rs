@@ -7,6 +7,7 @@
 //! re-pacing, stage edits, and settings changes that recompute something. Enrichments landing
 //! from workers do not move it, so an agent's edit is not refused because a forecast arrived.
 
+pub mod duplicate;
 pub mod edits;
 mod events;
 pub mod input;
@@ -598,6 +599,30 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
                 version,
             },
         ) => Some(created(trip_id, owner_id, source, settings, version)),
+        (
+            None,
+            TripEvent::TripDuplicated {
+                trip_id,
+                owner_id,
+                source,
+                settings,
+                generation,
+                route,
+                stages,
+                computations,
+                unavailable,
+                version,
+                ..
+            },
+        ) => {
+            let mut trip = created(trip_id, owner_id, source, settings, version);
+            trip.generation = *generation;
+            trip.computations.extend(computations.clone());
+            trip.unavailable = unavailable.clone();
+            trip.route = route.clone();
+            trip.stages = stages.clone();
+            Some(trip)
+        }
         (
             Some(mut trip),
             TripEvent::TripSettingsUpdated {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use etappe_events::ids::{TripId, derived_id};
 use etappe_events::projection::TripView;
 use etappe_events::store::{EventMetadata, ExpectedVersion, Page, Store, StoreError, TripFilter};
+use etappe_events::trip::duplicate::decide_duplicate;
 use etappe_events::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_events::trip::settings::SettingField;
 use etappe_events::trip::source::{SourceType, SourceUrl};
@@ -46,6 +47,19 @@ pub struct Created {
     pub trip: TripSummary,
     /// True when an earlier request with the same idempotency key created it.
     pub replayed: bool,
+}
+
+/// A request made idempotent by a key: the new trip's id and its events' ids derive from
+/// `scope`; `digest` tells a retry from another request under the same key.
+struct Keyed {
+    scope: String,
+    digest: String,
+}
+
+impl Keyed {
+    fn trip_id(&self) -> TripId {
+        TripId(derived_id(&format!("trip:{}", self.scope)))
+    }
 }
 
 /// Creating, reading and editing trips.
@@ -189,15 +203,11 @@ impl TripService {
             return Err(InputError::Invalid(errors).into());
         };
 
-        let mut meta = metadata(principal, context);
-        let (trip_id, event_ids) = match idempotency_key {
-            Some(key) => {
-                let scope = format!("create_trip:{}:{key}", principal.user_id);
-                meta.request_digest = Some(canonical_digest(&[&Value::Object(input.clone())]));
-                (TripId(derived_id(&format!("trip:{scope}"))), Some(scope))
-            }
-            None => (TripId::new(), None),
-        };
+        let keyed = idempotency_key.map(|key| Keyed {
+            scope: format!("create_trip:{}:{key}", principal.user_id),
+            digest: canonical_digest(&[&Value::Object(input.clone())]),
+        });
+        let trip_id = keyed.as_ref().map_or_else(TripId::new, Keyed::trip_id);
         let command = TripCommand::Create {
             trip_id,
             owner_id: principal.user_id,
@@ -205,12 +215,64 @@ impl TripService {
             settings,
         };
         let events = decide(None, command)?;
+        self.append_new_trip(principal, context, trip_id, &events, keyed.as_ref())
+            .await
+    }
+
+    /// Duplicates a trip the caller owns (see `trip::duplicate` for what is copied). The key
+    /// makes a retried request answer the same copy; the same key for another trip is refused.
+    pub async fn duplicate(
+        &self,
+        principal: &Principal,
+        original_id: TripId,
+        idempotency_key: &str,
+        context: &RequestContext,
+    ) -> Result<Created, AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let original = self.owned_view(principal, original_id).await?;
+        let keyed = Keyed {
+            scope: format!("duplicate_trip:{}:{idempotency_key}", principal.user_id),
+            digest: canonical_digest(&[&Value::String(original_id.to_string())]),
+        };
+        let trip_id = keyed.trip_id();
+        let events = decide_duplicate(None, trip_id, principal.user_id, &original.trip, today())?;
+        let recomputes_route = events
+            .iter()
+            .any(|e| matches!(e, TripEvent::RouteRequested { .. }));
+        if recomputes_route && original.trip.source.source_type == SourceType::GpxUpload {
+            // The copy's route job reads its own upload: copy the file before the event.
+            if let Some(file) = self
+                .store
+                .get_blob(&format!("upload:{original_id}"))
+                .await?
+            {
+                self.store
+                    .put_blob(&format!("upload:{trip_id}"), &file)
+                    .await?;
+            }
+        }
+        self.append_new_trip(principal, context, trip_id, &events, Some(&keyed))
+            .await
+    }
+
+    /// Appends the first events of a new trip; with a key, the events have ids derived from
+    /// it so that a retry is recognised, and a retry answers the trip the first one made.
+    async fn append_new_trip(
+        &self,
+        principal: &Principal,
+        context: &RequestContext,
+        trip_id: TripId,
+        events: &[TripEvent],
+        keyed: Option<&Keyed>,
+    ) -> Result<Created, AppError> {
+        let mut meta = metadata(principal, context);
+        meta.request_digest = keyed.map(|k| k.digest.clone());
         let new_events = events
             .iter()
             .enumerate()
-            .map(|(i, e)| match &event_ids {
-                Some(scope) => {
-                    e.to_new_event_with_id(derived_id(&format!("event:{scope}:{i}")), &meta)
+            .map(|(i, e)| match keyed {
+                Some(k) => {
+                    e.to_new_event_with_id(derived_id(&format!("event:{}:{i}", k.scope)), &meta)
                 }
                 None => e.to_new_event(&meta),
             })
@@ -229,7 +291,7 @@ impl TripService {
         })
     }
 
-    /// Answers a creation repeated with the same idempotency key.
+    /// Answers a creation (or duplication) repeated with the same idempotency key.
     async fn replay(&self, trip_id: TripId, digest: Option<&str>) -> Result<Created, AppError> {
         let first = self.store.read_stream(&trip_id.stream_id()).await?;
         let original = first
@@ -237,7 +299,7 @@ impl TripService {
             .and_then(|e| e.metadata.request_digest.as_deref());
         if original != digest {
             return Err(AppError::Conflict(
-                "this Idempotency-Key was already used with a different body; use a new key for a new trip".into(),
+                "this Idempotency-Key was already used for a different request; use a new key for a new trip".into(),
             ));
         }
         match self.store.trip_view(trip_id).await? {
@@ -813,6 +875,14 @@ fn describe(event: &TripEvent) -> String {
             stages.iter().map(|s| s.accommodations.len()).sum::<usize>()
         ),
         TripEvent::WaypointRequested { .. } => "Detour through a waypoint requested".into(),
+        TripEvent::TripDuplicated {
+            from_trip_id,
+            stages,
+            ..
+        } => format!(
+            "Trip created as a copy of trip {from_trip_id} with its {} days (version 1)",
+            stages.len()
+        ),
         TripEvent::StageRerouted {
             detour,
             distance_km,

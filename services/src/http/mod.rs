@@ -62,6 +62,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/trips/{id}/stages/{stageId}/export.gpx"),
     ("GET", "/trips/{id}/stages/{stageId}/export.fit"),
     ("GET", "/trips/{id}/history"),
+    ("POST", "/trips/{id}/duplicate"),
     ("POST", "/trips/{id}/stages"),
     ("PATCH", "/trips/{id}/stages/{stageId}"),
     ("DELETE", "/trips/{id}/stages/{stageId}"),
@@ -134,6 +135,10 @@ pub fn router(state: AppState) -> Router {
         ),
         ("/s/{code}", get(share::public)),
         ("/trips/{id}/history", get(trips::history)),
+        (
+            "/trips/{id}/duplicate",
+            axum::routing::post(trips::duplicate),
+        ),
         ("/s/{code}/stages/{stage}", get(share::public_stage)),
         ("/livez", get(health::live)),
         ("/readyz", get(health::ready)),

@@ -14,7 +14,9 @@ use etappe_events::trip::input::parse_date;
 
 use super::AppState;
 use super::extract::{Caller, IfMatch, JsonObject, TripPath, etag};
-use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, ExportFile, ExportFormat, MAX_ITEMS_PER_PAGE};
+use crate::app::trips::{
+    Created, DEFAULT_ITEMS_PER_PAGE, ExportFile, ExportFormat, MAX_ITEMS_PER_PAGE,
+};
 use crate::app::views::TripDetail;
 use crate::app::{AppError, RequestContext};
 
@@ -50,8 +52,13 @@ pub(super) async fn create(
         .trips
         .create(&principal, &body, key.as_deref(), &context)
         .await?;
+    created_response(StatusCode::ACCEPTED, &created)
+}
+
+/// A new trip's answer: its summary, `Location`, and whether a retry was recognised.
+fn created_response(status: StatusCode, created: &Created) -> Result<Response, AppError> {
     let location = format!("/trips/{}", created.trip.id);
-    let mut response = (StatusCode::ACCEPTED, Json(&created.trip)).into_response();
+    let mut response = (status, Json(&created.trip)).into_response();
     let h = response.headers_mut();
     h.insert(
         header::LOCATION,
@@ -61,6 +68,28 @@ pub(super) async fn create(
         h.insert("idempotent-replayed", HeaderValue::from_static("true"));
     }
     Ok(response)
+}
+
+/// `POST /trips/{id}/duplicate`: 201 with `Location`; `Idempotency-Key` is required, so
+/// that a retried click or a lost answer never makes two copies.
+pub(super) async fn duplicate(
+    State(state): State<AppState>,
+    Caller(principal): Caller,
+    TripPath(trip_id): TripPath,
+    context: RequestContext,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let key = idempotency_key(&headers)?.ok_or_else(|| {
+        AppError::BadHeader(
+            "Idempotency-Key is required to duplicate a trip: 16 to 255 characters of A-Z, a-z, 0-9, _ and - (a UUID works)"
+                .into(),
+        )
+    })?;
+    let created = state
+        .trips
+        .duplicate(&principal, trip_id, &key, &context)
+        .await?;
+    created_response(StatusCode::CREATED, &created)
 }
 
 const LIST_PARAMETERS: [&str; 5] = ["page", "itemsPerPage", "title", "startDate", "endDate"];

@@ -19,7 +19,7 @@ mod text;
 
 pub use cache::{MemoryCache, NoCache, ResponseCache};
 pub use error::{ConfigError, Upstream, UpstreamError};
-pub use limiter::RateLimiter;
+pub use limiter::{Claim, RateLimiter, SharedPace};
 pub use nominatim::{NominatimClient, Place};
 pub use overpass::{Accommodation, AccommodationType, OsmType, OverpassClient};
 pub use router::{BRouterClient, RoutePoint, RoutedPath, Router, ValhallaClient, spur_detour};

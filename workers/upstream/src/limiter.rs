@@ -1,11 +1,37 @@
 //! A global pacing of request starts, shared by every caller of one upstream
 //! (public Nominatim allows at most one request per second per application).
+//!
+//! Within a process, callers take turns on a local schedule. Across processes
+//! (several API replicas), a [`SharedPace`] — Redis in production — holds the
+//! one slot all replicas compete for, so the application as a whole keeps the
+//! pace however many replicas run.
 
+use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
+use async_trait::async_trait;
 use tokio::sync::Mutex;
-use tokio::time::{Instant, sleep_until};
+use tokio::time::{Instant, sleep, sleep_until};
+
+/// The answer of a shared schedule to a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// The caller holds the slot: it may start its request now.
+    Granted,
+    /// Another process holds the slot for this much longer.
+    Wait(Duration),
+    /// The shared store does not answer: pace locally only (a degraded, not a
+    /// failed, search: the local schedule still spaces this process's calls).
+    Unavailable,
+}
+
+/// A request-start slot shared between processes.
+#[async_trait]
+pub trait SharedPace: Send + Sync + Debug {
+    /// Claims the slot for `interval` if nobody holds it.
+    async fn claim(&self, interval: Duration) -> Claim;
+}
 
 /// Spaces request starts at least `min_interval` apart. Clones share the
 /// schedule. Callers are served in arrival order because tokio's mutex is
@@ -14,6 +40,7 @@ use tokio::time::{Instant, sleep_until};
 pub struct RateLimiter {
     min_interval: Duration,
     next_free_slot: Arc<Mutex<Option<Instant>>>,
+    shared: Option<Arc<dyn SharedPace>>,
 }
 
 impl RateLimiter {
@@ -21,7 +48,14 @@ impl RateLimiter {
         Self {
             min_interval,
             next_free_slot: Arc::new(Mutex::new(None)),
+            shared: None,
         }
+    }
+
+    /// The same pace, held together with every other process using `shared`.
+    pub fn shared_with(mut self, shared: Arc<dyn SharedPace>) -> Self {
+        self.shared = Some(shared);
+        self
     }
 
     /// The usage policy of the public Nominatim instance.
@@ -46,6 +80,21 @@ impl RateLimiter {
             slot
         };
         sleep_until(slot).await;
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        loop {
+            match shared.claim(self.min_interval).await {
+                Claim::Granted => return,
+                Claim::Wait(rest) => sleep(rest.max(Duration::from_millis(1))).await,
+                Claim::Unavailable => {
+                    tracing::warn!(
+                        "the shared request pace does not answer; pacing this process alone"
+                    );
+                    return;
+                }
+            }
+        }
     }
 }
 
@@ -77,6 +126,72 @@ mod tests {
             starts[0] - started < Duration::from_millis(30),
             "first caller must not wait"
         );
+    }
+
+    /// A slot held in memory, as Redis holds it for replicas: `SET NX PX`.
+    #[derive(Debug, Default)]
+    struct SlotInMemory(std::sync::Mutex<Option<Instant>>);
+
+    #[async_trait]
+    impl SharedPace for SlotInMemory {
+        async fn claim(&self, interval: Duration) -> Claim {
+            let mut held = self.0.lock().expect("slot");
+            let now = Instant::now();
+            match *held {
+                Some(until) if until > now => Claim::Wait(until - now),
+                _ => {
+                    *held = Some(now + interval);
+                    Claim::Granted
+                }
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn two_processes_sharing_a_slot_keep_the_pace_together() {
+        let slot: Arc<dyn SharedPace> = Arc::new(SlotInMemory::default());
+        let interval = Duration::from_millis(40);
+        let replicas = [
+            RateLimiter::new(interval).shared_with(Arc::clone(&slot)),
+            RateLimiter::new(interval).shared_with(Arc::clone(&slot)),
+        ];
+        let mut tasks = Vec::new();
+        for i in 0..6 {
+            let limiter = replicas[i % 2].clone();
+            tasks.push(tokio::spawn(async move {
+                limiter.acquire().await;
+                Instant::now()
+            }));
+        }
+        let mut starts = Vec::new();
+        for task in tasks {
+            starts.push(task.await.expect("task"));
+        }
+        starts.sort();
+        for pair in starts.windows(2) {
+            assert!(pair[1] - pair[0] >= Duration::from_millis(38), "{pair:?}");
+        }
+    }
+
+    #[derive(Debug)]
+    struct Down;
+
+    #[async_trait]
+    impl SharedPace for Down {
+        async fn claim(&self, _interval: Duration) -> Claim {
+            Claim::Unavailable
+        }
+    }
+
+    #[tokio::test]
+    async fn a_shared_pace_that_is_down_leaves_the_local_pace() {
+        let limiter = RateLimiter::new(Duration::from_millis(30)).shared_with(Arc::new(Down));
+        let started = Instant::now();
+        limiter.acquire().await;
+        limiter.acquire().await;
+        let elapsed = started.elapsed();
+        assert!(elapsed >= Duration::from_millis(28), "{elapsed:?}");
+        assert!(elapsed < Duration::from_millis(500), "{elapsed:?}");
     }
 
     #[tokio::test]

@@ -1,0 +1,135 @@
+//! Duplicating a trip: a new trip born as a deep copy of another — its settings, days,
+//! alerts, chosen places to sleep and detours — so a rider can try a variant without
+//! touching the original.
+//!
+//! The rules, in one place:
+//! - the copy is a new stream with its own id; its days get new ids (derived from the copy's
+//!   id and the original's, so deciding again gives the same ids) and its version starts at 1;
+//! - the public link is not copied: sharing the copy is a decision of its own;
+//! - the title gains " (copy)" so the two are told apart in a list;
+//! - a copy of a *locked* trip (already started) drops its dates — a copy that is born locked
+//!   could never be edited — and so must compute again what depends on the dates;
+//! - work the original had not finished is requested again for the copy: its route when it
+//!   had no days yet, else the analysis categories still pending or running (results of the
+//!   original's workers land on the original's stream, never on the copy's).
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+
+use super::settings::TITLE_MAX_CHARS;
+use super::{Category, ComputationStatus, Trip, TripError, TripEvent};
+use crate::ids::{TripId, UserId, derived_id};
+
+/// The categories whose results depend on the trip's dates.
+const DATED_CATEGORIES: [Category; 2] = [Category::Weather, Category::Context];
+
+const COPY_SUFFIX: &str = " (copy)";
+
+/// Decides the duplication of `original` into a new trip `trip_id` owned by `owner_id`;
+/// `state` is the new stream's state (it must not exist yet).
+pub fn decide_duplicate(
+    state: Option<&Trip>,
+    trip_id: TripId,
+    owner_id: UserId,
+    original: &Trip,
+    today: NaiveDate,
+) -> Result<Vec<TripEvent>, TripError> {
+    if state.is_some() {
+        return Err(TripError::AlreadyExists);
+    }
+    if original.deleted {
+        return Err(TripError::NotFound);
+    }
+    let mut settings = original.settings.clone();
+    settings.title = settings.title.as_deref().map(copy_title);
+    let dates_dropped = original.is_locked(today);
+    if dates_dropped {
+        settings.start_date = None;
+        settings.end_date = None;
+    }
+
+    let has_days = !original.stages.is_empty()
+        && original.route.is_some()
+        && original.computations.get(&Category::Route) == Some(&ComputationStatus::Done);
+    if !has_days {
+        // Nothing computed worth copying: the copy computes its own days, like a new trip.
+        return Ok(vec![
+            TripEvent::TripDuplicated {
+                trip_id,
+                owner_id,
+                from_trip_id: original.id,
+                source: original.source.clone(),
+                settings,
+                generation: 0,
+                route: None,
+                stages: Vec::new(),
+                computations: BTreeMap::new(),
+                unavailable: BTreeMap::new(),
+                version: 1,
+            },
+            TripEvent::RouteRequested { generation: 1 },
+        ]);
+    }
+
+    let stages = original
+        .stages
+        .iter()
+        .map(|stage| {
+            let mut copy = stage.clone();
+            copy.id = derived_id(&format!("stage:{trip_id}:{}", stage.id));
+            copy
+        })
+        .collect();
+    let mut requested: Vec<Category> = original
+        .computations
+        .iter()
+        .filter(|(_, status)| {
+            matches!(
+                status,
+                ComputationStatus::Pending | ComputationStatus::Running
+            )
+        })
+        .map(|(category, _)| *category)
+        .collect();
+    if dates_dropped {
+        requested.extend(DATED_CATEGORIES);
+    }
+    requested.sort();
+    requested.dedup();
+    let mut computations = original.computations.clone();
+    for category in &requested {
+        computations.insert(*category, ComputationStatus::Pending);
+    }
+    let mut events = vec![TripEvent::TripDuplicated {
+        trip_id,
+        owner_id,
+        from_trip_id: original.id,
+        source: original.source.clone(),
+        settings,
+        generation: original.generation,
+        route: original.route.clone(),
+        stages,
+        computations,
+        unavailable: original.unavailable.clone(),
+        version: 1,
+    }];
+    if !requested.is_empty() {
+        events.push(TripEvent::AnalysisRequested {
+            generation: original.generation,
+            categories: requested,
+        });
+    }
+    Ok(events)
+}
+
+/// `title (copy)`, cut so that it stays within the title's limit.
+fn copy_title(title: &str) -> String {
+    let room = TITLE_MAX_CHARS.saturating_sub(COPY_SUFFIX.chars().count());
+    let mut copy: String = title.chars().take(room).collect();
+    copy.push_str(COPY_SUFFIX);
+    copy
+}
+
+#[cfg(test)]
+mod tests;
