@@ -5,6 +5,7 @@
 
 pub mod fixtures;
 pub mod openapi;
+pub mod standins;
 
 use std::path::PathBuf;
 

@@ -604,6 +604,11 @@ async fn probes_answer_and_unknown_routes_are_problems(app: TestApp) {
         .await;
     assert_eq!(ready.status, StatusCode::OK);
     assert_eq!(ready.body["checks"]["database"], json!("up"));
+    assert_eq!(
+        ready.body["upstreams"]["geocoder"],
+        json!({"provider": "gazetteer", "status": "embedded", "required": false}),
+        "with nothing configured, the embedded defaults stand in"
+    );
     let nothing = app
         .client
         .get(format!("{}/nothing-here", app.base))

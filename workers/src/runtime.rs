@@ -177,9 +177,14 @@ pub async fn run_worker_process(work: Work, addr: SocketAddr) -> Result<(), Runt
                 } else {
                     StatusCode::SERVICE_UNAVAILABLE
                 };
+                // The upstreams are reported, never required: jobs without one fall back
+                // to the embedded default or record the category as unavailable.
                 (
                     status,
-                    Json(json!({"status": if ready { "ready" } else { "unready" }})),
+                    Json(json!({
+                        "status": if ready { "ready" } else { "unready" },
+                        "upstreams": w.upstreams.health().await,
+                    })),
                 )
             }),
         )

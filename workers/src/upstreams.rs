@@ -77,7 +77,16 @@ pub struct Upstreams {
     pub router: Router,
     /// The router's name as recorded on a detour.
     pub router_name: &'static str,
+    /// The last health report and when it was made (see [`Upstreams::health`]).
+    last_health: Arc<Mutex<Option<(tokio::time::Instant, serde_json::Value)>>>,
 }
+
+/// How long a health report is reused: probes reach third parties (Nominatim's policy
+/// allows one request a second), so a readiness probe polled every few seconds must not
+/// turn into as many upstream requests.
+const HEALTH_TTL: Duration = Duration::from_secs(30);
+/// How long one probe may take before its upstream is reported down.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 impl Default for Upstreams {
     fn default() -> Self {
@@ -86,6 +95,7 @@ impl Default for Upstreams {
             accommodations: None,
             router: Router::Offline,
             router_name: "offline",
+            last_health: Arc::default(),
         }
     }
 }
@@ -154,9 +164,75 @@ impl Upstreams {
             accommodations,
             router,
             router_name,
+            last_health: Arc::default(),
         })
     }
+
+    /// Each upstream's health: `{provider, status, required: false}` per upstream, where
+    /// `status` is `up`, `down: <failure>` or `embedded` (the offline default, always
+    /// there). None is required: without one, the embedded default answers or the feature
+    /// says `unavailable`, so an upstream never makes the service unready. Reused for
+    /// [`HEALTH_TTL`].
+    pub async fn health(&self) -> serde_json::Value {
+        let mut last = self.last_health.lock().await;
+        if let Some((at, report)) = last.as_ref()
+            && at.elapsed() < HEALTH_TTL
+        {
+            return report.clone();
+        }
+        let (geocoder, accommodations, router) = tokio::join!(
+            probe(
+                if self.geocoder.is_some() {
+                    "nominatim"
+                } else {
+                    "gazetteer"
+                },
+                self.geocoder
+                    .as_ref()
+                    .map(|g| Box::pin(g.probe()) as BoxedProbe<'_>),
+            ),
+            probe(
+                if self.accommodations.is_some() {
+                    "overpass"
+                } else {
+                    "none"
+                },
+                self.accommodations
+                    .as_ref()
+                    .map(|a| Box::pin(a.probe()) as BoxedProbe<'_>),
+            ),
+            probe(
+                self.router_name,
+                (!matches!(self.router, Router::Offline))
+                    .then(|| Box::pin(self.router.probe()) as BoxedProbe<'_>),
+            ),
+        );
+        let report = serde_json::json!({
+            "geocoder": geocoder,
+            "accommodations": accommodations,
+            "router": router,
+        });
+        *last = Some((tokio::time::Instant::now(), report.clone()));
+        report
+    }
 }
+
+/// One upstream's line of the health report; no probe means the embedded default.
+async fn probe(provider: &'static str, check: Option<BoxedProbe<'_>>) -> serde_json::Value {
+    let status = match check {
+        None => "embedded".to_owned(),
+        Some(check) => match tokio::time::timeout(PROBE_TIMEOUT, check).await {
+            Ok(Ok(())) => "up".to_owned(),
+            Ok(Err(e)) => format!("down: {}", e.failure),
+            Err(_) => format!("down: no answer within {}s", PROBE_TIMEOUT.as_secs()),
+        },
+    };
+    serde_json::json!({"provider": provider, "status": status, "required": false})
+}
+
+type BoxedProbe<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<(), etappe_upstream::UpstreamError>> + Send + 'a>,
+>;
 
 /// What the upstream clients of every replica share: the answers they cached and the
 /// geocoder's request pace. In Redis when it is configured, else in this process.

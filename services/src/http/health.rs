@@ -1,4 +1,8 @@
-//! Probes: `/livez` answers while the process runs; `/readyz` only when the database does.
+//! Probes: `/livez` answers while the process runs; `/readyz` only when the database, the
+//! queue and a worker do. `/readyz` also reports each third-party upstream's health, without
+//! ever failing on one: every upstream is optional (an embedded default stands in, or the
+//! feature answers `unavailable`), so taking the API out of rotation for it would only turn
+//! a degraded feature into an outage.
 
 use std::time::Duration;
 
@@ -15,7 +19,7 @@ pub(super) async fn live() -> Json<Value> {
 }
 
 /// `GET /readyz`: 200 when the database answers, the queue answers and at least one worker
-/// is alive; else 503 with what is wrong.
+/// is alive; else 503 with what is wrong. `upstreams` says how each upstream is.
 pub(super) async fn ready(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     let database = tokio::time::timeout(Duration::from_secs(2), state.trips.ping()).await;
     let (database_ok, database_text) = match database {
@@ -32,6 +36,7 @@ pub(super) async fn ready(State(state): State<AppState>) -> (StatusCode, Json<Va
     if let (Some(map), Some(extra)) = (checks.as_object_mut(), work.as_object()) {
         map.extend(extra.clone());
     }
+    let upstreams = state.work.upstreams.health().await;
     let ready = database_ok && work_ok;
     let status = if ready {
         StatusCode::OK
@@ -40,6 +45,10 @@ pub(super) async fn ready(State(state): State<AppState>) -> (StatusCode, Json<Va
     };
     (
         status,
-        Json(json!({"status": if ready { "ready" } else { "unready" }, "checks": checks})),
+        Json(json!({
+            "status": if ready { "ready" } else { "unready" },
+            "checks": checks,
+            "upstreams": upstreams,
+        })),
     )
 }

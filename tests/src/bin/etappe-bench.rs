@@ -5,7 +5,15 @@
 //! - `patch`: REST command latency of `PATCH /trips/{id}` at a fixed request rate (open
 //!   loop: latency is measured from when each request was due, so a slow server cannot hide
 //!   its queueing), against the real application started in this process.
+//! - `route`: time from `POST /trips` to `partial: false` for a synthetic route served on
+//!   loopback, in process or on the servers with separate worker processes.
+//! - `mcp`: latency of the agent surface, `tools/call` of `get_trip` then of `edit_stages`
+//!   (relabelling a day, with the version each answer carries) through `/mcp`, open loop at
+//!   a fixed rate over trips whose days exist, one user per trip; refusals (the per-user rate
+//!   limits, stale versions) and JSON-RPC errors are counted apart from the latencies.
 
+use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -75,6 +83,21 @@ enum Command {
         seconds: u64,
         /// Trips the requests are spread over.
         #[arg(long, default_value_t = 50)]
+        trips: usize,
+        /// Use the embedded SQLite store even when DATABASE_URL is set.
+        #[arg(long)]
+        sqlite: bool,
+    },
+    /// MCP tools/call latency of get_trip and edit_stages at a fixed rate.
+    Mcp {
+        /// Calls per second, in each phase.
+        #[arg(long, default_value_t = 20)]
+        rate: u64,
+        /// How long each phase (get_trip, then edit_stages) runs.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        /// Trips the calls are spread over, each with its own user.
+        #[arg(long, default_value_t = 20)]
         trips: usize,
         /// Use the embedded SQLite store even when DATABASE_URL is set.
         #[arg(long)]
@@ -377,6 +400,392 @@ async fn route(
     Ok(())
 }
 
+/// The protocol version the `mcp` benchmark speaks (no `initialize`: `/mcp` is stateless).
+const MCP_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// A `tools/call` that did not answer a result: its kind (for counting) and a sample message.
+#[derive(Debug)]
+struct McpFailure {
+    kind: String,
+    message: String,
+}
+
+impl McpFailure {
+    fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The JSON-RPC answer of a POST to `/mcp`: a JSON body, or the `data:` line of an SSE stream
+/// that carries the response.
+fn jsonrpc_answer(body: &str, sse: bool) -> Option<serde_json::Value> {
+    if !sse {
+        return serde_json::from_str(body).ok();
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str::<serde_json::Value>(data.trim()).ok())
+        .rfind(|v| v.get("result").is_some() || v.get("error").is_some())
+}
+
+/// One `tools/call` as raw JSON-RPC over HTTP; answers the result's `structuredContent`.
+/// A refusal (`isError: true`) is counted by its kind: rate limit, stale version or other.
+async fn mcp_call(
+    client: &reqwest::Client,
+    url: &str,
+    token: &str,
+    agent: &str,
+    id: u64,
+    tool: &str,
+    arguments: serde_json::Value,
+) -> Result<serde_json::Value, McpFailure> {
+    let request = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    });
+    let response = client
+        .post(url)
+        .bearer_auth(token)
+        .header(reqwest::header::USER_AGENT, agent)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .header(
+            reqwest::header::ACCEPT,
+            "application/json, text/event-stream",
+        )
+        .header("mcp-protocol-version", MCP_PROTOCOL_VERSION)
+        .body(request.to_string())
+        .send()
+        .await
+        .map_err(|e| McpFailure::new("no answer", e.to_string()))?;
+    let status = response.status();
+    let sse = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    let body = response
+        .text()
+        .await
+        .map_err(|e| McpFailure::new("no answer", e.to_string()))?;
+    if !status.is_success() {
+        return Err(McpFailure::new(format!("HTTP {}", status.as_u16()), body));
+    }
+    let answer = jsonrpc_answer(&body, sse)
+        .ok_or_else(|| McpFailure::new("unreadable answer", body.clone()))?;
+    if let Some(error) = answer.get("error") {
+        return Err(McpFailure::new(
+            format!("JSON-RPC error {}", error["code"]),
+            error["message"].as_str().unwrap_or_default(),
+        ));
+    }
+    let result = &answer["result"];
+    if result["isError"] == json!(true) {
+        let message = result["structuredContent"]["error"]
+            .as_str()
+            .or_else(|| result["content"][0]["text"].as_str())
+            .unwrap_or_default()
+            .to_owned();
+        let kind = if message.starts_with("rate_limited") {
+            "refused: rate limited"
+        } else if message.contains("has moved on") {
+            "refused: stale version"
+        } else {
+            "refused: other"
+        };
+        return Err(McpFailure::new(kind, message));
+    }
+    result
+        .get("structuredContent")
+        .cloned()
+        .ok_or_else(|| McpFailure::new("no structuredContent", body))
+}
+
+/// Runs `call(i)` for i in 0..rate × seconds, each started when due (open loop), and measures
+/// each from when it was due to its full answer. Answers the latencies of the successes, the
+/// failures by kind (count and first message) and the phase's wall time.
+async fn open_loop<F, Fut>(
+    rate: u64,
+    seconds: u64,
+    mut call: F,
+) -> anyhow::Result<(Vec<Duration>, BTreeMap<String, (usize, String)>, Duration)>
+where
+    F: FnMut(u64) -> Fut,
+    Fut: Future<Output = Result<(), McpFailure>> + Send + 'static,
+{
+    let total = rate * seconds;
+    let started = tokio::time::Instant::now();
+    let mut tasks = Vec::with_capacity(usize::try_from(total)?);
+    for i in 0..total {
+        let due = started + Duration::from_secs_f64(i as f64 / rate as f64);
+        tokio::time::sleep_until(due).await;
+        let answer = call(i);
+        tasks.push(tokio::spawn(async move {
+            let outcome = answer.await;
+            (outcome, due.elapsed())
+        }));
+    }
+    let mut latencies = Vec::with_capacity(tasks.len());
+    let mut failures = BTreeMap::<String, (usize, String)>::new();
+    for task in tasks {
+        match task.await? {
+            (Ok(()), latency) => latencies.push(latency),
+            (Err(failure), _) => {
+                let entry = failures
+                    .entry(failure.kind)
+                    .or_insert_with(|| (0, failure.message));
+                entry.0 += 1;
+            }
+        }
+    }
+    Ok((latencies, failures, started.elapsed()))
+}
+
+fn report_failures(failures: &BTreeMap<String, (usize, String)>) {
+    for (kind, (count, message)) in failures {
+        let message: String = message.chars().take(200).collect();
+        println!("  {count} × {kind}, e.g.: {message}");
+    }
+}
+
+/// One trip of the `mcp` benchmark, with its own user (the rate limits count per user and
+/// client) and the version its last edit answered.
+struct McpTrip {
+    token: String,
+    id: String,
+    stage: String,
+    version: tokio::sync::Mutex<u64>,
+}
+
+/// The version named by a stale-version refusal ("… the current one is N. …").
+fn current_version(message: &str) -> Option<u64> {
+    let (_, rest) = message.split_once("the current one is ")?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+async fn mcp(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(rate > 0 && trips > 0, "--rate and --trips must be positive");
+    let fixtures = etappe_tests::fixtures::start().await;
+    let source = fixtures.url("/route.gpx");
+    let dir = TempDir::new();
+    let mut config = Config::embedded(dir.path().to_path_buf());
+    config.db_max_connections = 32;
+    config.allowed_source_hosts = vec!["127.0.0.1".into()];
+    if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
+        config.database_url = Some(url);
+    }
+    let backend = if config.database_url.is_some() {
+        "postgres"
+    } else {
+        "sqlite"
+    };
+    let app = Application::build(&config)
+        .await
+        .context("starting Etappe")?;
+    let base = format!("http://{}", app.local_addr()?);
+    let identity = app.state().identity.clone();
+    let mut tokens = Vec::with_capacity(trips);
+    for _ in 0..trips {
+        let user = identity
+            .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
+            .await?;
+        tokens.push(
+            identity
+                .create_token(user, &etappe_services::identity::Scope::ALL, "bench")
+                .await?,
+        );
+    }
+    tokio::spawn(app.run_until_stopped(std::future::pending()));
+
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(256)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let mut ids = Vec::with_capacity(trips);
+    for (i, token) in tokens.iter().enumerate() {
+        let answer: serde_json::Value = client
+            .post(format!("{base}/trips"))
+            .bearer_auth(token)
+            .json(&json!({"sourceUrl": source, "title": format!("bench {i}")}))
+            .send()
+            .await?
+            .json()
+            .await?;
+        ids.push(
+            answer["id"]
+                .as_str()
+                .with_context(|| format!("created trip id: {answer}"))?
+                .to_owned(),
+        );
+    }
+    // The days first, then the analyses they start, so the phases measure a quiet server.
+    let waiting = Instant::now();
+    let mut unsettled = BTreeMap::<String, usize>::new();
+    for (id, token) in ids.iter().zip(&tokens) {
+        loop {
+            let summary: serde_json::Value = client
+                .get(format!("{base}/trips/{id}"))
+                .bearer_auth(token)
+                .send()
+                .await?
+                .json()
+                .await?;
+            if summary["computationStatus"]["route"] == json!("failed") {
+                anyhow::bail!("the route failed: {summary}");
+            }
+            let busy: Vec<String> = summary["computationStatus"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .filter(|(_, s)| *s == "pending" || *s == "running")
+                        .map(|(c, _)| c.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if summary["partial"] == json!(false) && busy.is_empty() {
+                break;
+            }
+            if waiting.elapsed() > Duration::from_secs(120) {
+                anyhow::ensure!(
+                    summary["partial"] == json!(false),
+                    "no days after 120 s: {summary}"
+                );
+                for category in busy {
+                    *unsettled.entry(category).or_default() += 1;
+                }
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    println!(
+        "{trips} trips with their days (one user each) in {:.1} s",
+        waiting.elapsed().as_secs_f64()
+    );
+    if !unsettled.is_empty() {
+        println!("still computing after 120 s (trips by category): {unsettled:?}");
+    }
+
+    let url = format!("{base}/mcp");
+    let mut riders = Vec::with_capacity(trips);
+    for (id, token) in ids.iter().zip(&tokens) {
+        let trip = mcp_call(
+            &client,
+            &url,
+            token,
+            "etappe-bench/setup",
+            0,
+            "get_trip",
+            json!({"id": id}),
+        )
+        .await
+        .map_err(|f| anyhow::anyhow!("get_trip {id}: {}: {}", f.kind, f.message))?;
+        riders.push(McpTrip {
+            token: token.clone(),
+            id: id.clone(),
+            stage: trip["stages"][0]["stageId"]
+                .as_str()
+                .with_context(|| format!("a day in {trip}"))?
+                .to_owned(),
+            version: tokio::sync::Mutex::new(trip["version"].as_u64().context("version")?),
+        });
+    }
+    let riders = Arc::new(riders);
+    // Each user's calls rotate through User-Agents so no (user, client) pair goes over its
+    // budget (60 calls, 20 changes a minute): the refusals would otherwise be the measure.
+    let per_agent = |i: u64, budget: u64| i / trips as u64 / budget;
+
+    let (latencies, failures, elapsed) = open_loop(rate, seconds, |i| {
+        let client = client.clone();
+        let url = url.clone();
+        let riders = Arc::clone(&riders);
+        let agent = format!("etappe-bench/get_trip/{}", per_agent(i, 50));
+        async move {
+            let rider = &riders[i as usize % riders.len()];
+            let trip = mcp_call(
+                &client,
+                &url,
+                &rider.token,
+                &agent,
+                i,
+                "get_trip",
+                json!({"id": rider.id}),
+            )
+            .await?;
+            if trip["partial"] != json!(false) {
+                return Err(McpFailure::new("partial trip", trip.to_string()));
+            }
+            Ok(())
+        }
+    })
+    .await?;
+    report_failures(&failures);
+    report(
+        &format!("MCP get_trip on {backend} at {rate}/s over {trips} trips"),
+        latencies,
+        elapsed,
+        failures.values().map(|(n, _)| n).sum(),
+    );
+
+    let (latencies, failures, elapsed) = open_loop(rate, seconds, |i| {
+        let client = client.clone();
+        let url = url.clone();
+        let riders = Arc::clone(&riders);
+        let agent = format!("etappe-bench/edit_stages/{}", per_agent(i, 15));
+        async move {
+            let rider = &riders[i as usize % riders.len()];
+            // One edit at a time per trip, each with the version the previous one answered.
+            let mut version = rider.version.lock().await;
+            let answer = mcp_call(
+                &client,
+                &url,
+                &rider.token,
+                &agent,
+                i,
+                "edit_stages",
+                json!({
+                    "tripId": rider.id,
+                    "version": *version,
+                    "action": "update",
+                    "stageId": rider.stage,
+                    "label": format!("bench day {i}"),
+                }),
+            )
+            .await;
+            match answer {
+                Ok(edited) => {
+                    *version = edited["version"].as_u64().ok_or_else(|| {
+                        McpFailure::new("no version in the answer", edited.to_string())
+                    })?;
+                    Ok(())
+                }
+                Err(failure) => {
+                    if let Some(current) = current_version(&failure.message) {
+                        *version = current;
+                    }
+                    Err(failure)
+                }
+            }
+        }
+    })
+    .await?;
+    report_failures(&failures);
+    report(
+        &format!("MCP edit_stages on {backend} at {rate}/s over {trips} trips"),
+        latencies,
+        elapsed,
+        failures.values().map(|(n, _)| n).sum(),
+    );
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     etappe_services::telemetry::install_tls_provider();
@@ -401,5 +810,11 @@ async fn main() -> anyhow::Result<()> {
             trips,
             memory,
         } => route(km, spacing, runs, servers, workers, trips, memory).await,
+        Command::Mcp {
+            rate,
+            seconds,
+            trips,
+            sqlite,
+        } => mcp(rate, seconds, trips, sqlite).await,
     }
 }

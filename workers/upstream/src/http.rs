@@ -34,6 +34,21 @@ impl Answer {
     }
 }
 
+/// Asks an upstream's status endpoint whether it serves. `any_answer`: for an upstream with
+/// no status endpoint, any HTTP answer proves it is reachable; else only a 2xx does.
+pub(crate) async fn probe(
+    upstream: Upstream,
+    request: RequestBuilder,
+    timeout: Duration,
+    any_answer: bool,
+) -> Result<String, UpstreamError> {
+    let answer = send(upstream, request, timeout).await?;
+    if any_answer {
+        return Ok(answer.body);
+    }
+    answer.into_success_body(upstream)
+}
+
 /// Sends the request with `timeout` covering connect, headers and body, and
 /// reads the whole body. Transport failures are classified here; statuses
 /// are left to the caller because some upstreams explain errors in the body.

@@ -41,6 +41,7 @@ pub struct Place {
 pub struct NominatimClient {
     http: reqwest::Client,
     search_url: Url,
+    status_url: Url,
     user_agent: HeaderValue,
     accept_language: Option<HeaderValue>,
     limiter: RateLimiter,
@@ -82,6 +83,7 @@ impl NominatimClient {
         Ok(Self {
             http: client,
             search_url: http::endpoint(base_url, &["search"])?,
+            status_url: http::endpoint(base_url, &["status"])?,
             user_agent,
             accept_language: None,
             limiter,
@@ -138,6 +140,40 @@ impl NominatimClient {
 
         cache::put_json(self.cache.as_ref(), &key, &places, CACHE_TTL).await;
         Ok(places)
+    }
+
+    /// Whether the instance serves: its `/status?format=json` answers `status: 0`. Paced
+    /// like a search, so that probing never breaks the usage policy.
+    pub async fn probe(&self) -> Result<(), UpstreamError> {
+        #[derive(serde::Deserialize)]
+        struct Status {
+            status: i64,
+            #[serde(default)]
+            message: String,
+        }
+        let mut url = self.status_url.clone();
+        url.query_pairs_mut().append_pair("format", "json");
+        self.limiter.acquire().await;
+        let request = self
+            .http
+            .get(url)
+            .header(USER_AGENT, self.user_agent.clone());
+        let body = http::probe(UPSTREAM, request, self.timeout, true).await?;
+        match serde_json::from_str::<Status>(&body) {
+            Ok(Status { status: 0, .. }) => Ok(()),
+            Ok(Status { status, message }) => Err(UpstreamError::new(
+                UPSTREAM,
+                format!(
+                    "status {status}: {}",
+                    printable(&message, 80).unwrap_or_default()
+                ),
+                true,
+            )),
+            Err(e) => Err(UpstreamError::unexpected(
+                UPSTREAM,
+                format!("status answer: {e}"),
+            )),
+        }
     }
 
     /// The language is part of the key: the same query answers with

@@ -100,6 +100,7 @@ pub struct Accommodation {
 pub struct OverpassClient {
     http: reqwest::Client,
     interpreter_url: Url,
+    status_url: Url,
     cache: Arc<dyn ResponseCache>,
     timeout: Duration,
     one_at_a_time: Arc<Semaphore>,
@@ -126,6 +127,7 @@ impl OverpassClient {
         Ok(Self {
             http: client,
             interpreter_url: http::endpoint(base_url, &["api", "interpreter"])?,
+            status_url: http::endpoint(base_url, &["api", "status"])?,
             cache,
             timeout,
             one_at_a_time: Arc::new(Semaphore::new(1)),
@@ -191,6 +193,15 @@ impl OverpassClient {
         cache::put_json(self.cache.as_ref(), &key, &found, CACHE_TTL).await;
         parse::rank(&mut found, lat, lon);
         Ok(found)
+    }
+
+    /// Whether the instance serves: its `/api/status` answers 2xx (a query slot is not
+    /// taken: the status page is free).
+    pub async fn probe(&self) -> Result<(), UpstreamError> {
+        let request = self.http.get(self.status_url.clone());
+        http::probe(UPSTREAM, request, self.timeout, false)
+            .await
+            .map(drop)
     }
 
     /// Cached answers were ranked from the cell's rounded point; distances

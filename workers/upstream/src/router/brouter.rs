@@ -50,6 +50,15 @@ impl BRouterClient {
         Ok(self)
     }
 
+    /// Whether the server is reachable: BRouter has no status page, so any HTTP answer to
+    /// its route endpoint (without a route asked, an error text) proves it listens.
+    pub(crate) async fn probe(&self) -> Result<(), UpstreamError> {
+        let request = self.http.get(self.route_url.clone());
+        http::probe(UPSTREAM, request, self.timeout, true)
+            .await
+            .map(drop)
+    }
+
     pub(crate) async fn route(
         &self,
         waypoints: &[RoutePoint],

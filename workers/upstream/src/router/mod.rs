@@ -68,6 +68,15 @@ pub enum Router {
 }
 
 impl Router {
+    /// Whether the configured router serves (the offline spur always does).
+    pub async fn probe(&self) -> Result<(), UpstreamError> {
+        match self {
+            Self::BRouter(client) => client.probe().await,
+            Self::Valhalla(client) => client.probe().await,
+            Self::Offline => Ok(()),
+        }
+    }
+
     /// A path from `from` through `via` to `to`.
     pub async fn route_via(
         &self,

@@ -22,6 +22,7 @@ const NO_ROUTE_CODES: [i64; 8] = [154, 171, 172, 440, 441, 442, 443, 444];
 pub struct ValhallaClient {
     http: reqwest::Client,
     route_url: Url,
+    status_url: Url,
     timeout: Duration,
 }
 
@@ -34,8 +35,17 @@ impl ValhallaClient {
         Ok(Self {
             http: client,
             route_url: http::endpoint(base_url, &["route"])?,
+            status_url: http::endpoint(base_url, &["status"])?,
             timeout,
         })
+    }
+
+    /// Whether the server serves: its `/status` answers 2xx.
+    pub(crate) async fn probe(&self) -> Result<(), UpstreamError> {
+        let request = self.http.get(self.status_url.clone());
+        http::probe(UPSTREAM, request, self.timeout, false)
+            .await
+            .map(drop)
     }
 
     pub(crate) async fn route(
