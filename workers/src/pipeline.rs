@@ -3,6 +3,7 @@
 //! derived from the job id, so a duplicate delivery writes nothing and a result for a
 //! superseded generation is dropped rather than written.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::Days;
@@ -457,7 +458,16 @@ impl Pipeline {
         categories: &[Category],
         traceparent: Option<&str>,
     ) -> Result<Outcome, JobError> {
-        let alerts = analyse_trip(trip, points);
+        let mut detoured = HashMap::new();
+        for stage in &trip.stages {
+            if let Some(detour) = &stage.detour
+                && let Some(bytes) = self.store.get_blob(&detour.track_key).await?
+                && let Some(own) = track::decode(&bytes)
+            {
+                detoured.insert(stage.id, own);
+            }
+        }
+        let alerts = analyse_trip(trip, points, &detoured);
         let done: Vec<Category> = [Category::TerrainSecurity, Category::Context]
             .into_iter()
             .filter(|c| categories.contains(c))
@@ -602,7 +612,13 @@ fn round(value: f64, decimals: i32) -> f64 {
 }
 
 /// Runs the alert rules over the trip's days (pure: the trip and its track in, alerts out).
-pub fn analyse_trip(trip: &Trip, points: &[TrackPoint]) -> Vec<StageAlerts> {
+/// A day re-routed through a waypoint is read off its own geometry (`detoured`, by stage
+/// id), not off the slice of the track it replaced.
+pub fn analyse_trip(
+    trip: &Trip,
+    points: &[TrackPoint],
+    detoured: &HashMap<Uuid, Vec<TrackPoint>>,
+) -> Vec<StageAlerts> {
     let settings = AnalysisSettings {
         departure_hour: trip.settings.departure_hour,
         average_speed_kmh: trip.settings.average_speed,
@@ -612,9 +628,12 @@ pub fn analyse_trip(trip: &Trip, points: &[TrackPoint]) -> Vec<StageAlerts> {
         .stages
         .iter()
         .map(|stage| {
-            let slice = points
-                .get(stage.first_point..=stage.last_point.min(points.len().saturating_sub(1)))
-                .unwrap_or(&[]);
+            let slice = match detoured.get(&stage.id) {
+                Some(own) => own.as_slice(),
+                None => points
+                    .get(stage.first_point..=stage.last_point.min(points.len().saturating_sub(1)))
+                    .unwrap_or(&[]),
+            };
             let distances = cumulative_distances(slice);
             slice
                 .iter()
@@ -678,4 +697,119 @@ pub fn analyse_trip(trip: &Trip, points: &[TrackPoint]) -> Vec<StageAlerts> {
                 .collect(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use etappe_events::ids::UserId;
+    use etappe_events::trip::settings::TripSettings;
+    use etappe_events::trip::source::SourceUrl;
+    use etappe_events::trip::stage::Detour;
+    use etappe_events::trip::{TripEvent, fold};
+
+    use super::*;
+
+    /// `km` kilometres due north from 45°N 6°E, a point every 100 m, rising by `grade`.
+    fn line(km: f64, grade: f64, lon: f64) -> Vec<TrackPoint> {
+        let steps = (km * 10.0) as usize;
+        (0..=steps)
+            .map(|i| TrackPoint {
+                lat: 45.0 + i as f64 * 0.1 / 111.195,
+                lon,
+                ele: Some(200.0 + i as f64 * 100.0 * grade),
+            })
+            .collect()
+    }
+
+    fn one_day_trip(points: &[TrackPoint]) -> Trip {
+        let end = points.len() - 1;
+        let at = |p: &TrackPoint| Point {
+            lat: p.lat,
+            lon: p.lon,
+            ele: p.ele,
+        };
+        let stage = Stage {
+            id: Uuid::from_u128(7),
+            day_number: 1,
+            distance_km: 10.0,
+            ascent_m: 0.0,
+            descent_m: 0.0,
+            start: at(&points[0]),
+            end: at(&points[end]),
+            start_label: None,
+            end_label: None,
+            start_country: None,
+            end_country: None,
+            label: None,
+            is_rest_day: false,
+            first_point: 0,
+            last_point: end,
+            alerts: Vec::new(),
+            accommodations: Vec::new(),
+            accommodation: None,
+            detour: None,
+        };
+        fold(&[
+            TripEvent::TripCreated {
+                trip_id: TripId(Uuid::from_u128(1)),
+                owner_id: UserId(Uuid::from_u128(2)),
+                source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
+                settings: TripSettings::default(),
+                version: 1,
+            },
+            TripEvent::RouteRequested { generation: 1 },
+            TripEvent::RouteComputed {
+                generation: 1,
+                route: RouteSummary {
+                    title: None,
+                    total_distance_km: 10.0,
+                    ascent_m: 0.0,
+                    descent_m: 0.0,
+                    point_count: points.len(),
+                    track_key: "track".into(),
+                },
+                stages: vec![stage],
+                version: 2,
+            },
+        ])
+        .expect("a trip")
+    }
+
+    fn codes(alerts: &[StageAlerts]) -> Vec<String> {
+        alerts
+            .iter()
+            .flat_map(|s| s.alerts.iter().map(|a| a.code.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_detoured_day_is_read_off_its_own_roads() {
+        let flat = line(10.0, 0.0, 6.0);
+        let mut trip = one_day_trip(&flat);
+        let plain = analyse_trip(&trip, &flat, &HashMap::new());
+        assert!(
+            !codes(&plain).contains(&"steep_gradient".to_owned()),
+            "{plain:?}"
+        );
+
+        // The detour climbs at 10 % for 3 km: the day's alerts must say so.
+        let climb = line(3.0, 0.10, 6.01);
+        trip.stages[0].detour = Some(Detour {
+            waypoint: Point {
+                lat: 45.01,
+                lon: 6.01,
+                ele: None,
+            },
+            track_key: "detour".into(),
+            original_distance_km: 10.0,
+            estimated: false,
+            router: "valhalla".into(),
+        });
+        let detoured = HashMap::from([(trip.stages[0].id, climb)]);
+        let alerts = analyse_trip(&trip, &flat, &detoured);
+        assert!(
+            codes(&alerts).contains(&"steep_gradient".to_owned()),
+            "{alerts:?}"
+        );
+    }
 }

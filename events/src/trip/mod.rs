@@ -25,7 +25,9 @@ pub use self::events::{EVENT_TYPES, StageAccommodations, TripEvent, TripEventErr
 pub use self::input::{FieldError, InputError};
 use self::settings::{Invalidation, SettingsPatch, TripSettings};
 use self::source::SourceUrl;
-use self::stage::{ANALYSIS_CATEGORIES, RouteSummary, Stage, StageAlerts, Unavailable};
+use self::stage::{
+    ANALYSIS_CATEGORIES, DETOUR_INVALIDATES, RouteSummary, Stage, StageAlerts, Unavailable,
+};
 use crate::ids::{TripId, UserId};
 
 /// The user-facing groups of computations, each with one status.
@@ -477,14 +479,22 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 // The day was deleted or merged meanwhile: the detour has nowhere to go.
                 return Err(TripError::StageNotFound);
             }
-            Ok(vec![TripEvent::StageRerouted {
-                generation,
-                stage_id,
-                detour,
-                distance_km,
-                ascent_m,
-                descent_m,
-            }])
+            // The day's roads changed: what is read off them is asked again. The version does
+            // not move (a detour is not a structural edit).
+            Ok(vec![
+                TripEvent::StageRerouted {
+                    generation,
+                    stage_id,
+                    detour,
+                    distance_km,
+                    ascent_m,
+                    descent_m,
+                },
+                TripEvent::AnalysisRequested {
+                    generation,
+                    categories: DETOUR_INVALIDATES.to_vec(),
+                },
+            ])
         }
         TripCommand::StartRoute { generation, job_id } => {
             let trip = live.ok_or(TripError::NotFound)?;

@@ -145,6 +145,15 @@ pub struct Unavailable {
     pub reason: String,
 }
 
+/// What a detour invalidates: everything read off the day's roads (its end, and so its
+/// places to sleep, stays where it was).
+pub const DETOUR_INVALIDATES: [Category; 4] = [
+    Category::PointsOfInterest,
+    Category::TerrainSecurity,
+    Category::Weather,
+    Category::Context,
+];
+
 /// The categories an analysis computes (everything after the route itself).
 pub const ANALYSIS_CATEGORIES: [Category; 5] = [
     Category::PointsOfInterest,
