@@ -43,10 +43,26 @@ pub fn route_gpx(km: f64, spacing_m: f64) -> String {
 pub async fn start() -> Fixtures {
     let good = Arc::new(route_gpx(300.0, 50.0));
     let long = Arc::new(route_gpx(1000.0, 25.0));
+    // Alpine: a 500 m climb every 10 km (10 % on average), so every day has alerts.
+    let steep = Arc::new(to_gpx(
+        &synthetic_route(
+            1000.0,
+            25.0,
+            Profile::Climbs {
+                height_m: 500.0,
+                period_km: 10.0,
+            },
+        ),
+        "Synthetic passes",
+    ));
     let app = Router::new()
         .route("/route.gpx", get({
             let good = Arc::clone(&good);
             move || async move { good.as_str().to_owned() }
+        }))
+        .route("/steep.gpx", get({
+            let steep = Arc::clone(&steep);
+            move || async move { steep.as_str().to_owned() }
         }))
         .route("/long.gpx", get({
             let long = Arc::clone(&long);

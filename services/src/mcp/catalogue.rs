@@ -69,19 +69,11 @@ fn scope_name<S: serde::Serializer>(scope: &Scope, s: S) -> Result<S::Ok, S::Err
 
 const TRIP_ID: Arg = required("id", "string", "Trip id");
 const TRIP_ID_AS_TRIP: Arg = required("tripId", "string", "Trip id");
-const STAGE_ID: Arg = required("stageId", "string", "Day id from get_trip");
-const VERSION: Arg = required("version", "integer", "Trip version from get_trip");
-const TOKEN: Arg = arg(
-    "confirmationToken",
-    "string",
-    "From the first call's answer",
-);
+const STAGE_ID: Arg = required("stageId", "string", "Day id");
+const VERSION: Arg = required("version", "integer", "From get_trip");
+const TOKEN: Arg = arg("confirmationToken", "string", "From the first call");
 
-const SETTINGS: Arg = arg(
-    "settings",
-    "object",
-    "Trip settings; names and ranges: etappe_help",
-);
+const SETTINGS: Arg = arg("settings", "object", "Names and ranges: etappe_help");
 
 const CREATE_ARGS: [Arg; 3] = [
     required(
@@ -90,11 +82,7 @@ const CREATE_ARGS: [Arg; 3] = [
         "Komoot, Strava, RideWithGPS or GPX link",
     ),
     SETTINGS,
-    arg(
-        "idempotencyKey",
-        "string",
-        "Makes identical creations distinct",
-    ),
+    arg("idempotencyKey", "string", "For a deliberate duplicate"),
 ];
 
 const UPDATE_ARGS: [Arg; 4] = [TRIP_ID, VERSION, TOKEN, SETTINGS];
@@ -102,7 +90,7 @@ const UPDATE_ARGS: [Arg; 4] = [TRIP_ID, VERSION, TOKEN, SETTINGS];
 /// The actions of `edit_stages`.
 pub const EDIT_ACTIONS: &[&str] = &["add", "update", "move", "delete", "rest_day"];
 
-const EDIT_ARGS: [Arg; 8] = [
+const EDIT_ARGS: [Arg; 5] = [
     TRIP_ID_AS_TRIP,
     Arg {
         name: "action",
@@ -113,14 +101,9 @@ const EDIT_ARGS: [Arg; 8] = [
     },
     VERSION,
     STAGE_ID,
-    arg("distance", "number", "km from the day's start"),
-    arg(
-        "endPoint",
-        "object",
-        "add/update: {lat, lon} instead of distance",
-    ),
-    arg("label", "string", "Day name"),
-    arg("toIndex", "integer", "0-based position"),
+    // The action's own fields travel in one object, the body of its REST twin: eight flat
+    // arguments cost 210 tokens in every conversation, over the 175 a tool may spend.
+    arg("change", "object", "distance, endPoint, label or toIndex"),
 ];
 
 /// Every tool, in the order `tools/list` serves them.
@@ -145,7 +128,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "get_trip",
         title: "Get a trip",
-        description: "A trip: version, partial, categoryStatus, one line per day. Poll while partial is true.",
+        description: "A trip's digest, a line per day. Poll while partial is true.",
         read_only: true,
         destructive: false,
         idempotent: true,
@@ -158,7 +141,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "get_stage",
         title: "Get a day",
-        description: "One day in full: alerts, accommodation candidates, detour.",
+        description: "One day in full: alerts, places to sleep, detour.",
         read_only: true,
         destructive: false,
         idempotent: true,
@@ -200,7 +183,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "update_trip_settings",
         title: "Change settings",
-        description: "Change a trip's settings. Asks for confirmation first.",
+        description: "Change a trip's settings; asks to confirm first.",
         read_only: false,
         destructive: true,
         idempotent: false,
@@ -212,8 +195,8 @@ pub const CATALOGUE: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "edit_stages",
-        title: "Edit the days",
-        description: "Add, change, move or delete a day, or insert a rest day. Fields per action: etappe_help.",
+        title: "Edit days",
+        description: "Edit days. Fields per action: etappe_help.",
         read_only: false,
         destructive: true,
         idempotent: false,
@@ -221,12 +204,12 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &EDIT_ARGS,
-        help: "add: splits stageId at distance (km) or endPoint (half way by default), the new day follows. update: moves stageId's end to distance/endPoint (the next day starts there) and/or sets label. move: toIndex (0-based). delete: the day's route joins the previous day. rest_day: inserted after stageId. Every other day keeps its id. Answers {result, version, nextAction}; pass that version to the next edit.",
+        help: "change holds the action's fields. add: splits stageId at change.distance (km from the day's start) or change.endPoint {lat, lon} (half way when neither), the new day follows. update: moves stageId's end to change.distance or change.endPoint (the next day starts there) and/or sets change.label (null clears). move: change.toIndex (0-based). delete: the day's route joins the previous day (no change). rest_day: inserted after stageId (no change). Every other day keeps its id. Answers {result, version, nextAction}; pass that version to the next edit.",
     },
     ToolSpec {
         name: "add_waypoint",
         title: "Detour through a point",
-        description: "Re-route a day through a point. Does not change the trip version.",
+        description: "Re-route a day through a point; the version stays.",
         read_only: false,
         destructive: false,
         idempotent: false,
@@ -236,8 +219,8 @@ pub const CATALOGUE: &[ToolSpec] = &[
         args: &[
             TRIP_ID_AS_TRIP,
             STAGE_ID,
-            required("waypointLat", "number", "-90 to 90"),
-            required("waypointLon", "number", "-180 to 180"),
+            required("waypointLat", "number", "Latitude"),
+            required("waypointLon", "number", "Longitude"),
         ],
         help: "Runs as a job: the configured router (BRouter/Valhalla), or a straight out-and-back spur flagged estimated. Read get_stage later for the detour. The version does not move, so no version argument.",
     },
@@ -289,7 +272,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "unshare_trip",
         title: "Revoke a share link",
-        description: "Revoke the public link. Asks for confirmation first.",
+        description: "Revoke the public link; asks to confirm first.",
         read_only: false,
         destructive: true,
         idempotent: true,
@@ -302,7 +285,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "delete_trip",
         title: "Delete a trip",
-        description: "Delete a trip for good. Asks for confirmation first.",
+        description: "Delete a trip for good; asks to confirm first.",
         read_only: false,
         destructive: true,
         idempotent: true,
@@ -339,9 +322,6 @@ pub fn input_schema(spec: &ToolSpec) -> Map<String, Value> {
         let mut property = json!({"type": a.kind, "description": a.description});
         if !a.values.is_empty() {
             property["enum"] = json!(a.values);
-        }
-        if a.name == "label" {
-            property["type"] = json!(["string", "null"]);
         }
         properties.insert(a.name.to_owned(), property);
     }

@@ -448,7 +448,15 @@ async fn edit_stages(call: &Call<'_>) -> Answer {
     };
     let expected = version(call.args)?;
     let stage = stage_id(call.args, &raw)?;
-    let input = without(call.args, &["tripId", "action", "version", "stageId"]);
+    let input = match call.args.get("change") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(fields)) => fields.clone(),
+        Some(_) => {
+            return Err(
+                json!({"error": "change must be an object of the action's fields: distance, endPoint, label or toIndex. See etappe_help {\"topic\":\"edit_stages\"}."}),
+            );
+        }
+    };
     let detail = call
         .state
         .trips
