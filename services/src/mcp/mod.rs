@@ -87,9 +87,13 @@ pub fn tool_definitions() -> Vec<Tool> {
 
 impl Etappe {
     fn new(state: AppState) -> Self {
+        let guards = Arc::new(Guards::new(
+            state.work.settings.redis_url.as_deref(),
+            &state.work.settings.queue_prefix,
+        ));
         Self {
             state,
-            guards: Arc::new(Guards::default()),
+            guards,
             tools: Arc::new(tool_definitions()),
         }
     }
@@ -187,7 +191,7 @@ impl ServerHandler for Etappe {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("unknown")
             .to_owned();
-        if let Err(message) = self.guards.admit(&principal, &client, spec.mutates) {
+        if let Err(message) = self.guards.admit(&principal, &client, spec.mutates).await {
             return Ok(refusal(message));
         }
         let call = tools::Call {

@@ -360,7 +360,7 @@ async fn confirm_or_challenge(
     }
     let bound = binding(call, tool, &without(call.args, &["confirmationToken"]));
     match call.args.get("confirmationToken").and_then(Value::as_str) {
-        Some(token) if call.guards.redeem(token, &bound) => Ok(None),
+        Some(token) if call.guards.redeem(token, &bound).await => Ok(None),
         Some(_) => Err(
             json!({"error": format!("This confirmationToken is not valid for this call: it was minted for different arguments, has already been used, or has expired. Call {tool} again without a token to get a new one.")}),
         ),
@@ -375,7 +375,7 @@ async fn confirm_or_challenge(
                 .is_some();
             Ok(Some(json!({
                 "confirmationRequired": true,
-                "confirmationToken": call.guards.mint(&bound),
+                "confirmationToken": call.guards.mint(&bound).await,
                 "action": action,
                 "impact": {
                     "tripId": detail.id,
