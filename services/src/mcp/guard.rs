@@ -86,7 +86,7 @@ impl Guards {
             match redis.admit(&key, mutates).await {
                 Ok(verdict) => return verdict,
                 Err(e) => {
-                    tracing::warn!(error = %e, "rate limits: Redis does not answer; counting in this replica")
+                    tracing::warn!(error = %e, "rate limits: Redis does not answer; counting in this replica");
                 }
             }
         }
@@ -100,7 +100,7 @@ impl Guards {
             match redis.put(&token, binding).await {
                 Ok(()) => return token,
                 Err(e) => {
-                    tracing::warn!(error = %e, "confirmations: Redis does not answer; keeping the token in this replica")
+                    tracing::warn!(error = %e, "confirmations: Redis does not answer; keeping the token in this replica");
                 }
             }
         }
