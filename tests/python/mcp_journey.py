@@ -235,7 +235,7 @@ class Journey:
 
         # edit_stages on the current version: a new version.
         label = f"Python day one ({self.era})"
-        edit = {"tripId": trip_id, "action": "update", "version": version, "stageId": day1, "label": label}
+        edit = {"tripId": trip_id, "action": "update", "version": version, "stageId": day1, "change": {"label": label}}
         edited = await self.ok("edit_stages", edit)
         check(edited.get("version") == version + 1, f"edit_stages: version {edited.get('version')!r}, expected {version + 1}")
         check(isinstance(edited.get("nextAction"), str), f"edit_stages: no nextAction: {show(edited)}")
@@ -243,13 +243,16 @@ class Journey:
         self.say("edit_stages", f"label set, version {version} -> {current}")
 
         # The same edit on the old version: refused, naming the current one.
-        stale = await self.refused("edit_stages", {**edit, "label": "stale"})
+        stale = await self.refused("edit_stages", {**edit, "change": {"label": "stale"}})
         expected = f"you edited version {version}, the current one is {current}"
         check(expected in stale, f"edit_stages on a stale version: the refusal does not say {expected!r}: {stale!r}")
         self.say("edit_stages (stale)", f"refused: {stale}")
         star = await self.refused("edit_stages", {"tripId": trip_id, "action": "delete", "version": "*", "stageId": day1})
         check("not accepted" in star, f"edit_stages with version '*': {star!r}")
         self.say("edit_stages (version *)", "refused")
+        misspelt = await self.refused("edit_stages", {**edit, "version": current, "change": {"distnace": 5}})
+        check("distnace" in misspelt and "distance" in misspelt, f"edit_stages with change.distnace: the refusal does not name the field and the accepted ones: {misspelt!r}")
+        self.say("edit_stages (misspelt field)", f"refused: {misspelt}")
 
         trip = await self.ok("get_trip", {"id": trip_id})
         check(trip.get("version") == current, f"get_trip after the edits: version {trip.get('version')!r}, expected {current}")
@@ -273,13 +276,11 @@ class Journey:
         check("Settings changed" in str(changed.get("result")), f"update_trip_settings confirmed: {show(changed)}")
         check(isinstance(changed.get("version"), int), f"update_trip_settings: no version: {show(changed)}")
         self.say("update_trip_settings (confirmed)", f"{changed['result']} version {changed['version']}")
-        replay = await self.refused("update_trip_settings", {**settings_args, "confirmationToken": token})
-        check("not valid for this call" in replay, f"a used token again: {replay!r}")
-        self.say("update_trip_settings (token again)", "refused: a token is single use")
         trip = await self.ok("get_trip", {"id": trip_id})
         speed = (trip.get("settings") or {}).get("averageSpeed")
         check(speed == 18, f"get_trip after the settings change: averageSpeed {speed!r}, expected 18")
-        self.say("get_trip", "averageSpeed is 18")
+        check(trip.get("version") == changed["version"], f"get_trip after the settings change: version {trip.get('version')!r}, the change answered {changed['version']}")
+        self.say("get_trip", f"averageSpeed is 18, version {trip['version']}, partial: {str(trip.get('partial')).lower()}")
 
         # share_trip: a public address, readable without a token.
         shared = await self.ok("share_trip", {"tripId": trip_id})
@@ -295,16 +296,23 @@ class Journey:
         first = await self.challenge("unshare_trip", {"tripId": trip_id})
         check(first["impact"].get("hasActiveShareLink") is True, f"unshare_trip: the impact does not show the active link: {show(first)}")
         self.say("unshare_trip", "challenged, nothing written")
-        await self.ok("unshare_trip", {"tripId": trip_id, "confirmationToken": first["confirmationToken"]})
+        status, _ = await self.public(f"/s/{code}")
+        check(status == 200, f"GET /s/{code} after the challenge alone: {status}, expected 200 (nothing revoked yet)")
+        confirm = {"tripId": trip_id, "confirmationToken": first["confirmationToken"]}
+        await self.ok("unshare_trip", confirm)
         status, _ = await self.public(f"/s/{code}")
         check(status == 404, f"GET /s/{code} after unshare_trip: {status}, expected 404")
         self.say("unshare_trip (confirmed)", "the public address answers 404")
+        replay = await self.refused("unshare_trip", confirm)
+        check("not valid for this call" in replay, f"unshare_trip with its used token again: {replay!r}")
+        self.say("unshare_trip (token again)", "refused: a token is single use")
 
         # delete_trip: a challenge, then the trip is gone.
         first = await self.challenge("delete_trip", {"id": trip_id})
         impact = first["impact"]
         check(impact.get("hasActiveShareLink") is False, f"delete_trip: the impact shows a share link after unshare: {show(first)}")
-        check(impact.get("stageCount") == len(stages), f"delete_trip: the impact counts {impact.get('stageCount')!r} days, the trip has {len(stages)}")
+        check(impact.get("stageCount") == trip.get("stageCount"), f"delete_trip: the impact counts {impact.get('stageCount')!r} days, get_trip said {trip.get('stageCount')!r}")
+        check(impact.get("title") == trip.get("title"), f"delete_trip: the impact names {impact.get('title')!r}, the trip is {trip.get('title')!r}")
         self.say("delete_trip", f"challenged ({impact.get('stageCount')} days), nothing written")
         await self.ok("delete_trip", {"id": trip_id, "confirmationToken": first["confirmationToken"]})
         missing = await self.refused("get_trip", {"id": trip_id})
@@ -334,7 +342,12 @@ async def walk_era(era: str, args: argparse.Namespace, version: str) -> int:
     journey: Journey | None = None
     async with create_mcp_http_client(headers=headers) as http:
         async with streamable_http_client(args.url, http_client=http) as (read, write):
-            async with ClientSession(read, write, read_timeout_seconds=READ_TIMEOUT_S) as session:
+            async with ClientSession(
+                read,
+                write,
+                read_timeout_seconds=READ_TIMEOUT_S,
+                client_info=types.Implementation(name="etappe-mcp-journey", version=version),
+            ) as session:
                 journey = Journey(session, era, server_base(args.url), args)
                 await journey.walk()
     return journey.calls

@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use etappe_services::mcp::catalogue::CATALOGUE;
 use etappe_tests::{Backend, TestApp, fixtures};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProtocolVersion};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationCapability, FormElicitationCapability, ProtocolVersion,
+};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -45,7 +48,11 @@ fn args(v: Value) -> Map<String, Value> {
     }
 }
 
-async fn call(client: &Client, name: &str, arguments: Value) -> CallToolResult {
+async fn call<H: rmcp::ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    name: &str,
+    arguments: Value,
+) -> CallToolResult {
     client
         .call_tool(CallToolRequestParams::new(name.to_owned()).with_arguments(args(arguments)))
         .await
@@ -461,4 +468,119 @@ async fn budgets_hold_with_a_real_tokenizer() {
         eprintln!("get_trip, {days} days: {n} tokens");
         assert!(n <= 300 + 75 * days as usize, "{days} days: {n} tokens");
     }
+}
+
+/// A client whose person answers every confirmation form: yes or no.
+#[derive(Clone)]
+struct Person {
+    says_yes: bool,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Person {
+    fn new(says_yes: bool) -> Self {
+        Self {
+            says_yes,
+            asked: std::sync::Arc::default(),
+        }
+    }
+
+    fn questions(&self) -> Vec<String> {
+        self.asked.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+}
+
+impl rmcp::ClientHandler for Person {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = &request
+            && let Ok(mut asked) = self.asked.lock()
+        {
+            asked.push(message.clone());
+        }
+        Ok(if self.says_yes {
+            ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}))
+        } else {
+            ElicitResult::new(ElicitationAction::Decline)
+        })
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        info
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_can_ask_its_person_confirms_through_a_form() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let token = app.user().await;
+    let created = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": "https://example.org/a.gpx", "title": "Jura"}),
+        )
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let modern = |person: Person| {
+        let transport = transport(&app, &token);
+        async move {
+            person
+                .serve_with_lifecycle(
+                    transport,
+                    ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    },
+                )
+                .await
+                .expect("discover")
+        }
+    };
+
+    // The person says no: nothing changes, and the agent is told so.
+    let hesitant = Person::new(false);
+    let client = modern(hesitant.clone()).await;
+    let declined = refused(&call(&client, "delete_trip", json!({"id": id})).await);
+    assert!(declined.contains("declined"), "{declined}");
+    let asked = hesitant.questions();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].contains("\"Jura\"") && asked[0].ends_with("Go ahead?"),
+        "{asked:?}"
+    );
+    assert_eq!(app.detail(&token, &id).await.status, 200, "still there");
+
+    // The person says yes: one call from the agent, and the trip is gone.
+    let willing = Person::new(true);
+    let client = modern(willing.clone()).await;
+    let deleted = ok(&call(&client, "delete_trip", json!({"id": id})).await);
+    assert!(deleted.get("confirmationToken").is_none(), "{deleted}");
+    assert_eq!(willing.questions().len(), 1);
+    assert_eq!(app.detail(&token, &id).await.status, 404);
+
+    // A client of the initialize era cannot be asked mid-call by a stateless server: it gets
+    // the token flow, even when it declares elicitation.
+    let other = app
+        .create_trip(&token, &json!({"sourceUrl": "https://example.org/b.gpx"}))
+        .await;
+    let other_id = other.body["id"].as_str().expect("id").to_owned();
+    let legacy_person = Person::new(true);
+    let legacy = legacy_person
+        .clone()
+        .serve(transport(&app, &token))
+        .await
+        .expect("initialize");
+    let challenge = ok(&call(&legacy, "delete_trip", json!({"id": other_id})).await);
+    assert_eq!(
+        challenge["confirmationRequired"],
+        json!(true),
+        "{challenge}"
+    );
+    assert!(legacy_person.questions().is_empty());
+    assert_eq!(app.detail(&token, &other_id).await.status, 200);
 }

@@ -8,6 +8,7 @@
 //! accepted list), scope, rate limits; then the service's own (ownership, lock, version).
 
 pub mod catalogue;
+mod elicit;
 pub mod guard;
 pub mod tools;
 
@@ -171,7 +172,7 @@ impl ServerHandler for Etappe {
                 None,
             ));
         };
-        let args = request.arguments.clone().unwrap_or_default();
+        let mut args = request.arguments.clone().unwrap_or_default();
         if let Some(message) = unknown_arguments(spec, &args) {
             return Ok(refusal(message));
         }
@@ -194,6 +195,27 @@ impl ServerHandler for Etappe {
         if let Err(message) = self.guards.admit(&principal, &client, spec.mutates).await {
             return Ok(refusal(message));
         }
+        // A retry carrying the person's answer to a confirmation form (see `elicit`).
+        let confirms = spec.args.iter().any(|a| a.name == "confirmationToken");
+        if confirms {
+            match elicit::answer(
+                request.request_state.as_deref(),
+                request.input_responses.as_ref(),
+            ) {
+                Some(elicit::Answer::Confirmed(token)) => {
+                    args.insert("confirmationToken".into(), Value::String(token));
+                }
+                Some(elicit::Answer::Refused(token)) => {
+                    // Spent, so that the same form cannot be answered twice.
+                    self.guards.redeem(&token, "").await;
+                    return Ok(CallToolResult::structured_error(json!({
+                        "error": "The person declined: nothing was changed. Ask them before trying again."
+                    }))
+                    .into());
+                }
+                None => {}
+            }
+        }
         let call = tools::Call {
             state: &self.state,
             guards: &self.guards,
@@ -201,7 +223,15 @@ impl ServerHandler for Etappe {
             client: &client,
             args: &args,
         };
-        Ok(match tools::dispatch(spec.name, &call).await {
+        let outcome = tools::dispatch(spec.name, &call).await;
+        if let Ok(challenge) = &outcome
+            && confirms
+            && elicit::client_can_elicit(&context)
+            && let Some(form) = elicit::confirmation_form(challenge)
+        {
+            return Ok(CallToolResponse::InputRequired(form));
+        }
+        Ok(match outcome {
             Ok(value) => CallToolResult::structured(value).into(),
             Err(error) => CallToolResult::structured_error(error).into(),
         })
