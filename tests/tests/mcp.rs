@@ -231,9 +231,12 @@ async fn an_agent_plans_edits_shares_and_deletes_a_trip() {
         let shared = ok(&call(&client, "share_trip", json!({"tripId": id})).await);
         calls += 1;
         let code = shared["shortCode"].as_str().expect("code").to_owned();
+        // The link works as given: built on the address the agent reached.
+        let url = shared["url"].as_str().expect("url").to_owned();
+        assert_eq!(url, format!("{}/s/{code}", app.base));
         let public = app
             .client
-            .get(format!("{}/s/{code}.gpx", app.base))
+            .get(format!("{url}.gpx"))
             .send()
             .await
             .expect("gpx");
@@ -583,4 +586,97 @@ async fn a_client_that_can_ask_its_person_confirms_through_a_form() {
     );
     assert!(legacy_person.questions().is_empty());
     assert_eq!(app.detail(&token, &other_id).await.status, 200);
+}
+
+/// Every event in the store, as `(stream, type)`.
+async fn every_event(app: &TestApp) -> Vec<(String, String)> {
+    app.state
+        .work
+        .store
+        .read_all(etappe_events::store::Cursor::START, 100_000)
+        .await
+        .expect("read the log")
+        .into_iter()
+        .map(|e| (e.stream_id, e.event_type))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_tool_reaches_no_mutating_service() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let client = legacy_client(&app, &token).await;
+    let created = ok(&call(
+        &client,
+        "create_trip",
+        json!({"sourceUrl": fixtures.url("/route.gpx")}),
+    )
+    .await);
+    let id = created["id"].as_str().expect("id").to_owned();
+    let trip = poll_until_days(&client, &id).await;
+    let day = trip["stages"][0]["stageId"]
+        .as_str()
+        .expect("day")
+        .to_owned();
+    let before = every_event(&app).await;
+
+    // Every tool that declares readOnlyHint, called with valid arguments (and a few bad
+    // ones): the log does not grow by a single event.
+    let mut called = Vec::new();
+    for spec in CATALOGUE.iter().filter(|s| s.read_only) {
+        let calls = match spec.name {
+            "list_trips" => vec![json!({}), json!({"title": "x", "page": 2})],
+            "get_trip" => vec![json!({"id": id}), json!({"id": "nope"})],
+            "get_stage" => vec![json!({"tripId": id, "stageId": day})],
+            "search_places" => vec![json!({"q": "Lyon", "limit": 3})],
+            "etappe_help" => vec![json!({}), json!({"topic": "edit_stages"})],
+            other => panic!("{other} is read-only but this test does not call it: add it"),
+        };
+        for arguments in calls {
+            let _ = call(&client, spec.name, arguments).await;
+        }
+        called.push(spec.name);
+    }
+    assert_eq!(called.len(), 5, "{called:?}");
+    assert_eq!(
+        every_event(&app).await,
+        before,
+        "a read-only tool wrote an event"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_downed_geocoder_is_named_and_the_tool_list_stays_the_same() {
+    let healthy = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let healthy_token = healthy.user().await;
+    let geocoder = etappe_tests::standins::slow_geocoder(Duration::from_secs(5)).await;
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| {
+        config.upstreams.nominatim_url = Some(geocoder.clone());
+        config.upstreams.timeout_secs = 1;
+    })
+    .await
+    .expect("app");
+    let token = app.user().await;
+    let client = modern_client(&app, &token).await;
+    let result = call(&client, "search_places", json!({"q": "Lyon"})).await;
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let error = result.structured_content.clone().expect("structured error");
+    assert_eq!(error["upstream"], json!("geocoder"), "{error}");
+    assert_eq!(error["failure"], json!("timeout after 1s"), "{error}");
+    assert_eq!(error["retryable"], json!(true), "{error}");
+    assert!(
+        error["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("geocoder")),
+        "{error}"
+    );
+    assert_eq!(
+        raw_tools_list(&app, &token).await,
+        raw_tools_list(&healthy, &healthy_token).await,
+        "the tool list never changes with upstream health"
+    );
+    // Tools that need no geocoder keep working.
+    let help = call(&client, "list_trips", json!({})).await;
+    assert_eq!(help.is_error, Some(false));
 }

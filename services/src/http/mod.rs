@@ -6,7 +6,7 @@ mod health;
 mod openapi;
 mod places;
 pub mod problem;
-mod share;
+pub(crate) mod share;
 mod stages;
 mod trips;
 mod work;

@@ -16,7 +16,8 @@ use crate::app::trips::ExportFormat;
 use crate::app::views::PublicTrip;
 use crate::app::{AppError, RequestContext};
 
-fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+/// The base of public links: `ETAPPE_PUBLIC_URL`, else the Host the request came to.
+pub(crate) fn base_url(state: &AppState, headers: &HeaderMap) -> String {
     match &state.public_url {
         Some(url) => url.trim_end_matches('/').to_owned(),
         None => {

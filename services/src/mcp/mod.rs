@@ -216,12 +216,14 @@ impl ServerHandler for Etappe {
                 None => {}
             }
         }
+        let no_headers = axum::http::HeaderMap::new();
         let call = tools::Call {
             state: &self.state,
             guards: &self.guards,
             principal: &principal,
             client: &client,
             args: &args,
+            headers: parts.map_or(&no_headers, |p| &p.headers),
         };
         let outcome = tools::dispatch(spec.name, &call).await;
         if let Ok(challenge) = &outcome

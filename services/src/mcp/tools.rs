@@ -24,6 +24,8 @@ pub(super) struct Call<'a> {
     pub principal: &'a Principal,
     pub client: &'a str,
     pub args: &'a Map<String, Value>,
+    /// The HTTP request's headers (the Host that share links are built on).
+    pub headers: &'a axum::http::HeaderMap,
 }
 
 type Answer = Result<Value, Value>;
@@ -553,13 +555,10 @@ async fn share_trip(call: &Call<'_>) -> Answer {
         .share(call.principal, id, &context())
         .await
         .map_err(|e| refusal(e, Some(&raw)))?;
-    let base = call
-        .state
-        .public_url
-        .clone()
-        .unwrap_or_else(|| "http://localhost:8080".into());
+    // The same base as REST: the configured public URL, else the Host this call came to.
+    let base = crate::http::share::base_url(call.state, call.headers);
     Ok(json!({
-        "url": format!("{}/s/{}", base.trim_end_matches('/'), link.code),
+        "url": format!("{base}/s/{}", link.code),
         "shortCode": link.code,
         "createdAt": link.created_at,
         "result": "Anyone with this url reads the trip without a token; url + \".gpx\" or \".fit\" downloads it.",
