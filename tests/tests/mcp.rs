@@ -680,3 +680,23 @@ async fn a_downed_geocoder_is_named_and_the_tool_list_stays_the_same() {
     let help = call(&client, "list_trips", json!({})).await;
     assert_eq!(help.is_error, Some(false));
 }
+
+/// The committed `tools/list` (toolsnaps style): any change to a name, description, schema or
+/// hint shows up in review as a diff of this file. Regenerate it with
+/// `ETAPPE_UPDATE_SNAPSHOTS=1 cargo test -p etappe-tests --test mcp tool_list_snapshot`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_list_matches_its_committed_snapshot() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let token = app.user().await;
+    let list = raw_tools_list(&app, &token).await;
+    let live = serde_json::to_string_pretty(&list["tools"]).expect("json") + "\n";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/mcp-tools-list.json");
+    if std::env::var("ETAPPE_UPDATE_SNAPSHOTS").as_deref() == Ok("1") {
+        std::fs::write(path, &live).expect("write the snapshot");
+    }
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == live,
+        "tools/list differs from {path}; if the change is intended, regenerate it with ETAPPE_UPDATE_SNAPSHOTS=1 and review the diff"
+    );
+}
