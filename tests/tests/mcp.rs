@@ -222,11 +222,20 @@ async fn an_agent_plans_edits_shares_and_deletes_a_trip() {
         )
         .await);
         calls += 1;
+        // A speed changes timings, not where the days end: the days and their ids stay.
         assert!(
             changed["result"]
                 .as_str()
-                .is_some_and(|r| r.contains("Settings changed"))
+                .is_some_and(|r| r.contains("the days stay")),
+            "{changed}"
         );
+        assert_eq!(
+            changed["version"],
+            json!(v + 1),
+            "the analysis is asked again"
+        );
+        let after = ok(&call(&client, "get_trip", json!({"id": id})).await);
+        assert_eq!(after["stages"][0]["stageId"], json!(day1), "{after}");
 
         let shared = ok(&call(&client, "share_trip", json!({"tripId": id})).await);
         calls += 1;

@@ -429,6 +429,12 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
             "Settings changed. Nothing about them changes how the days are cut.",
             "The version did not move; keep using it.",
         )
+    } else if !detail.partial {
+        written(
+            &detail,
+            "Settings changed: the days stay as they are; what the change affects is being analysed again.",
+            "Pass the version above to the next write; get_trip shows the analysis in categoryStatus.",
+        )
     } else {
         written(
             &detail,
