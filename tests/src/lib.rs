@@ -216,6 +216,23 @@ impl TestApp {
         .await
     }
 
+    /// The trip's detail once `done` holds of it; fails after 30 s with the last detail.
+    pub async fn wait_until(&self, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let detail = self.detail(token, id).await;
+            if done(&detail.body) {
+                return detail.body;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "condition not reached in 30 s: {}",
+                detail.body
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     /// `GET /trips/{id}/detail`.
     pub async fn detail(&self, token: &str, id: &str) -> Answer {
         self.call(

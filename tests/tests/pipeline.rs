@@ -27,22 +27,6 @@ async fn wait_for_days(app: &TestApp, token: &str, id: &str) -> Value {
     }
 }
 
-async fn wait_until(app: &TestApp, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let detail = app.detail(token, id).await;
-        if done(&detail.body) {
-            return detail.body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "condition not reached in 30 s: {}",
-            detail.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trip_from_a_gpx_link_gets_its_days_and_alerts_and_progress_is_live() {
     let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
@@ -162,10 +146,11 @@ async fn a_trip_from_a_gpx_link_gets_its_days_and_alerts_and_progress_is_live() 
         )
         .await;
     assert_eq!(analyze.status, StatusCode::ACCEPTED);
-    let again = wait_until(&app, &token, &id, |d| {
-        d["computationStatus"]["terrain_security"] == json!("done")
-    })
-    .await;
+    let again = app
+        .wait_until(&token, &id, |d| {
+            d["computationStatus"]["terrain_security"] == json!("done")
+        })
+        .await;
     assert_eq!(
         again["version"],
         json!(2),

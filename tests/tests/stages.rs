@@ -1,29 +1,12 @@
 //! The day edits over REST, on both backends: each edit with its guards (If-Match missing or
 //! stale, a locked trip, an unknown day, someone else's trip, an out-of-range move), stable
 //! ids, the invalidated analysis run again; waypoint detours that do not move the version;
-//! scans without a provider; the route's lines with their 304.
-
-use std::time::{Duration, Instant};
+//! scans without a provider; the route's lines with their 304; duplicating a trip once per
+//! `Idempotency-Key`.
 
 use etappe_tests::{TestApp, fixtures};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-
-async fn wait_until(app: &TestApp, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let detail = app.detail(token, id).await;
-        if done(&detail.body) {
-            return detail.body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "condition not reached in 30 s: {}",
-            detail.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 fn analysed(detail: &Value) -> bool {
     detail["partial"] == json!(false)
@@ -85,7 +68,7 @@ async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
         token: token.clone(),
         id: id.clone(),
     };
-    let before = wait_until(&app, &token, &id, analysed).await;
+    let before = app.wait_until(&token, &id, analysed).await;
     let version = before["version"].as_u64().expect("version");
     let first = ids(&before);
     assert!(first.len() >= 3, "{before}");
@@ -121,7 +104,7 @@ async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
     assert!((20.4..21.0).contains(&distance), "{distance}");
     assert_eq!(updated.body["stages"][0]["label"], json!("Short start"));
     assert_eq!(ids(&updated.body), first, "every id survives");
-    let after = wait_until(&app, &token, &id, analysed).await;
+    let after = app.wait_until(&token, &id, analysed).await;
     assert_eq!(after["version"], json!(version + 1));
 
     // Add: day 1 is split; the new day follows it.
@@ -250,7 +233,9 @@ async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
         .await;
     assert_eq!(detour.status, StatusCode::ACCEPTED, "{}", detour.body);
     assert_eq!(detour.body["version"], json!(v));
-    let rerouted = wait_until(&app, &token, &id, |d| !d["stages"][0]["detour"].is_null()).await;
+    let rerouted = app
+        .wait_until(&token, &id, |d| !d["stages"][0]["detour"].is_null())
+        .await;
     assert_eq!(
         rerouted["version"],
         json!(v),
@@ -295,10 +280,11 @@ async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
         )
         .await;
     assert_eq!(scan.status, StatusCode::ACCEPTED, "{}", scan.body);
-    let scanned = wait_until(&app, &token, &id, |d| {
-        d["computationStatus"]["accommodations"] == json!("failed")
-    })
-    .await;
+    let scanned = app
+        .wait_until(&token, &id, |d| {
+            d["computationStatus"]["accommodations"] == json!("failed")
+        })
+        .await;
     assert!(
         scanned["unavailable"]["accommodations"]
             .as_str()
@@ -363,7 +349,9 @@ async fn a_locked_trip_refuses_day_edits_and_detours(app: TestApp) {
         )
         .await;
     let id = created.body["id"].as_str().expect("id").to_owned();
-    let detail = wait_until(&app, &token, &id, |d| d["partial"] == json!(false)).await;
+    let detail = app
+        .wait_until(&token, &id, |d| d["partial"] == json!(false))
+        .await;
     let day1 = ids(&detail)[0].clone();
     let v = detail["version"].as_u64().expect("v");
     let edit = app
@@ -405,7 +393,7 @@ async fn a_trip_is_duplicated_once_per_key_with_its_days_and_without_its_link(ap
         token: token.clone(),
         id: id.clone(),
     };
-    let before = wait_until(&app, &token, &id, analysed).await;
+    let before = app.wait_until(&token, &id, analysed).await;
     let version = before["version"].as_u64().expect("version");
     let day1 = ids(&before)[0].clone();
     let labelled = trip
@@ -418,7 +406,7 @@ async fn a_trip_is_duplicated_once_per_key_with_its_days_and_without_its_link(ap
         )
         .await;
     assert_eq!(labelled.status, StatusCode::OK, "{}", labelled.body);
-    let original = wait_until(&app, &token, &id, analysed).await;
+    let original = app.wait_until(&token, &id, analysed).await;
     let shared = trip
         .call(Method::POST, "/trips/{id}/share", "/share", None, None)
         .await;

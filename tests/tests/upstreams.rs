@@ -5,27 +5,11 @@
 //! search answers a 503 problem naming it and the failure, while everything else keeps
 //! working and `/readyz` stays ready, reporting it down.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use etappe_tests::{Backend, TestApp, fixtures, standins};
 use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
-
-async fn wait_until(app: &TestApp, token: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let detail = app.detail(token, id).await;
-        if done(&detail.body) {
-            return detail.body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "condition not reached in 30 s: {}",
-            detail.body
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use serde_json::json;
 
 async fn get(
     app: &TestApp,
@@ -94,7 +78,9 @@ async fn configured_upstreams_serve_search_scans_and_detours_through_a_worker() 
         )
         .await;
     let id = created.body["id"].as_str().expect("id").to_owned();
-    let trip = wait_until(&app, &token, &id, |d| d["partial"] == json!(false)).await;
+    let trip = app
+        .wait_until(&token, &id, |d| d["partial"] == json!(false))
+        .await;
     let days = trip["stages"].as_array().map_or(0, Vec::len);
     let scan = app
         .call(
@@ -107,10 +93,11 @@ async fn configured_upstreams_serve_search_scans_and_detours_through_a_worker() 
         )
         .await;
     assert_eq!(scan.status, StatusCode::ACCEPTED, "{}", scan.body);
-    let scanned = wait_until(&app, &token, &id, |d| {
-        d["computationStatus"]["accommodations"] == json!("done")
-    })
-    .await;
+    let scanned = app
+        .wait_until(&token, &id, |d| {
+            d["computationStatus"]["accommodations"] == json!("done")
+        })
+        .await;
     let queries = upstreams.requests_to("POST /overpass/api/interpreter");
     assert!(!queries.is_empty(), "Overpass was asked");
     assert!(queries[0].contains("(around:3000,"), "{queries:?}");
@@ -163,7 +150,9 @@ async fn configured_upstreams_serve_search_scans_and_detours_through_a_worker() 
         )
         .await;
     assert_eq!(detour.status, StatusCode::ACCEPTED, "{}", detour.body);
-    let rerouted = wait_until(&app, &token, &id, |d| !d["stages"][0]["detour"].is_null()).await;
+    let rerouted = app
+        .wait_until(&token, &id, |d| !d["stages"][0]["detour"].is_null())
+        .await;
     let routed = &rerouted["stages"][0]["detour"];
     assert_eq!(routed["router"], json!("valhalla"), "{routed}");
     assert_eq!(routed["estimated"], json!(false));
@@ -231,7 +220,9 @@ async fn a_downed_geocoder_is_named_and_everything_else_keeps_working() {
         .create_trip(&token, &json!({"sourceUrl": fixtures.url("/route.gpx")}))
         .await;
     let id = created.body["id"].as_str().expect("id").to_owned();
-    let trip = wait_until(&app, &token, &id, |d| d["partial"] == json!(false)).await;
+    let trip = app
+        .wait_until(&token, &id, |d| d["partial"] == json!(false))
+        .await;
     assert!(
         trip["stages"][0]["endLabel"].is_string(),
         "days are labelled offline: {trip}"
