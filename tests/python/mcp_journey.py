@@ -333,10 +333,11 @@ def first_deviation(error: BaseException) -> BaseException:
     return error
 
 
-async def walk_era(era: str, args: argparse.Namespace, version: str) -> int:
+async def walk_era(era: str, token: str, args: argparse.Namespace, version: str) -> int:
     headers = {
-        "Authorization": f"Bearer {args.token}",
-        # The server's rate limits count per user and client: each era is its own client.
+        # The server's rate limits count per client, i.e. per token: give each era its own
+        # (--token twice) so that the two walks do not share one budget.
+        "Authorization": f"Bearer {token}",
         "User-Agent": f"etappe-mcp-journey/{era} python-mcp/{version}",
     }
     journey: Journey | None = None
@@ -356,7 +357,12 @@ async def walk_era(era: str, args: argparse.Namespace, version: str) -> int:
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", required=True, help="the MCP endpoint, http://host:port/mcp")
-    parser.add_argument("--token", required=True, help="a bearer token with trips:read and trips:write")
+    parser.add_argument(
+        "--token",
+        required=True,
+        action="append",
+        help="a bearer token with trips:read and trips:write; twice: one per era",
+    )
     parser.add_argument("--gpx-url", required=True, help="a GPX route the server may fetch")
     parser.add_argument(
         "--era",
@@ -375,10 +381,10 @@ async def main() -> int:
     eras = ["initialize", "discover"] if args.era == "both" else [args.era]
     total = 0
     started = time.monotonic()
-    for era in eras:
+    for index, era in enumerate(eras):
         journey_calls = 0
         try:
-            journey_calls = await walk_era(era, args, version)
+            journey_calls = await walk_era(era, args.token[index % len(args.token)], args, version)
         except BaseException as raised:  # noqa: BLE001 - every failure is reported the same way
             error = first_deviation(raised)
             if isinstance(error, (KeyboardInterrupt, SystemExit)):

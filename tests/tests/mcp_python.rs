@@ -132,12 +132,14 @@ async fn the_official_python_sdk_walks_the_whole_journey() {
         return;
     };
     let fixtures = fixtures::start().await;
-    let token = app.user().await;
+    // One token per era: each is a client with its own rate budget (20 changes a minute).
     let args = vec![
         "--url".to_owned(),
         format!("{}/mcp", app.base),
         "--token".to_owned(),
-        token,
+        app.user().await,
+        "--token".to_owned(),
+        app.user().await,
         "--gpx-url".to_owned(),
         fixtures.url("/route.gpx"),
     ];

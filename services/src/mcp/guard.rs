@@ -25,6 +25,8 @@ pub const MUTATIONS_PER_MINUTE: usize = 20;
 /// How long a confirmation token is valid.
 pub const CONFIRMATION_TTL: Duration = Duration::from_secs(300);
 const WINDOW: Duration = Duration::from_secs(60);
+/// How many callers the in-memory windows hold before the quiet ones are forgotten.
+const PRUNE_AT: usize = 4_096;
 /// How long a Redis round trip may take before the guards decide without it.
 const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
 /// After a Redis failure, how long calls decide without asking it again (so a Redis that is
@@ -153,6 +155,14 @@ impl MemoryGuards {
         let Ok(mut all) = self.windows.lock() else {
             return Ok(());
         };
+        if all.len() >= PRUNE_AT {
+            // Callers quiet for a minute have nothing left to count: forget them.
+            all.retain(|_, w| {
+                w.calls
+                    .back()
+                    .is_some_and(|t| now.duration_since(*t) < WINDOW)
+            });
+        }
         let windows = all.entry(key.to_owned()).or_default();
         trim(&mut windows.calls, now);
         trim(&mut windows.mutations, now);
@@ -401,6 +411,25 @@ mod tests {
         let Some((a, b)) = replicas() else { return };
         budgets_hold_per_user_and_client(&a, &b).await;
         a_token_is_single_use_and_bound_to_its_arguments(&a, &b).await;
+    }
+
+    #[test]
+    fn callers_quiet_for_a_minute_are_forgotten() {
+        let memory = MemoryGuards::default();
+        let long_ago = Instant::now()
+            .checked_sub(WINDOW + Duration::from_secs(1))
+            .expect("a minute ago");
+        if let Ok(mut all) = memory.windows.lock() {
+            for i in 0..PRUNE_AT {
+                all.entry(format!("quiet {i}"))
+                    .or_default()
+                    .calls
+                    .push_back(long_ago);
+            }
+        }
+        assert!(memory.admit("busy", false).is_ok());
+        let left = memory.windows.lock().map(|a| a.len()).unwrap_or_default();
+        assert_eq!(left, 1, "only the caller of this minute is kept");
     }
 
     #[tokio::test]

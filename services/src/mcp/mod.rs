@@ -187,11 +187,14 @@ impl ServerHandler for Etappe {
                 spec.scope.as_str()
             )));
         }
-        let client = parts
-            .and_then(|p| p.headers.get(header::USER_AGENT))
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("unknown")
-            .to_owned();
+        // The client is the credential it calls with: a header it chooses could not be one,
+        // or changing it would reset its budget.
+        let Some(client) = parts
+            .and_then(|p| p.extensions.get::<ClientCredential>())
+            .map(|c| c.0.clone())
+        else {
+            return Err(McpError::internal_error("no authenticated caller", None));
+        };
         if let Err(message) = self.guards.admit(&principal, &client, spec.mutates).await {
             return Ok(refusal(message));
         }
@@ -274,6 +277,16 @@ impl ServerHandler for Etappe {
     }
 }
 
+/// Which client a call comes from, for its rate budget and its confirmation tokens: a short
+/// digest of the bearer token it authenticated with (each agent gets its own token).
+#[derive(Clone, Debug)]
+struct ClientCredential(String);
+
+fn credential_key(token: &str) -> String {
+    use sha2::Digest;
+    hex::encode(&sha2::Sha256::digest(token.as_bytes())[..8])
+}
+
 /// Authenticates `/mcp` with the same bearer tokens as REST; 401 with a challenge otherwise.
 async fn bearer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let token = request
@@ -305,6 +318,11 @@ async fn bearer(State(state): State<AppState>, mut request: Request, next: Next)
         return response;
     };
     request.extensions_mut().insert(principal);
+    if let Some(token) = token {
+        request
+            .extensions_mut()
+            .insert(ClientCredential(credential_key(&token)));
+    }
     next.run(request).await
 }
 
