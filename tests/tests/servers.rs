@@ -1,6 +1,7 @@
 //! The production shape end to end: the API on PostgreSQL, RabbitMQ and Redis with the
 //! workers as separate `etappe-worker` processes, and the faults it must survive with nothing
-//! lost. Runs when DATABASE_URL, AMQP_URL and REDIS_URL are set (CI sets them); the tests of
+//! lost, and two API replicas sharing the agent surface's confirmations and budgets through
+//! Redis. Runs when DATABASE_URL, AMQP_URL and REDIS_URL are set (CI sets them); the tests of
 //! this file run one at a time because some stop a shared server.
 
 use std::time::{Duration, Instant};
@@ -395,4 +396,74 @@ async fn a_worker_asked_to_stop_finishes_its_job_then_exits_cleanly() {
         "the job in flight was finished before exiting: {detail}"
     );
     assert_eq!(route_results(&app, &id).await, 1);
+}
+
+/// One `tools/call` to `/mcp` of `app`, as raw JSON-RPC (stateless: no session).
+async fn mcp_call(app: &TestApp, token: &str, tool: &str, arguments: Value) -> Value {
+    let answer: Value = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": tool, "arguments": arguments}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .expect("mcp call")
+        .json()
+        .await
+        .expect("a JSON-RPC answer");
+    answer["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_api_replicas_share_the_agent_surface_confirmations_and_budgets() {
+    let Some(servers) = Servers::from_env() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (a, b) = (app_on(&servers).await, app_on(&servers).await);
+    let token = a.user().await;
+    let created = a
+        .create_trip(&token, &json!({"sourceUrl": "https://example.org/a.gpx"}))
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+
+    // A confirmation minted by one replica is redeemed on the other, once.
+    let challenge = mcp_call(&a, &token, "delete_trip", json!({"id": id})).await;
+    let confirmation = challenge["structuredContent"]["confirmationToken"]
+        .as_str()
+        .expect("a confirmation token")
+        .to_owned();
+    let confirmed = json!({"id": id, "confirmationToken": confirmation});
+    let deleted = mcp_call(&b, &token, "delete_trip", confirmed.clone()).await;
+    assert_eq!(deleted["isError"], json!(false), "{deleted}");
+    assert_eq!(a.detail(&token, &id).await.status, StatusCode::NOT_FOUND);
+    let again = mcp_call(&a, &token, "delete_trip", confirmed).await;
+    assert_eq!(
+        again["isError"],
+        json!(true),
+        "single use across replicas: {again}"
+    );
+
+    // The budget of changes is one for the client, whichever replica it reaches: the three
+    // delete_trip calls above were changes; 17 more alternate, and the 21st is refused.
+    for i in 0..17 {
+        let replica = if i % 2 == 0 { &a } else { &b };
+        let answer = mcp_call(replica, &token, "share_trip", json!({"tripId": id})).await;
+        let text = answer.to_string();
+        assert!(!text.contains("rate_limited"), "change {i}: {text}");
+    }
+    let refused = mcp_call(&b, &token, "share_trip", json!({"tripId": id})).await;
+    assert!(
+        refused
+            .to_string()
+            .contains("rate_limited: 20 changes a minute"),
+        "{refused}"
+    );
 }
