@@ -427,3 +427,29 @@ impl Drop for WorkerProcess {
         self.kill();
     }
 }
+
+/// Runs each named `async fn(TestApp)` as two tests, `sqlite::name` and `postgres::name` (the
+/// latter skipping, or failing under `ETAPPE_REQUIRE_SERVICES=1`, without PostgreSQL).
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let app = etappe_tests::TestApp::spawn(etappe_tests::Backend::Sqlite).await.expect("sqlite");
+                    super::$name(app).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(app) = etappe_tests::TestApp::spawn(etappe_tests::Backend::Postgres).await else { return };
+                    super::$name(app).await;
+                }
+            )*
+        }
+    };
+}

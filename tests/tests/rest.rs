@@ -770,30 +770,7 @@ async fn the_history_is_readable_and_any_past_version_can_be_read(app: TestApp) 
     assert_eq!(foreign.status, StatusCode::NOT_FOUND);
 }
 
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let app = etappe_tests::TestApp::spawn(etappe_tests::Backend::Sqlite).await.expect("sqlite");
-                    super::$name(app).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let Some(app) = etappe_tests::TestApp::spawn(etappe_tests::Backend::Postgres).await else { return };
-                    super::$name(app).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_backends!(
+etappe_tests::on_both_backends!(
     creating_a_trip_answers_at_once_with_its_location_and_partial,
     an_idempotency_key_replays_the_same_trip_and_refuses_another_body,
     the_list_paginates_filters_and_refuses_bad_parameters,

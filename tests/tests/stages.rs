@@ -538,30 +538,7 @@ async fn a_trip_is_duplicated_once_per_key_with_its_days_and_without_its_link(ap
     );
 }
 
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let app = etappe_tests::TestApp::spawn(etappe_tests::Backend::Sqlite).await.expect("sqlite");
-                    super::$name(app).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    let Some(app) = etappe_tests::TestApp::spawn(etappe_tests::Backend::Postgres).await else { return };
-                    super::$name(app).await;
-                }
-            )*
-        }
-    };
-}
-
-on_both_backends!(
+etappe_tests::on_both_backends!(
     the_days_are_edited_with_stable_ids_and_guards,
     a_locked_trip_refuses_day_edits_and_detours,
     a_trip_is_duplicated_once_per_key_with_its_days_and_without_its_link,
