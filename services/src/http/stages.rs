@@ -57,8 +57,7 @@ pub(super) async fn add(
     .await
 }
 
-/// `PATCH /trips/{id}/stages/{stageId}` (move the end, relabel) and
-/// `DELETE /trips/{id}/stages/{stageId}` (merge with a neighbour).
+/// `PATCH /trips/{id}/stages/{stageId}`: move the day's end, relabel it.
 pub(super) async fn update(
     State(state): State<AppState>,
     Caller(principal): Caller,
@@ -80,7 +79,7 @@ pub(super) async fn update(
     .await
 }
 
-/// `DELETE /trips/{id}/stages/{stageId}`.
+/// `DELETE /trips/{id}/stages/{stageId}`: the day's route joins its neighbour.
 pub(super) async fn delete(
     State(state): State<AppState>,
     Caller(principal): Caller,
