@@ -85,8 +85,9 @@ pub enum IdentityDb {
     Postgres(PgPool),
 }
 
-/// How long an authenticated token is trusted without asking the database again. Tokens
-/// cannot be revoked yet; when they can, a revocation takes effect within this delay.
+/// How long an authenticated token is trusted without asking the database again: a
+/// revocation takes effect at once in the process that made it, and within this delay in
+/// every other replica.
 const TOKEN_CACHE_TTL: Duration = Duration::from_secs(30);
 
 /// Users and tokens, with a short-lived cache of authenticated tokens (every request
@@ -256,6 +257,34 @@ impl Identity {
             cache.insert(digest, (p.clone(), Instant::now()));
         }
         Ok(principal)
+    }
+
+    /// Revokes a token, given in full: it stops authenticating (see [`TOKEN_CACHE_TTL`]).
+    /// Answers whether a live token was revoked (false: unknown or already revoked).
+    pub async fn revoke_token(&self, token: &str) -> Result<bool, IdentityError> {
+        let digest = token_digest(token.trim());
+        let revoked = match &self.db {
+            IdentityDb::Sqlite(pool) => sqlx::query(
+                "UPDATE access_tokens SET revoked_at = ?1 WHERE token_sha256 = ?2 AND revoked_at IS NULL",
+            )
+            .bind(Utc::now().to_rfc3339())
+            .bind(&digest)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+            IdentityDb::Postgres(pool) => sqlx::query(
+                "UPDATE access_tokens SET revoked_at = now() WHERE token_sha256 = $1 AND revoked_at IS NULL",
+            )
+            .bind(&digest)
+            .execute(pool)
+            .await?
+            .rows_affected(),
+        };
+        self.cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&digest);
+        Ok(revoked > 0)
     }
 
     fn cached(&self, digest: &str) -> Option<Principal> {

@@ -57,6 +57,11 @@ enum TokenAction {
         #[arg(long, default_value = "")]
         label: String,
     },
+    /// Revoke a token: it stops working (within 30 s on every replica).
+    Revoke {
+        /// The token, in full (`etp_…`); `-` reads it from standard input.
+        token: String,
+    },
 }
 
 #[tokio::main]
@@ -106,6 +111,24 @@ async fn main() -> anyhow::Result<()> {
             let token = backend.identity.create_token(user, &scopes, &label).await?;
             println!("{token}");
             Ok(())
+        }
+        Command::Token {
+            action: TokenAction::Revoke { token },
+        } => {
+            let token = if token == "-" {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line)?;
+                line
+            } else {
+                token
+            };
+            let backend = open_backend(&config).await?;
+            if backend.identity.revoke_token(&token).await? {
+                println!("revoked");
+                Ok(())
+            } else {
+                anyhow::bail!("no live token matches: it is unknown or already revoked")
+            }
         }
     }
 }

@@ -770,6 +770,52 @@ async fn the_history_is_readable_and_any_past_version_can_be_read(app: TestApp) 
     assert_eq!(foreign.status, StatusCode::NOT_FOUND);
 }
 
+async fn a_revoked_token_stops_working_at_once(app: TestApp) {
+    let token = app.user().await;
+    let list = |token: String| {
+        let app = &app;
+        async move {
+            app.call(Method::GET, "/trips", "/trips", Some(&token), &[], None)
+                .await
+                .status
+        }
+    };
+    assert_eq!(
+        list(token.clone()).await,
+        StatusCode::OK,
+        "cached as live now"
+    );
+    let revoked = app
+        .state
+        .identity
+        .revoke_token(&token)
+        .await
+        .expect("revoke");
+    assert!(revoked);
+    assert_eq!(list(token.clone()).await, StatusCode::UNAUTHORIZED);
+    let mcp = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .expect("mcp");
+    assert_eq!(mcp.status(), StatusCode::UNAUTHORIZED);
+    let again = app
+        .state
+        .identity
+        .revoke_token(&token)
+        .await
+        .expect("revoke");
+    assert!(!again, "already revoked");
+    let other = app.user().await;
+    assert_eq!(list(other).await, StatusCode::OK, "other tokens live on");
+}
+
 etappe_tests::on_both_backends!(
     creating_a_trip_answers_at_once_with_its_location_and_partial,
     an_idempotency_key_replays_the_same_trip_and_refuses_another_body,
@@ -783,6 +829,7 @@ etappe_tests::on_both_backends!(
     probes_answer_and_unknown_routes_are_problems,
     the_first_embedded_start_creates_a_local_user_with_a_working_token,
     the_history_is_readable_and_any_past_version_can_be_read,
+    a_revoked_token_stops_working_at_once,
 );
 
 #[test]
