@@ -70,7 +70,8 @@ pub struct Config {
     /// Host names `/mcp` answers besides loopback and the public URL's (comma-separated).
     #[arg(long, env = "ETAPPE_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     pub mcp_allowed_hosts: Vec<String>,
-    /// Browser origins allowed to call `/mcp` (comma-separated); others are refused.
+    /// Browser origins allowed to call `/mcp` besides loopback and the public URL's
+    /// (comma-separated, `http://host:*` for any port); others are refused.
     #[arg(long, env = "ETAPPE_MCP_ALLOWED_ORIGINS", value_delimiter = ',')]
     pub mcp_allowed_origins: Vec<String>,
     /// Third-party upstreams (geocoder, accommodations, router); unset: embedded defaults.
@@ -79,20 +80,24 @@ pub struct Config {
 }
 
 impl Config {
-    /// The `/mcp` Host and Origin settings: the listed hosts plus the public URL's host.
+    /// The `/mcp` Host and Origin settings: the listed ones plus the public URL's host and
+    /// origin (pages served from it may call `/mcp`).
     pub fn mcp_settings(&self) -> crate::mcp::McpSettings {
         let mut allowed_hosts = self.mcp_allowed_hosts.clone();
-        if let Some(host) = self
+        let mut allowed_origins = self.mcp_allowed_origins.clone();
+        if let Some(public) = self
             .public_url
             .as_deref()
             .and_then(|u| url::Url::parse(u).ok())
-            .and_then(|u| u.host_str().map(str::to_owned))
         {
-            allowed_hosts.push(host);
+            if let Some(host) = public.host_str() {
+                allowed_hosts.push(host.to_owned());
+            }
+            allowed_origins.push(public.origin().ascii_serialization());
         }
         crate::mcp::McpSettings {
             allowed_hosts,
-            allowed_origins: self.mcp_allowed_origins.clone(),
+            allowed_origins,
         }
     }
 

@@ -709,3 +709,79 @@ async fn the_tool_list_matches_its_committed_snapshot() {
         "tools/list differs from {path}; if the change is intended, regenerate it with ETAPPE_UPDATE_SNAPSHOTS=1 and review the diff"
     );
 }
+
+/// `tools/list` with these extra headers: the HTTP status.
+async fn status_with(app: &TestApp, token: &str, headers: &[(&str, &str)]) -> u16 {
+    let mut request = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    request
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .expect("mcp")
+        .status()
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_and_origin_checks_stop_rebinding_and_admit_the_deployment() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| {
+        config.public_url = Some("https://trips.example.org".into());
+        config.mcp_allowed_hosts = vec!["mcp.internal".into()];
+        config.mcp_allowed_origins = vec!["https://agent.example.net".into()];
+    })
+    .await
+    .expect("app");
+    let token = app.user().await;
+    let port = app.base.rsplit(':').next().expect("port").to_owned();
+    let loopback_origin = format!("http://127.0.0.1:{port}");
+    for (headers, expected, why) in [
+        (vec![], 200, "no Origin: not a browser"),
+        (
+            vec![("origin", loopback_origin.as_str())],
+            200,
+            "a loopback page",
+        ),
+        (
+            vec![("host", "trips.example.org")],
+            200,
+            "the public URL's host",
+        ),
+        (vec![("host", "mcp.internal")], 200, "a listed host"),
+        (
+            vec![("origin", "https://trips.example.org")],
+            200,
+            "the public URL's origin",
+        ),
+        (
+            vec![("origin", "https://agent.example.net")],
+            200,
+            "a listed origin",
+        ),
+        (
+            vec![("host", "evil.example.com")],
+            403,
+            "DNS rebinding: a foreign Host",
+        ),
+        (
+            vec![("origin", "http://evil.example.com")],
+            403,
+            "a foreign page",
+        ),
+        (
+            vec![("origin", "https://trips.example.org.evil.com")],
+            403,
+            "a look-alike origin",
+        ),
+    ] {
+        assert_eq!(status_with(&app, &token, &headers).await, expected, "{why}");
+    }
+}

@@ -334,11 +334,19 @@ pub fn router(state: AppState, settings: &McpSettings) -> Router<AppState> {
         "[::1]".to_owned(),
     ];
     hosts.extend(settings.allowed_hosts.iter().cloned());
+    // Loopback pages may call a loopback server (a local inspector); a page of any other
+    // origin must be listed: that is what stops DNS rebinding.
+    let mut origins = vec![
+        "http://127.0.0.1:*".to_owned(),
+        "http://localhost:*".to_owned(),
+        "http://[::1]:*".to_owned(),
+    ];
+    origins.extend(settings.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_allowed_hosts(hosts)
-        .with_allowed_origins(settings.allowed_origins.clone())
+        .with_allowed_origins(origins)
         .enforce_origin_validation();
     let handler = Etappe::new(state.clone());
     let service = StreamableHttpService::new(
