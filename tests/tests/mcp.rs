@@ -1,7 +1,10 @@
 //! The agent surface through real MCP clients over HTTP: rmcp's client (initialize era and
 //! 2026-07-28) walks the whole journey; every tool refuses unknown arguments by name and
 //! answers a foreign trip exactly like a random one; the tool list matches the catalogue
-//! (hints included); budgets are measured with the o200k tokenizer.
+//! (hints included) and its committed snapshot; budgets are measured with the o200k
+//! tokenizer; scopes are checked on every call; read-only tools write nothing; a downed
+//! geocoder is named; confirmations go through a form where the client can ask its person;
+//! Host and Origin checks stop DNS rebinding.
 
 use std::time::{Duration, Instant};
 
@@ -783,5 +786,56 @@ async fn host_and_origin_checks_stop_rebinding_and_admit_the_deployment() {
         ),
     ] {
         assert_eq!(status_with(&app, &token, &headers).await, expected, "{why}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scopes_are_checked_on_every_call_and_tokens_at_the_door() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let owner = app.user().await;
+    let created = app
+        .create_trip(&owner, &json!({"sourceUrl": "https://example.org/a.gpx"}))
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    // A read-only token of another user reads its own world and cannot write anything.
+    let reader = app
+        .user_with(&[etappe_services::identity::Scope::TripsRead])
+        .await;
+    let client = modern_client(&app, &reader).await;
+    assert_eq!(
+        call(&client, "list_trips", json!({})).await.is_error,
+        Some(false)
+    );
+    for spec in CATALOGUE.iter().filter(|s| !s.read_only) {
+        let refusal =
+            refused(&call(&client, spec.name, sample_arguments(spec.name, &id, &id)).await);
+        assert!(refusal.contains("trips:write"), "{}: {refusal}", spec.name);
+    }
+    assert_eq!(
+        app.detail(&owner, &id).await.status,
+        200,
+        "nothing was written"
+    );
+
+    // No token, or a wrong one: 401 with a challenge naming the scopes, before any MCP.
+    for token in [None, Some("etp_not-a-token")] {
+        let mut request = app
+            .client
+            .post(format!("{}/mcp", app.base))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string());
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let answer = request.send().await.expect("mcp");
+        assert_eq!(answer.status(), 401, "{token:?}");
+        let challenge = answer.headers()["www-authenticate"]
+            .to_str()
+            .expect("challenge")
+            .to_owned();
+        assert!(challenge.starts_with("Bearer"), "{challenge}");
+        assert!(challenge.contains("trips:write"), "{challenge}");
     }
 }
