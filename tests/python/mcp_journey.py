@@ -5,13 +5,19 @@ Walks the steps of the Rust journey (tests/tests/mcp.rs) with `mcp` 2.x: initial
 with --era both, the 2026-07-28 `server/discover` era too), tools/list with every hint,
 create_trip from a GPX link, get_trip until the days exist, get_stage, edit_stages (and the
 same edit on a stale version, refused), update_trip_settings, share_trip, unshare_trip and
-delete_trip through their confirmation tokens. One line per step; exits 1 with the reason on
-the first deviation, 2 when the SDK is missing or too old; the last line on success is
-`journey complete: N tool calls ...`.
+delete_trip through their confirmation tokens. In the 2026-07-28 era, a second client that
+declares form elicitation then has delete_trip confirmed by its person instead: the server
+answers `input_required` with a yes/no form, the SDK's `Client` asks the elicitation callback
+and retries the call with the answer (declined: nothing changes; accepted: the trip is gone,
+and no confirmationToken ever reaches the agent). One line per step; exits 1 with the reason
+on the first deviation, 2 when the SDK is missing or too old; the last line on success is
+`journey complete: N tool calls ...` (N counts every tools/call request, retries included).
 
 Run by tests/tests/mcp_python.rs; by hand:
     tests/python/.venv/bin/python tests/python/mcp_journey.py \
-        --url http://127.0.0.1:8080/mcp --token etp_... --gpx-url http://127.0.0.1:9000/route.gpx
+        --url http://127.0.0.1:8080/mcp --token etp_A --token etp_B --token etp_C \
+        --gpx-url http://127.0.0.1:9000/route.gpx
+(one token per era and one for the elicitation client: each has its own rate budget.)
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 try:
     import mcp.types as types
-    from mcp import ClientSession
+    from mcp import Client, ClientSession
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 except ImportError as error:  # pragma: no cover - the Rust test checks `import mcp` first
@@ -63,6 +69,8 @@ POLL_DEADLINE_S = 60.0
 POLL_FIRST_S = 0.1
 POLL_MAX_S = 1.5
 READ_TIMEOUT_S = 30.0
+# The protocol whose clients may be asked to confirm through a form (MRTR `input_required`).
+ELICITATION_PROTOCOL = "2026-07-28"
 
 
 class Deviation(Exception):
@@ -79,10 +87,26 @@ def show(value: Any) -> str:
     return text if len(text) <= 600 else text[:600] + "…"
 
 
+class Person:
+    """The human behind a client that can elicit: answers each form as told, and keeps it."""
+
+    def __init__(self) -> None:
+        self.consents = False
+        # (the key of the input request, its params), in the order asked.
+        self.forms: list[tuple[str, types.ElicitRequestParams]] = []
+
+    async def answer(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        """The SDK's elicitation callback (for 2026-07-28, run by `Client`'s MRTR driver)."""
+        self.forms.append((str(context.request_id), params))
+        if self.consents:
+            return types.ElicitResult(action="accept", content={"confirm": True})
+        return types.ElicitResult(action="decline")
+
+
 class Journey:
     """One era's walk: a session, the tool calls it made, and the step being walked."""
 
-    def __init__(self, session: ClientSession, era: str, base: str, args: argparse.Namespace):
+    def __init__(self, session: ClientSession | Client, era: str, base: str, args: argparse.Namespace):
         self.session = session
         self.era = era
         self.base = base
@@ -95,6 +119,7 @@ class Journey:
         print(f"[{self.era}] {step}: {detail}", flush=True)
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """One tools/call (through a `Client`, its retries with a person's answers count apart)."""
         self.calls += 1
         return await self.session.call_tool(name, arguments, read_timeout_seconds=READ_TIMEOUT_S)
 
@@ -135,6 +160,85 @@ class Journey:
         check(isinstance(answer.get("impact"), dict), f"{name}: the challenge states no impact: {show(answer)}")
         check(isinstance(answer.get("nextAction"), str) and name in answer["nextAction"], f"{name}: the challenge's nextAction does not say to call {name} again: {show(answer)}")
         return answer
+
+    async def settled(self, trip_id: str) -> tuple[dict[str, Any], int]:
+        """get_trip until the days exist and are analysed: the trip and the number of polls."""
+        started = time.monotonic()
+        polls = 0
+        pause = POLL_FIRST_S
+        while True:
+            trip = await self.ok("get_trip", {"id": trip_id})
+            polls += 1
+            status = trip.get("categoryStatus") or {}
+            for category in ("route", "terrain_security"):
+                check(status.get(category) != "failed", f"get_trip: {category} failed: {show(trip.get('unavailable'))}")
+            if trip.get("partial") is False and status.get("terrain_security") == "done":
+                return trip, polls
+            elapsed = time.monotonic() - started
+            check(elapsed < POLL_DEADLINE_S, f"get_trip: still partial={trip.get('partial')!r}, categoryStatus {show(status)} after {elapsed:.0f} s")
+            await asyncio.sleep(pause)
+            pause = min(pause * 1.5, POLL_MAX_S)
+
+    def asked_once(self, person: Person, before: int, name: str, title: str, days: int) -> str:
+        """The one form `person` was asked by the last call (the SDK retried the call with the
+        answer, a tools/call of its own: counted), checked; its message."""
+        forms = person.forms[before:]
+        self.calls += len(forms)
+        check(len(forms) == 1, f"{name}: the person was asked {len(forms)} times, expected once (an input_required result with one form): {[show(p.model_dump()) for _, p in forms]}")
+        key, params = forms[0]
+        check(key == "confirm", f"{name}: the form's inputRequests key is {key!r}, expected 'confirm'")
+        check(isinstance(params, types.ElicitRequestFormParams), f"{name}: not a form elicitation: {params!r}")
+        schema = params.requested_schema
+        field = (schema.get("properties") or {}).get("confirm") or {}
+        check(
+            field.get("type") == "boolean" and "confirm" in (schema.get("required") or []),
+            f"{name}: the form does not ask for a required boolean 'confirm': {show(schema)}",
+        )
+        message = params.message
+        check(f'"{title}"' in message, f"{name}: the form does not name the trip \"{title}\": {message!r}")
+        check(f"({days} days" in message, f"{name}: the form does not state the {days} days: {message!r}")
+        check(message.endswith("Go ahead?"), f"{name}: the form does not end with its question: {message!r}")
+        return message
+
+    async def walk_elicitation(self, person: Person) -> None:
+        """delete_trip confirmed by the person, through a form (the session is a `Client`)."""
+        client = self.session
+        assert isinstance(client, Client)
+        check(client.protocol_version == ELICITATION_PROTOCOL, f"the elicitation client negotiated {client.protocol_version}, expected {ELICITATION_PROTOCOL}")
+        self.say("elicitation", f"a second client (the SDK's Client, with an elicitation callback), protocol {client.protocol_version}")
+
+        title = f"Python confirms by form ({self.era})"
+        created = await self.ok("create_trip", {"sourceUrl": self.args.gpx_url, "settings": {"maxDistancePerDay": 70, "title": title}})
+        trip_id = created.get("id")
+        check(isinstance(trip_id, str) and trip_id, f"create_trip answered no id: {show(created)}")
+        trip, polls = await self.settled(trip_id)
+        days = trip.get("stageCount")
+        check(trip.get("title") == title, f"get_trip: the trip is titled {trip.get('title')!r}, expected {title!r}")
+        self.say("create_trip (throwaway)", f"trip {trip_id}, {days} days after {polls} polls")
+
+        # The person declines: an error saying so, and nothing changed.
+        person.consents = False
+        before = len(person.forms)
+        declined = await self.refused("delete_trip", {"id": trip_id})
+        message = self.asked_once(person, before, "delete_trip (declined)", title, days)
+        check("declined" in declined and "nothing was changed" in declined, f"delete_trip declined by the person: {declined!r}")
+        still = await self.ok("get_trip", {"id": trip_id})
+        check(still.get("title") == title and still.get("version") == trip.get("version"), f"get_trip after a declined delete_trip: {show(still)}")
+        self.say("delete_trip (person declines)", f"asked {message!r}; refused: {declined}; get_trip still answers version {still.get('version')}")
+
+        # The person accepts: one call from the agent, no token, and the trip is gone.
+        person.consents = True
+        before = len(person.forms)
+        deleted = await self.ok("delete_trip", {"id": trip_id})
+        self.asked_once(person, before, "delete_trip (accepted)", title, days)
+        check(
+            not {"confirmationRequired", "confirmationToken"} & deleted.keys(),
+            f"delete_trip confirmed through the form answered a token challenge to the agent: {show(deleted)}",
+        )
+        check("deleted" in str(deleted.get("result")), f"delete_trip confirmed through the form: {show(deleted)}")
+        missing = await self.refused("get_trip", {"id": trip_id})
+        check("not found" in missing, f"get_trip after delete_trip confirmed through the form: {missing!r}")
+        self.say("delete_trip (person accepts)", "deleted without a confirmationToken; get_trip answers not found")
 
     async def public(self, path: str) -> tuple[int, str]:
         """GET a public (tokenless) address of the same server."""
@@ -201,20 +305,7 @@ class Journey:
 
         # get_trip until the days exist and are analysed.
         started = time.monotonic()
-        polls = 0
-        pause = POLL_FIRST_S
-        while True:
-            trip = await self.ok("get_trip", {"id": trip_id})
-            polls += 1
-            status = trip.get("categoryStatus") or {}
-            for category in ("route", "terrain_security"):
-                check(status.get(category) != "failed", f"get_trip: {category} failed: {show(trip.get('unavailable'))}")
-            if trip.get("partial") is False and status.get("terrain_security") == "done":
-                break
-            elapsed = time.monotonic() - started
-            check(elapsed < POLL_DEADLINE_S, f"get_trip: still partial={trip.get('partial')!r}, categoryStatus {show(status)} after {elapsed:.0f} s")
-            await asyncio.sleep(pause)
-            pause = min(pause * 1.5, POLL_MAX_S)
+        trip, polls = await self.settled(trip_id)
         version = trip.get("version")
         stages = trip.get("stages")
         check(isinstance(version, int), f"get_trip: no integer version: {show(trip)}")
@@ -333,13 +424,17 @@ def first_deviation(error: BaseException) -> BaseException:
     return error
 
 
-async def walk_era(era: str, token: str, args: argparse.Namespace, version: str) -> int:
-    headers = {
-        # The server's rate limits count per client, i.e. per token: give each era its own
-        # (--token twice) so that the two walks do not share one budget.
+def client_headers(token: str, era: str, version: str) -> dict[str, str]:
+    return {
+        # The server's rate limits count per client, i.e. per token: give each era (and the
+        # elicitation client) its own, so that the walks do not share one budget.
         "Authorization": f"Bearer {token}",
         "User-Agent": f"etappe-mcp-journey/{era} python-mcp/{version}",
     }
+
+
+async def walk_era(era: str, token: str, elicitation_token: str, args: argparse.Namespace, version: str) -> int:
+    headers = client_headers(token, era, version)
     journey: Journey | None = None
     async with create_mcp_http_client(headers=headers) as http:
         async with streamable_http_client(args.url, http_client=http) as (read, write):
@@ -351,7 +446,24 @@ async def walk_era(era: str, token: str, args: argparse.Namespace, version: str)
             ) as session:
                 journey = Journey(session, era, server_base(args.url), args)
                 await journey.walk()
-    return journey.calls
+    calls = journey.calls
+    if era != "discover":
+        return calls
+
+    # The same era, through a client whose person can be asked: the SDK's high-level `Client`
+    # declares form elicitation (it has a callback) and drives the MRTR rounds itself.
+    person = Person()
+    async with create_mcp_http_client(headers=client_headers(elicitation_token, f"{era}+elicitation", version)) as http:
+        async with Client(
+            streamable_http_client(args.url, http_client=http),
+            mode="auto",
+            elicitation_callback=person.answer,
+            read_timeout_seconds=READ_TIMEOUT_S,
+            client_info=types.Implementation(name="etappe-mcp-journey", version=version),
+        ) as client:
+            asking = Journey(client, era, server_base(args.url), args)
+            await asking.walk_elicitation(person)
+    return calls + asking.calls
 
 
 async def main() -> int:
@@ -361,7 +473,8 @@ async def main() -> int:
         "--token",
         required=True,
         action="append",
-        help="a bearer token with trips:read and trips:write; twice: one per era",
+        help="a bearer token with trips:read and trips:write; three times: one per era, then one "
+        "for the 2026-07-28 elicitation client (fewer are reused in turn, sharing a rate budget)",
     )
     parser.add_argument("--gpx-url", required=True, help="a GPX route the server may fetch")
     parser.add_argument(
@@ -384,7 +497,9 @@ async def main() -> int:
     for index, era in enumerate(eras):
         journey_calls = 0
         try:
-            journey_calls = await walk_era(era, args.token[index % len(args.token)], args, version)
+            token = args.token[index % len(args.token)]
+            elicitation_token = args.token[len(eras) % len(args.token)]
+            journey_calls = await walk_era(era, token, elicitation_token, args, version)
         except BaseException as raised:  # noqa: BLE001 - every failure is reported the same way
             error = first_deviation(raised)
             if isinstance(error, (KeyboardInterrupt, SystemExit)):

@@ -1,7 +1,8 @@
 //! The agent journey through the official Python MCP SDK (PyPI `mcp`, pinned in
 //! `tests/python/requirements.txt`): `tests/python/mcp_journey.py` walks the steps of
 //! `mcp.rs`'s journey (initialize, tools/list with hints, create, poll, a day, an edit and a
-//! stale one, settings, share, unshare and delete through their confirmations) against a real
+//! stale one, settings, share, unshare and delete through their confirmations, and, in the
+//! 2026-07-28 era, delete confirmed by the person through an elicitation form) against a real
 //! Etappe, so the surface is proven with a second, independent client. Without a Python that
 //! can `import mcp` the test skips (and fails under `ETAPPE_REQUIRE_SERVICES=1`, as in CI).
 
@@ -132,10 +133,13 @@ async fn the_official_python_sdk_walks_the_whole_journey() {
         return;
     };
     let fixtures = fixtures::start().await;
-    // One token per era: each is a client with its own rate budget (20 changes a minute).
+    // One token per era, and one for the 2026-07-28 client that confirms through a form: each
+    // is a client with its own rate budget (20 changes a minute).
     let args = vec![
         "--url".to_owned(),
         format!("{}/mcp", app.base),
+        "--token".to_owned(),
+        app.user().await,
         "--token".to_owned(),
         app.user().await,
         "--token".to_owned(),
