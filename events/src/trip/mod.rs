@@ -267,6 +267,19 @@ fn current_generation(trip: &Trip, generation: u64) -> Result<(), TripError> {
 }
 
 /// Judges a command against the current state and answers the events it causes.
+/// The guard of every command that sets work on the days (analysis, scans, detours): the
+/// trip exists, is not locked (judged on the state before the command), and has its days.
+fn days_open_to_work(live: Option<&Trip>, today: NaiveDate) -> Result<&Trip, TripError> {
+    let trip = live.ok_or(TripError::NotFound)?;
+    if trip.is_locked(today) {
+        return Err(TripError::Locked);
+    }
+    if trip.is_partial() {
+        return Err(TripError::NoStages);
+    }
+    Ok(trip)
+}
+
 pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEvent>, TripError> {
     let live = state.filter(|t| !t.deleted);
     match command {
@@ -365,13 +378,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             })
         }
         TripCommand::RequestAnalysis { today } => {
-            let trip = live.ok_or(TripError::NotFound)?;
-            if trip.is_locked(today) {
-                return Err(TripError::Locked);
-            }
-            if trip.is_partial() {
-                return Err(TripError::NoStages);
-            }
+            let trip = days_open_to_work(live, today)?;
             if trip.analysis_running() {
                 return Err(TripError::AnalysisRunning);
             }
@@ -385,13 +392,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             stage_id,
             today,
         } => {
-            let trip = live.ok_or(TripError::NotFound)?;
-            if trip.is_locked(today) {
-                return Err(TripError::Locked);
-            }
-            if trip.is_partial() {
-                return Err(TripError::NoStages);
-            }
+            let trip = days_open_to_work(live, today)?;
             if let Some(id) = stage_id
                 && !trip.stages.iter().any(|s| s.id == id)
             {
@@ -435,13 +436,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             waypoint,
             today,
         } => {
-            let trip = live.ok_or(TripError::NotFound)?;
-            if trip.is_locked(today) {
-                return Err(TripError::Locked);
-            }
-            if trip.is_partial() {
-                return Err(TripError::NoStages);
-            }
+            let trip = days_open_to_work(live, today)?;
             let stage = trip
                 .stages
                 .iter()
