@@ -15,19 +15,67 @@ pub fn quote(value: &str) -> String {
     format!("\"{out}\"")
 }
 
-/// Removes control and format characters (C0, C1, bidi overrides, zero-width joiners) and turns
-/// line and paragraph separators into spaces, so that text from outside reads as plain data.
+/// A caller's number for an error message, never longer than [`QUOTE_LIMIT`]: plain while
+/// short (`500`, `2.5`), in scientific notation when huge or tiny (`1e308`).
+pub fn number(value: f64) -> String {
+    if !value.is_finite() {
+        return "a number out of range".into();
+    }
+    let plain = if value == 0.0 {
+        "0".to_owned()
+    } else {
+        format!("{value}")
+    };
+    if plain.chars().count() <= 16 {
+        return plain;
+    }
+    let sci = format!("{value:e}");
+    // 17 significant digits at most: `-1.2345678901234567e-308` is 24 characters.
+    sci.chars().take(QUOTE_LIMIT).collect()
+}
+
+/// Removes control characters (Unicode category Cc) and format characters (Cf: bidi
+/// overrides, zero-width characters, the soft hyphen, interlinear annotations, the tag block
+/// that can spell hidden instructions) and turns line and paragraph separators into spaces,
+/// so that text from outside reads as plain data. This is the one gate every caller's and
+/// third party's text passes.
 pub fn strip_controls(value: &str) -> String {
     value
         .chars()
         .filter_map(|c| match c {
             '\n' | '\r' | '\t' | '\u{2028}' | '\u{2029}' => Some(' '),
-            c if c.is_control() => None,
-            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' => None,
-            '\u{2066}'..='\u{2069}' | '\u{FEFF}' => None,
+            c if c.is_control() || is_format(c) => None,
             c => Some(c),
         })
         .collect()
+}
+
+/// Whether `c` is a format character (general category Cf, Unicode 16), or in the tag
+/// block. The category is a short, stable list: written out here rather than pulling in a
+/// Unicode tables crate for one predicate.
+pub fn is_format(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}'
+        | '\u{0600}'..='\u{0605}'
+        | '\u{061C}'
+        | '\u{06DD}'
+        | '\u{070F}'
+        | '\u{0890}'..='\u{0891}'
+        | '\u{08E2}'
+        | '\u{180E}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{206F}'
+        | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}'
+        | '\u{110BD}'
+        | '\u{110CD}'
+        | '\u{13430}'..='\u{1343F}'
+        | '\u{1BCA0}'..='\u{1BCA3}'
+        | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E007F}'
+    )
 }
 
 #[cfg(test)]
@@ -41,8 +89,44 @@ mod tests {
     }
 
     #[test]
+    fn numbers_in_messages_stay_short() {
+        assert_eq!(number(500.0), "500");
+        assert_eq!(number(2.5), "2.5");
+        assert_eq!(number(-0.0), "0");
+        assert_eq!(number(1e308), "1e308");
+        assert!(number(1.234_567_890_123_456_7e-300).chars().count() <= QUOTE_LIMIT);
+        assert!(number(f64::MAX).chars().count() <= QUOTE_LIMIT);
+    }
+
+    #[test]
     fn a_short_value_is_quoted_whole() {
         assert_eq!(quote("abc"), "\"abc\"");
+    }
+
+    #[test]
+    fn hidden_instructions_in_tag_characters_and_other_format_characters_are_removed() {
+        // "ignore" spelled in Unicode tag characters, between visible words.
+        let tags: String = "ignore"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap_or(' '))
+            .collect();
+        let hostile =
+            format!("Passau{tags}\u{E007F} \u{061C}Linz\u{180E}\u{00AD}\u{FFF9}x\u{FFFB}\u{200D}");
+        assert_eq!(strip_controls(&hostile), "Passau Linzx");
+        for c in [
+            '\u{00AD}',
+            '\u{061C}',
+            '\u{180E}',
+            '\u{FFF9}',
+            '\u{FFFA}',
+            '\u{FFFB}',
+            '\u{E0001}',
+            '\u{E0020}',
+            '\u{E007F}',
+        ] {
+            assert!(is_format(c), "{c:?}");
+        }
+        assert_eq!(strip_controls("Zürich – Genève ✓"), "Zürich – Genève ✓");
     }
 
     #[test]

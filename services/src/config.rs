@@ -42,6 +42,10 @@ pub struct Config {
     #[arg(long, env = "ETAPPE_ALLOWED_SOURCE_HOSTS", value_delimiter = ',')]
     pub allowed_source_hosts: Vec<String>,
 
+    /// Milliseconds before a failed job's first retry (later ones wait 5× and 30× as long).
+    #[arg(long, env = "ETAPPE_RETRY_UNIT_MS", default_value_t = 1000)]
+    pub retry_unit_ms: u64,
+
     /// Jobs a worker runs at once (and its queue prefetch).
     #[arg(long, env = "ETAPPE_WORKER_CONCURRENCY", default_value_t = 2)]
     pub worker_concurrency: u16,
@@ -77,6 +81,12 @@ pub struct Config {
     /// Third-party upstreams (geocoder, accommodations, router); unset: embedded defaults.
     #[command(flatten)]
     pub upstreams: etappe_workers::upstreams::UpstreamSettings,
+    /// The HTTP server's deadlines and connection cap.
+    #[command(flatten)]
+    pub server: crate::server::ServerLimits,
+    /// Request budgets per caller (REST and MCP share them).
+    #[command(flatten)]
+    pub budgets: crate::budgets::BudgetSettings,
 }
 
 impl Config {
@@ -113,6 +123,7 @@ impl Config {
             otel_endpoint: None,
             allowed_source_hosts: Vec::new(),
             worker_concurrency: 2,
+            retry_unit_ms: 1000,
             in_process_workers: None,
             queue_prefix: "etappe".into(),
             worker_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -121,6 +132,8 @@ impl Config {
             upstreams: etappe_workers::upstreams::UpstreamSettings::default(),
             mcp_allowed_hosts: Vec::new(),
             mcp_allowed_origins: Vec::new(),
+            server: crate::server::ServerLimits::default(),
+            budgets: crate::budgets::BudgetSettings::default(),
         }
     }
 

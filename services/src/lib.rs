@@ -11,11 +11,14 @@
 //! - [`startup`]: opens the backend chosen by the configuration and runs the server.
 
 pub mod app;
+pub mod budgets;
 pub mod config;
 pub mod http;
 pub mod identity;
 pub mod mcp;
 pub mod runtime;
+pub mod server;
 pub mod startup;
+pub mod streams;
 /// Telemetry is shared with the worker binary, which owns it (dependencies point one way).
 pub use etappe_workers::telemetry;

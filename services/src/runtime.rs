@@ -20,6 +20,7 @@ impl From<&Config> for WorkSettings {
             allowed_source_hosts: config.allowed_source_hosts.clone(),
             concurrency: config.worker_concurrency,
             upstreams: config.upstreams.clone(),
+            retry_unit: std::time::Duration::from_millis(config.retry_unit_ms.max(1)),
         }
     }
 }
@@ -40,7 +41,8 @@ impl Background {
             Arc::clone(&work.store),
             Arc::clone(&work.queue),
             Arc::clone(&work.metrics),
-        );
+        )
+        .with_change_notices(Arc::clone(&work.progress));
         tasks.push(tokio::spawn(dispatcher.run(stopped.clone())));
         if config.runs_workers() {
             let worker = work.worker(format!("api-{}", uuid::Uuid::now_v7()))?;

@@ -86,15 +86,26 @@ impl Application {
         };
         let work: Work = open_work(&WorkSettings::from(config), Arc::clone(&backend.store)).await?;
         let background = Background::start(config, &work).await?;
+        let budgets = Arc::new(crate::budgets::Budgets::new(
+            config.budgets,
+            config.redis_url.as_deref(),
+            &config.queue_prefix,
+        ));
         let state = AppState {
-            trips: Arc::new(TripService::new(
-                Arc::clone(&backend.store),
-                config.allowed_source_hosts.clone(),
-            )),
+            trips: Arc::new(
+                TripService::new(
+                    Arc::clone(&backend.store),
+                    config.allowed_source_hosts.clone(),
+                )
+                .with_budgets(Arc::clone(&budgets)),
+            ),
             identity: Arc::new(backend.identity),
             work,
             public_url: config.public_url.clone(),
             mcp: config.mcp_settings(),
+            budgets,
+            streams: Arc::default(),
+            limits: config.server,
         };
         let listener = TcpListener::bind(config.addr).await?;
         Ok(Self {
@@ -125,9 +136,9 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let served = axum::serve(self.listener, router(self.state))
-            .with_graceful_shutdown(shutdown)
-            .await;
+        let limits = self.state.limits;
+        let served =
+            crate::server::serve(self.listener, router(self.state), limits, shutdown).await;
         self.background.shutdown().await;
         served
     }
@@ -144,11 +155,12 @@ async fn first_start(config: &Config, identity: &Identity) -> Result<Option<Stri
         .create_token(user, &Scope::ALL, "first start")
         .await?;
     let path = config.local_token_path();
-    std::fs::write(&path, format!("{token}\n"))?;
+    // Created 0600: the token is never readable by others, not even for an instant.
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-    }
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path)?;
+    std::io::Write::write_all(&mut file, format!("{token}\n").as_bytes())?;
     Ok(Some(token))
 }

@@ -79,6 +79,8 @@ pub struct TestApp {
     pub state: AppState,
     pub local_token: Option<String>,
     pub backend: Backend,
+    /// The embedded data directory (SQLite file, first-start token).
+    pub data_dir: std::path::PathBuf,
     _dir: TempDir,
     _stop: oneshot::Sender<()>,
 }
@@ -110,7 +112,8 @@ impl TestApp {
     pub async fn spawn_with(backend: Backend, tweak: impl FnOnce(&mut Config)) -> Option<TestApp> {
         etappe_services::telemetry::install_tls_provider();
         let dir = TempDir::new();
-        let mut config = Config::embedded(dir.path().to_path_buf());
+        // A directory the application creates itself, as on a first start.
+        let mut config = Config::embedded(dir.path().join("data"));
         config.allowed_source_hosts = vec!["127.0.0.1".into()];
         if backend == Backend::Postgres {
             config.database_url = Some(postgres_url()?);
@@ -126,6 +129,7 @@ impl TestApp {
             let _ = stopped.await;
         }));
         Some(TestApp {
+            data_dir: config.data_dir.clone(),
             base: format!("http://{addr}"),
             client: reqwest::Client::new(),
             state,
@@ -134,6 +138,11 @@ impl TestApp {
             _dir: dir,
             _stop: stop,
         })
+    }
+
+    /// The embedded data directory.
+    pub fn data_dir(&self) -> &std::path::Path {
+        &self.data_dir
     }
 
     /// A new user holding a token with `scopes`; answers the token.
@@ -329,6 +338,8 @@ impl Servers {
             .env("ETAPPE_ALLOWED_SOURCE_HOSTS", "127.0.0.1")
             .env("ETAPPE_WORKER_ADDR", "127.0.0.1:0")
             .env("ETAPPE_LOG", "warn")
+            // Retries through the 1 s delay queue, so a job gives up within seconds.
+            .env("ETAPPE_RETRY_UNIT_MS", "5")
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap_or_else(|e| {

@@ -232,37 +232,37 @@ async fn a_settings_change_needs_if_match_and_refuses_a_stale_version(app: TestA
         .await;
     assert_eq!(malformed.status, StatusCode::BAD_REQUEST);
 
-    // A title change recomputes nothing: the version stays.
+    // A title change recomputes nothing, and still moves the version: every caller edit does.
     let renamed = app
         .patch(&token, &id, Some("\"1\""), &json!({"title": "Renamed"}))
         .await;
     assert_eq!(renamed.status, StatusCode::OK);
-    assert_eq!(renamed.header("etag"), Some("\"1\""));
+    assert_eq!(renamed.header("etag"), Some("\"2\""));
     assert_eq!(renamed.body["title"], json!("Renamed"));
 
-    // A pacing change moves it, and the old version is now stale.
+    // A pacing change moves it too, and the old version is now stale.
     let repaced = app
         .patch(
             &token,
             &id,
-            Some("\"1\""),
+            Some("\"2\""),
             &json!({"maxDistancePerDay": 120}),
         )
         .await;
     assert_eq!(repaced.status, StatusCode::OK);
-    assert_eq!(repaced.header("etag"), Some("\"2\""));
+    assert_eq!(repaced.header("etag"), Some("\"3\""));
     assert_eq!(repaced.body["maxDistancePerDay"], json!(120.0));
 
     let stale = app
         .patch(&token, &id, Some("\"1\""), &json!({"ebikeMode": true}))
         .await;
     assert_eq!(stale.status, StatusCode::PRECONDITION_FAILED);
-    assert_eq!(stale.body["currentVersion"], json!(2));
+    assert_eq!(stale.body["currentVersion"], json!(3));
     assert!(
         stale.body["detail"]
             .as_str()
             .unwrap_or("")
-            .contains("you edited version 1, the current one is 2")
+            .contains("you edited version 1, the current one is 3")
     );
 
     let any = app
@@ -669,7 +669,7 @@ async fn the_history_is_readable_and_any_past_version_can_be_read(app: TestApp) 
         app.patch(
             &token,
             &id,
-            Some("\"1\""),
+            Some("\"2\""),
             &json!({"maxDistancePerDay": 90})
         )
         .await
@@ -701,7 +701,7 @@ async fn the_history_is_readable_and_any_past_version_can_be_read(app: TestApp) 
         items.iter().any(|i| i["summary"]
             .as_str()
             .unwrap_or("")
-            .contains("maxDistancePerDay (version 2)")),
+            .contains("maxDistancePerDay (version 3)")),
         "{items:?}"
     );
 
@@ -718,8 +718,8 @@ async fn the_history_is_readable_and_any_past_version_can_be_read(app: TestApp) 
     assert_eq!(v1.status, StatusCode::OK);
     assert_eq!(
         v1.body["title"],
-        json!("Second"),
-        "the last state at version 1 (a title change keeps the version)"
+        json!("First"),
+        "version 1 is the trip as created (a title change moves the version)"
     );
     assert_eq!(v1.body["maxDistancePerDay"], json!(80.0));
     let v2 = app
@@ -732,7 +732,19 @@ async fn the_history_is_readable_and_any_past_version_can_be_read(app: TestApp) 
             None,
         )
         .await;
-    assert_eq!(v2.body["maxDistancePerDay"], json!(90.0));
+    assert_eq!(v2.body["title"], json!("Second"));
+    assert_eq!(v2.body["maxDistancePerDay"], json!(80.0));
+    let v3 = app
+        .call(
+            Method::GET,
+            "/trips/{id}/detail",
+            &format!("/trips/{id}/detail?version=3"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(v3.body["maxDistancePerDay"], json!(90.0));
     let v9 = app
         .call(
             Method::GET,

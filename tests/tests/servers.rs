@@ -204,6 +204,41 @@ async fn an_event_appended_but_never_published_is_published_after_a_restart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_job_whose_retries_run_out_on_rabbitmq_fails_its_trip_then_is_dead_lettered() {
+    let Some(servers) = Servers::from_env() else {
+        return;
+    };
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let app = app_on(&servers).await;
+    // A source that answers 503 to every try.
+    let down = axum::Router::new().route(
+        "/down.gpx",
+        axum::routing::get(|| async { axum::http::StatusCode::SERVICE_UNAVAILABLE }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, down).await });
+    let _worker = servers.spawn_worker();
+    let token = app.user().await;
+    let id = create(&app, &token, &format!("http://{addr}/down.gpx")).await;
+    let detail = wait_for_route(&app, &token, &id, Duration::from_secs(60)).await;
+    assert_eq!(detail["status"], json!("failed"), "{detail}");
+    assert_eq!(detail["partial"], json!(false), "{detail}");
+    let reason = detail["unavailable"]["route"].as_str().unwrap_or_default();
+    assert!(reason.contains("after 4 attempts"), "{reason}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while app.state.work.queue.dead_lettered().await.expect("dlq") < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the given-up job is not in the dead-letter queue"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_poison_message_goes_to_the_dead_letter_queue_without_blocking_others() {
     let Some(servers) = Servers::from_env() else {
         return;

@@ -41,6 +41,8 @@ pub struct Dispatcher {
     /// Jobs published to a non-durable queue and not yet settled, each with the cursor the
     /// checkpoint may advance to while it is the oldest unsettled one.
     outstanding: VecDeque<(Cursor, Uuid)>,
+    /// Where live readers hear that a trip changed (the progress channel), if anywhere.
+    notices: Option<Arc<dyn crate::progress::ProgressStore>>,
 }
 
 impl Dispatcher {
@@ -52,7 +54,15 @@ impl Dispatcher {
             metrics,
             read: None,
             outstanding: VecDeque::new(),
+            notices: None,
         }
+    }
+
+    /// The dispatcher also tells live readers (SSE) which trips' logs grew: it reads every
+    /// event anyway, within 50 ms of its commit, whichever process or replica wrote it.
+    pub fn with_change_notices(mut self, notices: Arc<dyn crate::progress::ProgressStore>) -> Self {
+        self.notices = Some(notices);
+        self
     }
 
     /// One step: reads a batch after the checkpoint, publishes its jobs, saves the
@@ -85,6 +95,15 @@ impl Dispatcher {
             previous = event.cursor();
             checkpoint = Some(previous);
             self.read = Some(previous);
+        }
+        if let Some(notices) = &self.notices {
+            let changed: std::collections::BTreeSet<_> = events
+                .iter()
+                .filter_map(|e| etappe_events::ids::TripId::from_stream_id(&e.stream_id))
+                .collect();
+            for trip_id in changed {
+                crate::progress::notify_changed(notices.as_ref(), trip_id).await;
+            }
         }
         if let Some(last) = events.last() {
             let lag = (chrono::Utc::now() - last.recorded_at)

@@ -19,6 +19,7 @@ pub mod dispatcher;
 mod enrich;
 pub mod fetch;
 pub mod geometry;
+pub mod giving_up;
 pub mod jobs;
 pub mod labels;
 pub mod metrics;

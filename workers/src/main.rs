@@ -31,6 +31,10 @@ struct Args {
     /// Jobs run at once (the queue prefetch).
     #[arg(long, env = "ETAPPE_WORKER_CONCURRENCY", default_value_t = 2)]
     concurrency: u16,
+    /// Milliseconds before a failed job's first retry (then 5× and 30×; on RabbitMQ rounded
+    /// up to the delay queues of 1 s, 5 s and 30 s).
+    #[arg(long, env = "ETAPPE_RETRY_UNIT_MS", default_value_t = 1000)]
+    retry_unit_ms: u64,
     /// Address of `/metrics`, `/livez`, `/readyz`.
     #[arg(long, env = "ETAPPE_WORKER_ADDR", default_value = "127.0.0.1:9091")]
     addr: SocketAddr,
@@ -57,6 +61,7 @@ async fn main() -> anyhow::Result<()> {
         allowed_source_hosts: args.allowed_source_hosts,
         concurrency: args.concurrency,
         upstreams: args.upstreams,
+        retry_unit: std::time::Duration::from_millis(args.retry_unit_ms.max(1)),
     };
     let work = open_work(&settings, store).await?;
     run_worker_process(work, args.addr).await?;

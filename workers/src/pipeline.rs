@@ -360,6 +360,7 @@ impl Pipeline {
                     accommodations: Vec::new(),
                     accommodation: None,
                     detour: None,
+                    detour_failure: None,
                 })
             })
             .collect();
@@ -577,7 +578,8 @@ enum RouteFailure {
     Terminal(String),
 }
 
-fn describe_route_error(error: &etappe_route::RouteError) -> String {
+/// A route error in words for the rider (also used to refuse an upload at the door).
+pub fn describe_route_error(error: &etappe_route::RouteError) -> String {
     use etappe_route::RouteError as E;
     match error {
         E::NotGpx => "the link does not lead to a GPX file".into(),
@@ -748,6 +750,7 @@ mod tests {
             accommodations: Vec::new(),
             accommodation: None,
             detour: None,
+            detour_failure: None,
         };
         fold(&[
             TripEvent::TripCreated {

@@ -53,6 +53,9 @@ pub struct WorkSettings {
     pub allowed_source_hosts: Vec<String>,
     pub concurrency: u16,
     pub upstreams: crate::upstreams::UpstreamSettings,
+    /// The first retry's delay; later ones are 5× and 30× it (1 s in production; tests
+    /// shorten it to see a job given up within a second).
+    pub retry_unit: Duration,
 }
 
 /// The queue, progress store, metrics and store shared by a process's work.
@@ -132,6 +135,7 @@ impl Work {
             metrics: Arc::clone(&self.metrics),
             concurrency: self.settings.concurrency.max(1),
             grace: Duration::from_secs(20),
+            retry_unit: self.settings.retry_unit,
         })
     }
 

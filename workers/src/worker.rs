@@ -11,9 +11,10 @@ use etappe_events::store::Store;
 use tokio::sync::{Mutex, watch};
 use tracing::Instrument;
 
+use crate::giving_up::GiveUpCause;
 use crate::metrics::Metrics;
 use crate::pipeline::{Outcome, Pipeline};
-use crate::queue::{Deliveries, Delivery, JobQueue, MAX_ATTEMPTS, backoff};
+use crate::queue::{DELIVERY_LIMIT, Deliveries, Delivery, JobQueue, MAX_ATTEMPTS, backoff};
 
 /// How often a worker says it is alive.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
@@ -31,6 +32,8 @@ pub struct Worker {
     pub concurrency: u16,
     /// How long in-flight jobs may take to finish after a stop is asked.
     pub grace: Duration,
+    /// The first retry's delay (see [`backoff`], which counts in units of it).
+    pub retry_unit: Duration,
 }
 
 impl Worker {
@@ -92,6 +95,7 @@ impl Worker {
             message,
             attempt,
             redelivered,
+            lost_deliveries,
             acker,
         } = delivery;
         let message = match message {
@@ -111,6 +115,29 @@ impl Worker {
         let job = &message.job;
         let span = tracing::info_span!("job", kind = job.kind(), job_id = %job.id(), trip_id = %job.trip_id(), attempt, redelivered);
         crate::telemetry::continue_trace_from(&span, message.traceparent.as_deref());
+        // The broker is about to stop delivering a job whose workers keep dying: give it up
+        // now, visibly, rather than let it vanish into the dead-letter queue.
+        if lost_deliveries + 1 >= DELIVERY_LIMIT {
+            let cause = GiveUpCause::WorkersStopped {
+                deliveries: lost_deliveries,
+            };
+            span.in_scope(|| {
+                tracing::error!(
+                    lost_deliveries,
+                    "workers keep stopping on this job: given up"
+                );
+            });
+            if let Err(error) = self.pipeline.give_up(job, &cause).await {
+                span.in_scope(
+                    || tracing::warn!(%error, "the give-up was not recorded; requeueing"),
+                );
+                let _ = acker.requeue().await;
+                return;
+            }
+            let _ = acker.dead_letter().await;
+            self.count(job.kind(), "dead_lettered");
+            return;
+        }
         let started = Instant::now();
         let run = self
             .pipeline
@@ -147,12 +174,34 @@ impl Worker {
             Some(Err(error)) => {
                 let next = attempt + 1;
                 if next >= MAX_ATTEMPTS {
-                    span.in_scope(|| tracing::error!(%error, "job failed {MAX_ATTEMPTS} times: dead-lettered"));
-                    let _ = acker.dead_letter().await;
-                    "dead_lettered"
+                    span.in_scope(
+                        || tracing::error!(%error, "job failed {MAX_ATTEMPTS} times: given up"),
+                    );
+                    let cause = GiveUpCause::AttemptsExhausted {
+                        attempts: MAX_ATTEMPTS,
+                        last_error: error.to_string(),
+                    };
+                    match self.pipeline.give_up(job, &cause).await {
+                        Ok(()) => {
+                            let _ = acker.dead_letter().await;
+                            "dead_lettered"
+                        }
+                        // Without the record the job must not vanish: try again later.
+                        Err(e) => {
+                            span.in_scope(|| tracing::warn!(error = %e, "the give-up was not recorded; retrying"));
+                            if acker
+                                .retry(&message, attempt, self.delay(next))
+                                .await
+                                .is_err()
+                            {
+                                let _ = acker.requeue().await;
+                            }
+                            "retried"
+                        }
+                    }
                 } else {
                     span.in_scope(|| tracing::warn!(%error, next, "job failed; retrying"));
-                    if let Err(e) = acker.retry(&message, next, backoff(next)).await {
+                    if let Err(e) = acker.retry(&message, next, self.delay(next)).await {
                         tracing::warn!(error = %e, "retry not scheduled; requeueing");
                         let _ = acker.requeue().await;
                     }
@@ -160,17 +209,26 @@ impl Worker {
                 }
             }
         };
-        self.metrics.inc(
-            "etappe_jobs_total",
-            "Jobs by outcome.",
-            &[("kind", kind), ("outcome", outcome)],
-            1.0,
-        );
+        self.count(kind, outcome);
         self.metrics.observe(
             "etappe_job_duration_seconds",
             "Time a worker spent on a job.",
             &[("kind", kind)],
             started.elapsed().as_secs_f64(),
+        );
+    }
+
+    /// The wait before try `attempt`: [`backoff`] in units of `retry_unit`.
+    fn delay(&self, attempt: u32) -> Duration {
+        backoff(attempt).mul_f64(self.retry_unit.as_secs_f64())
+    }
+
+    fn count(&self, kind: &str, outcome: &str) {
+        self.metrics.inc(
+            "etappe_jobs_total",
+            "Jobs by outcome.",
+            &[("kind", kind), ("outcome", outcome)],
+            1.0,
         );
     }
 }

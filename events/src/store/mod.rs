@@ -285,6 +285,11 @@ pub trait WorkStore: Send + Sync + fmt::Debug {
     async fn put_blob(&self, key: &str, data: &[u8]) -> Result<(), StoreError>;
     /// The blob under `key`.
     async fn get_blob(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Deletes every blob of a trip (its upload, tracks and detours: keys `kind:{trip_id}…`).
+    /// Answers how many went.
+    async fn delete_trip_blobs(&self, trip_id: TripId) -> Result<u64, StoreError>;
+    /// Bytes of uploaded files kept for the live trips of `owner` (the upload quota).
+    async fn upload_bytes_of(&self, owner: UserId) -> Result<u64, StoreError>;
     /// Records that `worker_id` is alive now.
     async fn heartbeat(&self, worker_id: &str) -> Result<(), StoreError>;
     /// Workers seen within the last `within`.

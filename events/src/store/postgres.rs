@@ -560,6 +560,29 @@ impl super::WorkStore for PostgresStore {
             .await?)
     }
 
+    async fn delete_trip_blobs(&self, trip_id: TripId) -> Result<u64, StoreError> {
+        let id = trip_id.to_string();
+        let done = sqlx::query(
+            "DELETE FROM blobs WHERE key = 'upload:' || $1 OR key LIKE 'track:' || $1 || ':%' \
+             OR key LIKE 'detour:' || $1 || ':%'",
+        )
+        .bind(&id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn upload_bytes_of(&self, owner: UserId) -> Result<u64, StoreError> {
+        let total: Option<i64> = sqlx::query_scalar(
+            "SELECT SUM(OCTET_LENGTH(b.data))::BIGINT FROM blobs b JOIN trip_views v \
+             ON b.key = 'upload:' || v.trip_id::text WHERE v.owner_id = $1",
+        )
+        .bind(owner.0)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(total.unwrap_or(0)).unwrap_or(0))
+    }
+
     async fn heartbeat(&self, worker_id: &str) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO worker_heartbeats (worker_id) VALUES ($1) \

@@ -45,12 +45,40 @@ fn parse_ts(s: &str) -> Result<DateTime<Utc>, StoreError> {
         .map_err(|e| StoreError::Corrupt(format!("timestamp {s:?}: {e}")))
 }
 
+/// The database holds every user's trips and tokens' digests: its directory is created
+/// 0700 and the file 0600 before SQLite opens it (SQLite gives its `-wal` and `-shm` files the
+/// database file's mode), so there is no moment at which another user could read them.
+fn private_files(path: &Path) -> std::io::Result<()> {
+    if let Some(dir) = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.exists())
+    {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    drop(options.open(path)?);
+    #[cfg(unix)]
+    for suffix in ["", "-wal", "-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        let file = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+        if file.exists() {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
+}
+
 impl SqliteStore {
     /// Opens (creating if needed) the database file and applies the migrations.
     pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
-        }
+        private_files(path).map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -575,6 +603,29 @@ impl super::WorkStore for SqliteStore {
             .bind(key)
             .fetch_optional(&self.pool)
             .await?)
+    }
+
+    async fn delete_trip_blobs(&self, trip_id: TripId) -> Result<u64, StoreError> {
+        let id = trip_id.to_string();
+        let done = sqlx::query(
+            "DELETE FROM blobs WHERE key IN ('upload:' || ?1) OR key LIKE 'track:' || ?1 || ':%' \
+             OR key LIKE 'detour:' || ?1 || ':%'",
+        )
+        .bind(&id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    async fn upload_bytes_of(&self, owner: UserId) -> Result<u64, StoreError> {
+        let total: Option<i64> = sqlx::query_scalar(
+            "SELECT SUM(LENGTH(b.data)) FROM blobs b JOIN trip_views v \
+             ON b.key = 'upload:' || v.trip_id WHERE v.owner_id = ?1",
+        )
+        .bind(owner.to_string())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u64::try_from(total.unwrap_or(0)).unwrap_or(0))
     }
 
     async fn heartbeat(&self, worker_id: &str) -> Result<(), StoreError> {

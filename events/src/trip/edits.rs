@@ -194,7 +194,7 @@ pub fn decide_stage_edit(
             current: trip.version,
         });
     }
-    if trip.is_partial() {
+    if !trip.has_days() {
         return Err(TripError::NoStages);
     }
     let stage_id = edit.stage_id();
@@ -303,6 +303,7 @@ fn apply(
                 accommodations: Vec::new(),
                 accommodation: day.accommodation.clone(),
                 detour: None,
+                detour_failure: None,
             };
             stages.insert(index + 1, rest);
             Ok(Impact {

@@ -126,6 +126,14 @@ pub enum TripEvent {
         ascent_m: f64,
         descent_m: f64,
     },
+    /// A day's detour could not be computed, for good (its job was given up): the day keeps
+    /// its roads and says why. Not structural: no version.
+    #[serde(rename_all = "camelCase")]
+    DetourFailed {
+        generation: u64,
+        stage_id: uuid::Uuid,
+        reason: String,
+    },
     /// A trip came into being as a deep copy of another (see `trip::duplicate`): its state is
     /// the copy's whole starting image; `version` is 1.
     #[serde(rename_all = "camelCase")]
@@ -153,7 +161,7 @@ pub struct StageAccommodations {
 }
 
 /// Every trip event type, as stored in `event_type`.
-pub const EVENT_TYPES: [&str; 18] = [
+pub const EVENT_TYPES: [&str; 19] = [
     "TripCreated",
     "RouteRequested",
     "TripSettingsUpdated",
@@ -172,6 +180,7 @@ pub const EVENT_TYPES: [&str; 18] = [
     "WaypointRequested",
     "StageRerouted",
     "TripDuplicated",
+    "DetourFailed",
 ];
 
 /// A stored event that is not a trip event of a known shape.
@@ -209,6 +218,7 @@ impl TripEvent {
             Self::WaypointRequested { .. } => "WaypointRequested",
             Self::StageRerouted { .. } => "StageRerouted",
             Self::TripDuplicated { .. } => "TripDuplicated",
+            Self::DetourFailed { .. } => "DetourFailed",
         }
     }
 

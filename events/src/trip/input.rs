@@ -2,7 +2,7 @@
 //! accepts. REST bodies and MCP arguments both go through here, so a value is judged the same
 //! way whichever door it came through.
 
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -35,7 +35,7 @@ impl FieldError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
     /// Names the caller used that the operation does not accept: refused, never dropped.
-    #[error("unknown field(s): {}; accepted: {}", .unknown.iter().map(|n| quote(n)).collect::<Vec<_>>().join(", "), .accepted.join(", "))]
+    #[error("{}; accepted: {}", named_unknown(.unknown), .accepted.join(", "))]
     UnknownFields {
         unknown: Vec<String>,
         accepted: Vec<String>,
@@ -49,8 +49,11 @@ impl InputError {
     /// The field errors, one per unknown field or invalid value.
     pub fn field_errors(&self) -> Vec<FieldError> {
         match self {
+            // A few unknown names are enough to act on; a body of thousands must not make
+            // an answer of thousands.
             Self::UnknownFields { unknown, accepted } => unknown
                 .iter()
+                .take(UNKNOWN_NAMED)
                 .map(|name| {
                     FieldError::new(
                         strip_controls(name).chars().take(40).collect::<String>(),
@@ -64,6 +67,21 @@ impl InputError {
                 .collect(),
             Self::Invalid(errors) => errors.clone(),
         }
+    }
+}
+
+/// How many unknown names a refusal names (the rest are counted).
+pub const UNKNOWN_NAMED: usize = 3;
+
+fn named_unknown(unknown: &[String]) -> String {
+    let named: Vec<String> = unknown
+        .iter()
+        .take(UNKNOWN_NAMED)
+        .map(|n| quote(n))
+        .collect();
+    match unknown.len().saturating_sub(UNKNOWN_NAMED) {
+        0 => format!("unknown field(s): {}", named.join(", ")),
+        more => format!("unknown field(s): {} and {more} more", named.join(", ")),
     }
 }
 
@@ -175,11 +193,39 @@ fn parse_title(value: &Value) -> Result<String, FieldError> {
     Ok(clean)
 }
 
-/// Parses a `YYYY-MM-DD` date, or `null` (cleared).
+/// Days before today a trip's date may lie (a trip ridden last summer can still be recorded).
+pub const DATE_PAST_DAYS: i64 = 366;
+/// Years after today a trip's date may lie.
+pub const DATE_FUTURE_YEARS: i32 = 10;
+
+/// Refuses a trip date more than a year in the past or ten years ahead: `0001-01-01` would
+/// lock the trip for good, `9999-12-31` is a typo. The range is named in the refusal. The
+/// clock is read here, at the edge where input is parsed, not in `decide`.
+fn date_in_range(name: &str, date: NaiveDate) -> Result<NaiveDate, FieldError> {
+    let today = chrono::Utc::now().date_naive();
+    let earliest = today - chrono::Duration::days(DATE_PAST_DAYS);
+    let latest = today
+        .with_year(today.year() + DATE_FUTURE_YEARS)
+        .unwrap_or(today + chrono::Duration::days(3652));
+    if (earliest..=latest).contains(&date) {
+        Ok(date)
+    } else {
+        Err(FieldError::new(
+            name,
+            format!(
+                "{name} must be from {earliest} to {latest} (at most a year ago, at most ten years ahead); got {date}"
+            ),
+        ))
+    }
+}
+
+/// Parses a trip's `YYYY-MM-DD` date within the accepted range, or `null` (cleared).
 pub fn parse_optional_date(name: &str, value: &Value) -> Result<Option<NaiveDate>, FieldError> {
     match value {
         Value::Null => Ok(None),
-        Value::String(s) => parse_date(name, s).map(Some),
+        Value::String(s) => parse_date(name, s)
+            .and_then(|d| date_in_range(name, d))
+            .map(Some),
         other => Err(FieldError::new(
             name,
             format!(
@@ -209,7 +255,11 @@ fn parse_number(name: &str, value: &Value, range: Range) -> Result<f64, FieldErr
         Some(v) if range.contains(v) => Ok(v),
         Some(v) => Err(FieldError::new(
             name,
-            format!("{name} must be a number {}; got {v}", range.describe()),
+            format!(
+                "{name} must be a number {}; got {}",
+                range.describe(),
+                crate::text::number(v)
+            ),
         )),
         None => Err(FieldError::new(
             name,
@@ -283,7 +333,10 @@ pub fn describe(value: &Value) -> String {
     match value {
         Value::Null => "null".into(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => quote(&n.to_string()).trim_matches('"').to_owned(),
+        Value::Number(n) => match n.as_f64() {
+            Some(v) if !n.is_u64() && !n.is_i64() => crate::text::number(v),
+            _ => quote(&n.to_string()).trim_matches('"').to_owned(),
+        },
         Value::String(s) => quote(s),
         Value::Array(_) => "a list".into(),
         Value::Object(_) => "an object".into(),
@@ -301,6 +354,46 @@ mod tests {
             Value::Object(map) => map,
             other => panic!("test input must be an object, got {other}"),
         }
+    }
+
+    #[test]
+    fn thousands_of_unknown_fields_make_a_short_refusal() {
+        let mut body = Map::new();
+        for i in 0..5000 {
+            body.insert(format!("field{i:05}"), json!(1));
+        }
+        let err = refuse_unknown(&body, &["title", "startDate"]).expect_err("unknown");
+        let text = err.to_string();
+        assert!(text.len() < 200, "{} bytes: {text}", text.len());
+        assert!(text.contains("and 4997 more"), "{text}");
+        assert_eq!(err.field_errors().len(), UNKNOWN_NAMED);
+    }
+
+    #[test]
+    fn dates_far_in_the_past_or_future_are_refused_naming_the_range() {
+        for bad in ["0001-01-01", "9999-12-31"] {
+            let err = parse_optional_date("startDate", &json!(bad)).expect_err(bad);
+            assert!(
+                err.message.contains("at most a year ago"),
+                "{}",
+                err.message
+            );
+            assert!(err.message.contains(bad), "{}", err.message);
+        }
+        let soon = (chrono::Utc::now().date_naive() + chrono::Duration::days(30)).to_string();
+        assert!(parse_optional_date("startDate", &json!(soon)).is_ok());
+    }
+
+    #[test]
+    fn a_huge_number_is_quoted_short() {
+        let err = parse_settings(
+            &object(json!({"maxDistancePerDay": 1e308})),
+            NullMeans::Absent,
+        )
+        .expect_err("out of range");
+        let text = err.to_string();
+        assert!(text.contains("got 1e308"), "{text}");
+        assert!(text.len() < 120, "{text}");
     }
 
     #[test]

@@ -3,9 +3,12 @@
 //! application services load, decide and append, and the tests run without any I/O.
 //!
 //! Two versions exist. The event store's stream version orders every event of the stream.
-//! The trip's `version` published to clients counts *structural* changes only: creation,
-//! re-pacing, stage edits, and settings changes that recompute something. Enrichments landing
-//! from workers do not move it, so an agent's edit is not refused because a forecast arrived.
+//! The trip's `version` published to clients (the ETag, MCP's `version`) moves with every
+//! change a caller makes to what it edits: creation, settings (a title too), stage edits, and
+//! the days a route job cuts. Enrichments landing from workers (alerts, accommodations found,
+//! detours asked with `add_waypoint`) do not move it, so an agent's edit is not refused
+//! because a forecast arrived; sharing does not either (the link is not part of the trip a
+//! caller edits).
 
 pub mod duplicate;
 pub mod edits;
@@ -107,9 +110,20 @@ impl Trip {
         self.settings.start_date.is_some_and(|start| start <= today)
     }
 
-    /// True until the days exist.
+    /// True while the days are still to come: they do not exist yet and the route has not
+    /// failed. A failed route is an answer too, so an agent's poll ends on it.
     pub fn is_partial(&self) -> bool {
-        self.stages.is_empty()
+        !self.has_days() && self.status(Category::Route) != ComputationStatus::Failed
+    }
+
+    /// Whether the days exist (what work on the days needs).
+    pub fn has_days(&self) -> bool {
+        !self.stages.is_empty()
+    }
+
+    /// Whether the route of the current generation failed for good.
+    pub fn route_failed(&self) -> bool {
+        self.status(Category::Route) == ComputationStatus::Failed
     }
 
     fn status(&self, category: Category) -> ComputationStatus {
@@ -226,6 +240,22 @@ pub enum TripCommand {
         done: Vec<Category>,
         unavailable: Vec<Unavailable>,
     },
+    /// The fleet gave a job up (retries exhausted, a delivery limit met, a payload no worker
+    /// could finish): the work it was doing ends as failed, with a reason a person can act on.
+    GiveUp {
+        generation: u64,
+        work: GivenUpWork,
+        reason: String,
+    },
+}
+
+/// The work a given-up job was doing, which decides what the trip records.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GivenUpWork {
+    Route,
+    Analysis(Vec<Category>),
+    Accommodations,
+    Detour { stage_id: uuid::Uuid },
 }
 
 /// Why a command was refused.
@@ -274,7 +304,7 @@ fn days_open_to_work(live: Option<&Trip>, today: NaiveDate) -> Result<&Trip, Tri
     if trip.is_locked(today) {
         return Err(TripError::Locked);
     }
-    if trip.is_partial() {
+    if !trip.has_days() {
         return Err(TripError::NoStages);
     }
     Ok(trip)
@@ -335,11 +365,9 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 return Ok(vec![]);
             }
             let invalidation = Invalidation::between(&trip.settings, &after);
-            let version = if invalidation.is_empty() {
-                trip.version
-            } else {
-                trip.version + 1
-            };
+            // Every change a caller makes moves the version, recomputing or not: a title
+            // edit made under a stale version must be refused, not silently lost.
+            let version = trip.version + 1;
             let mut events = vec![TripEvent::TripSettingsUpdated {
                 settings: after,
                 changed,
@@ -350,7 +378,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 events.push(TripEvent::RouteRequested {
                     generation: trip.generation + 1,
                 });
-            } else if !invalidation.categories.is_empty() && !trip.is_partial() {
+            } else if !invalidation.categories.is_empty() && trip.has_days() {
                 events.push(TripEvent::AnalysisRequested {
                     generation: trip.generation,
                     categories: invalidation.categories.iter().copied().collect(),
@@ -378,6 +406,19 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             })
         }
         TripCommand::RequestAnalysis { today } => {
+            // A route that failed for good is asked again (a source back online, a file
+            // fixed): the trip is retried without being recreated.
+            if let Some(trip) = live
+                && trip.route_failed()
+                && !trip.has_days()
+            {
+                if trip.is_locked(today) {
+                    return Err(TripError::Locked);
+                }
+                return Ok(vec![TripEvent::RouteRequested {
+                    generation: trip.generation + 1,
+                }]);
+            }
             let trip = days_open_to_work(live, today)?;
             if trip.analysis_running() {
                 return Err(TripError::AnalysisRunning);
@@ -491,6 +532,11 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 },
             ])
         }
+        TripCommand::GiveUp {
+            generation,
+            work,
+            reason,
+        } => give_up(live.ok_or(TripError::NotFound)?, generation, work, reason),
         TripCommand::StartRoute { generation, job_id } => {
             let trip = live.ok_or(TripError::NotFound)?;
             current_generation(trip, generation)?;
@@ -541,7 +587,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 .into_iter()
                 .filter(|c| trip.status(*c) == ComputationStatus::Pending)
                 .collect();
-            if pending.is_empty() || trip.is_partial() {
+            if pending.is_empty() || !trip.has_days() {
                 return Ok(vec![]);
             }
             Ok(vec![TripEvent::AnalysisStarted {
@@ -557,7 +603,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
         } => {
             let trip = live.ok_or(TripError::NotFound)?;
             current_generation(trip, generation)?;
-            if trip.is_partial() {
+            if !trip.has_days() {
                 return Err(TripError::NoStages);
             }
             Ok(vec![TripEvent::AnalysisCompleted {
@@ -568,6 +614,65 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             }])
         }
     }
+}
+
+/// The events that record a given-up job: the work it did ends as failed with `reason`.
+fn give_up(
+    trip: &Trip,
+    generation: u64,
+    work: GivenUpWork,
+    reason: String,
+) -> Result<Vec<TripEvent>, TripError> {
+    current_generation(trip, generation)?;
+    let unavailable = |categories: Vec<Category>| {
+        let still_open: Vec<Unavailable> = categories
+            .into_iter()
+            .filter(|c| {
+                matches!(
+                    trip.status(*c),
+                    ComputationStatus::Pending | ComputationStatus::Running
+                )
+            })
+            .map(|category| Unavailable {
+                category,
+                reason: reason.clone(),
+            })
+            .collect();
+        if still_open.is_empty() || !trip.has_days() {
+            return vec![];
+        }
+        vec![TripEvent::AnalysisCompleted {
+            generation,
+            stages: Vec::new(),
+            done: Vec::new(),
+            unavailable: still_open,
+        }]
+    };
+    Ok(match work {
+        GivenUpWork::Route => {
+            if matches!(
+                trip.status(Category::Route),
+                ComputationStatus::Done | ComputationStatus::Failed
+            ) {
+                vec![]
+            } else {
+                vec![TripEvent::RouteFailed { generation, reason }]
+            }
+        }
+        GivenUpWork::Analysis(categories) => unavailable(categories),
+        GivenUpWork::Accommodations => unavailable(vec![Category::Accommodations]),
+        GivenUpWork::Detour { stage_id } => {
+            if trip.stages.iter().any(|s| s.id == stage_id) {
+                vec![TripEvent::DetourFailed {
+                    generation,
+                    stage_id,
+                    reason,
+                }]
+            } else {
+                vec![]
+            }
+        }
+    })
 }
 
 /// Folds one event into the state. Never fails: an event is a fact already accepted.
@@ -779,9 +884,23 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
         ) if *generation == trip.generation => {
             if let Some(stage) = trip.stages.iter_mut().find(|s| s.id == *stage_id) {
                 stage.detour = Some(detour.clone());
+                stage.detour_failure = None;
                 stage.distance_km = *distance_km;
                 stage.ascent_m = *ascent_m;
                 stage.descent_m = *descent_m;
+            }
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::DetourFailed {
+                generation,
+                stage_id,
+                reason,
+            },
+        ) if *generation == trip.generation => {
+            if let Some(stage) = trip.stages.iter_mut().find(|s| s.id == *stage_id) {
+                stage.detour_failure = Some(reason.clone());
             }
             Some(trip)
         }

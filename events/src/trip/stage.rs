@@ -70,6 +70,9 @@ pub struct Stage {
     /// The day re-routed through a waypoint: its geometry is stored apart from the track.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detour: Option<Detour>,
+    /// Why the last detour asked for this day could not be computed (its job was given up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detour_failure: Option<String>,
 }
 
 /// A place to sleep: found by a scan (OpenStreetMap) or entered by the rider.

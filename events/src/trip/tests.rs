@@ -107,7 +107,7 @@ fn creating_twice_is_refused() {
 }
 
 #[test]
-fn a_title_change_keeps_the_version() {
+fn a_title_change_moves_the_version_and_recomputes_nothing() {
     let history = created(TripSettings::default());
     let events = given_when(
         &history,
@@ -130,7 +130,7 @@ fn a_title_change_keeps_the_version() {
     else {
         panic!("expected a settings update, got {events:?}");
     };
-    assert_eq!(*version, 1);
+    assert_eq!(*version, 2);
     assert_eq!(changed, &[SettingField::Title]);
     assert!(invalidated.is_empty());
 }
@@ -369,6 +369,7 @@ fn route_done(history: &mut Vec<TripEvent>) {
         accommodations: vec![],
         accommodation: None,
         detour: None,
+        detour_failure: None,
     };
     let route = RouteSummary {
         title: Some("From the source".into()),
@@ -491,4 +492,86 @@ fn an_analysis_is_refused_while_one_runs_and_without_days() {
         ),
         Err(TripError::AnalysisRunning)
     );
+}
+
+#[test]
+fn a_stale_title_edit_is_refused_rather_than_lost() {
+    let mut history = created(TripSettings::default());
+    let title = |t: &str| SettingsPatch {
+        title: Some(t.into()),
+        ..Default::default()
+    };
+    history.extend(given_when(&history, update(title("First"), 1)).expect("first edit"));
+    let second = given_when(&history, update(title("Second"), 1));
+    assert_eq!(
+        second,
+        Err(TripError::StaleVersion {
+            expected: 1,
+            current: 2
+        })
+    );
+}
+
+fn give_up(work: GivenUpWork) -> TripCommand {
+    TripCommand::GiveUp {
+        generation: 1,
+        work,
+        reason: "the route could not be fetched after 4 attempts: name resolution failed".into(),
+    }
+}
+
+#[test]
+fn a_given_up_route_job_fails_the_route_and_ends_partial() {
+    let mut history = created(TripSettings::default());
+    let events = given_when(&history, give_up(GivenUpWork::Route)).expect("given up");
+    assert!(
+        matches!(&events[..], [TripEvent::RouteFailed { generation: 1, reason }] if reason.contains("4 attempts"))
+    );
+    history.extend(events);
+    let trip = fold(&history).expect("trip");
+    assert!(
+        !trip.is_partial(),
+        "a failed route is an answer: partial ends"
+    );
+    assert!(trip.route_failed());
+    assert_eq!(
+        trip.computations[&Category::Route],
+        ComputationStatus::Failed
+    );
+    assert!(trip.unavailable[&Category::Route].contains("name resolution"));
+    // Giving up twice (a redelivered give-up) writes nothing more.
+    assert_eq!(
+        given_when(&history, give_up(GivenUpWork::Route)),
+        Ok(vec![])
+    );
+}
+
+#[test]
+fn a_failed_route_is_retried_by_asking_for_the_analysis_again() {
+    let mut history = created(TripSettings::default());
+    history.extend(given_when(&history, give_up(GivenUpWork::Route)).expect("given up"));
+    let retry =
+        given_when(&history, TripCommand::RequestAnalysis { today: today() }).expect("retried");
+    assert_eq!(retry, vec![TripEvent::RouteRequested { generation: 2 }]);
+    history.extend(retry);
+    let trip = fold(&history).expect("trip");
+    assert!(trip.is_partial(), "the route is coming again");
+    assert_eq!(
+        trip.computations[&Category::Route],
+        ComputationStatus::Pending
+    );
+}
+
+#[test]
+fn a_given_up_job_of_a_superseded_generation_is_refused() {
+    let history = created(TripSettings::default());
+    let stale = TripCommand::GiveUp {
+        generation: 7,
+        work: GivenUpWork::Route,
+        reason: "x".into(),
+    };
+    assert!(matches!(
+        given_when(&history, stale),
+        Err(TripError::Superseded { .. })
+    ));
 }

@@ -61,6 +61,18 @@ pub enum AppError {
     /// A third party this operation needs failed (named, with how, and whether to retry).
     #[error("{0}")]
     Upstream(etappe_upstream::UpstreamError),
+    /// The caller spent a budget (REST and MCP share them); retry after the named delay.
+    #[error("{} {} a minute are allowed; retry in {} seconds", .0.limit, .0.what, .0.retry_after_secs)]
+    RateLimited(crate::budgets::Exceeded),
+    /// The user's uploaded files would exceed their quota.
+    #[error("{0}")]
+    QuotaExceeded(String),
+    /// Too many live streams open at once for this user.
+    #[error("{0} live event streams are open for this user already; close one first")]
+    TooManyStreams(usize),
+    /// The resource exists but not with this method.
+    #[error("{method} is not allowed on this resource; allowed: {allowed}")]
+    MethodNotAllowed { method: String, allowed: String },
     /// A fault of ours; the details are logged, not shown.
     #[error("internal error")]
     Internal(String),

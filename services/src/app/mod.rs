@@ -2,6 +2,7 @@
 //! appended, and a read is assembled. Transports call these and only translate.
 
 mod error;
+pub mod exports;
 pub mod places;
 pub mod stages;
 pub mod trips;

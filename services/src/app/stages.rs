@@ -140,7 +140,7 @@ impl TripService {
         context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
         let trip_id = view.trip.id;
-        let points = if view.trip.is_partial() {
+        let points = if !view.trip.has_days() {
             Vec::new()
         } else {
             self.track_points(&view.trip).await?
@@ -154,10 +154,7 @@ impl TripService {
                     current: state.map_or(0, |t| t.generation),
                 });
             }
-            let expected = match base {
-                BaseVersion::Exact(v) => v,
-                BaseVersion::Current => state.map_or(0, |t| t.version),
-            };
+            let expected = base.expected(state.map_or(0, |t| t.version));
             decide_stage_edit(state, edit.clone(), expected, today(), &geometry)
         })
         .await?;

@@ -33,12 +33,27 @@ pub const MAX_ITEMS_PER_PAGE: u32 = 30;
 pub const DEFAULT_ITEMS_PER_PAGE: u32 = 20;
 
 /// The version a structural write is based on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BaseVersion {
     /// The caller read this version.
     Exact(u64),
+    /// One of these versions (an `If-Match` list): the current one when it is among them.
+    AnyOf(Vec<u64>),
     /// "Whatever is current" (REST `If-Match: *`); never accepted from agents.
     Current,
+}
+
+impl BaseVersion {
+    /// The version the caller's change is judged against, given the current one: a list
+    /// matches when it holds the current version, else its first entry is the stale one.
+    pub fn expected(&self, current: u64) -> u64 {
+        match self {
+            Self::Exact(v) => *v,
+            Self::Current => current,
+            Self::AnyOf(list) if list.contains(&current) => current,
+            Self::AnyOf(list) => list.first().copied().unwrap_or(0),
+        }
+    }
 }
 
 /// The answer to a creation.
@@ -67,6 +82,10 @@ impl Keyed {
 pub struct TripService {
     pub(super) store: Arc<dyn Store>,
     allowed_source_hosts: Vec<String>,
+    /// Where trip creations are counted (10 a minute per user, every transport together).
+    budgets: Arc<crate::budgets::Budgets>,
+    /// Built exports, and the bound on building them.
+    pub(super) exports: Arc<super::exports::ExportCache>,
 }
 
 /// The names a creation accepts.
@@ -116,7 +135,25 @@ impl TripService {
         Self {
             store,
             allowed_source_hosts,
+            budgets: Arc::default(),
+            exports: Arc::default(),
         }
+    }
+
+    /// The service counting creations in `budgets` (shared with the transports).
+    pub fn with_budgets(mut self, budgets: Arc<crate::budgets::Budgets>) -> Self {
+        self.budgets = budgets;
+        self
+    }
+
+    /// Counts a trip creation of `principal`'s, refusing it over the user's budget.
+    async fn admit_creation(&self, principal: &Principal) -> Result<(), AppError> {
+        let key = crate::budgets::key_of(&[&principal.user_id.to_string()]);
+        let budget = self.budgets.settings.creations();
+        self.budgets
+            .admit(&key, &[budget])
+            .await
+            .map_err(AppError::RateLimited)
     }
 
     /// Looks the trip up by id and refuses it unless `principal` owns it, before any event is
@@ -202,6 +239,7 @@ impl TripService {
         let (Some(source), Some(settings), true) = (source, settings, errors.is_empty()) else {
             return Err(InputError::Invalid(errors).into());
         };
+        self.admit_creation(principal).await?;
 
         let keyed = idempotency_key.map(|key| Keyed {
             scope: format!("create_trip:{}:{key}", principal.user_id),
@@ -383,10 +421,7 @@ impl TripService {
         self.execute(principal, trip_id, Some(current), context, |trip| {
             TripCommand::UpdateSettings {
                 patch: patch.clone(),
-                expected_version: match base {
-                    BaseVersion::Exact(v) => v,
-                    BaseVersion::Current => trip.map_or(0, |t| t.version),
-                },
+                expected_version: base.expected(trip.map_or(0, |t| t.version)),
                 today: today(),
             }
         })
@@ -406,7 +441,14 @@ impl TripService {
         self.execute(principal, trip_id, Some(current), context, |_| {
             TripCommand::Delete
         })
-        .await
+        .await?;
+        // What hangs off the trip goes with it: its upload, tracks and detours. The event is
+        // the fact; a blob left by a failure here is only space, never shown again.
+        match self.store.delete_trip_blobs(trip_id).await {
+            Ok(n) => tracing::debug!(%trip_id, blobs = n, "deleted trip's files"),
+            Err(error) => tracing::warn!(%trip_id, %error, "the trip's files were not deleted"),
+        }
+        Ok(())
     }
 
     /// Decide and append on `loaded` (the state just read), then again on a fresh load after
@@ -503,6 +545,30 @@ impl TripService {
             )])
             .into());
         }
+        // A file that is not a route is refused now, naming what it is, rather than accepted
+        // and failed later: the caller is still here to read the reason.
+        if let Err(error) = etappe_route::parse_gpx(bytes) {
+            return Err(InputError::Invalid(vec![FieldError::new(
+                "file",
+                format!(
+                    "file is not a usable GPX route ({}; found {}): send a GPX 1.0 or 1.1 file with a track or a route",
+                    etappe_workers::pipeline::describe_route_error(&error),
+                    what_the_file_is(bytes)
+                ),
+            )])
+            .into());
+        }
+        self.admit_creation(principal).await?;
+        let quota = self.budgets.settings.upload_quota_bytes();
+        let used = self.store.upload_bytes_of(principal.user_id).await?;
+        if used.saturating_add(bytes.len() as u64) > quota {
+            return Err(AppError::QuotaExceeded(format!(
+                "this upload ({} MB) would take your uploaded files to {} MB, over the {} MB kept per user; delete trips you no longer need",
+                bytes.len().div_ceil(1024 * 1024),
+                (used + bytes.len() as u64).div_ceil(1024 * 1024),
+                quota / (1024 * 1024)
+            )));
+        }
         let trip_id = TripId::new();
         let name: String = etappe_events::text::strip_controls(file_name)
             .chars()
@@ -559,10 +625,10 @@ impl TripService {
         trip_id: TripId,
         stage_id: Option<uuid::Uuid>,
         format: ExportFormat,
-    ) -> Result<ExportFile, AppError> {
+    ) -> Result<super::exports::CachedExport, AppError> {
         require(principal, Scope::TripsRead)?;
         let view = self.owned_view(principal, trip_id).await?;
-        self.export_view(&view, stage_id, format).await
+        self.cached_export(&view, stage_id, format).await
     }
 
     /// Export of a trip already authorized (also used by public share links).
@@ -628,13 +694,12 @@ impl TripService {
                 kind: etappe_export::WaypointKind::Lodging,
             })
             .collect();
-        let stem = match stage_id {
-            Some(_) => format!("etappe-{}-day-{}", trip.id, stages[0].day_number),
-            None => format!("etappe-{}", trip.id),
-        };
+        let stem = super::exports::file_stem(&title, stage_id.map(|_| stages[0].day_number));
         match format {
             ExportFormat::Gpx => Ok(ExportFile {
-                bytes: etappe_export::to_gpx(&title, &days, &waypoints).into_bytes(),
+                bytes: etappe_export::to_gpx(&title, &days, &waypoints)
+                    .into_bytes()
+                    .into(),
                 content_type: "application/gpx+xml",
                 file_name: format!("{stem}.gpx"),
             }),
@@ -643,7 +708,7 @@ impl TripService {
                     AppError::Conflict(format!("the route cannot be written as FIT: {e}"))
                 })?;
                 Ok(ExportFile {
-                    bytes,
+                    bytes: bytes.into(),
                     content_type: "application/vnd.ant.fit",
                     file_name: format!("{stem}.fit"),
                 })
@@ -781,7 +846,8 @@ pub enum ExportFormat {
 /// An exported file.
 #[derive(Clone, Debug)]
 pub struct ExportFile {
-    pub bytes: Vec<u8>,
+    /// Reference-counted: the cache and every response share one copy.
+    pub bytes: axum::body::Bytes,
     pub content_type: &'static str,
     pub file_name: String,
 }
@@ -883,6 +949,7 @@ fn describe(event: &TripEvent) -> String {
             "Trip created as a copy of trip {from_trip_id} with its {} days (version 1)",
             stages.len()
         ),
+        TripEvent::DetourFailed { reason, .. } => format!("Detour failed: {reason}"),
         TripEvent::StageRerouted {
             detour,
             distance_km,
@@ -892,5 +959,52 @@ fn describe(event: &TripEvent) -> String {
             detour.router,
             if detour.estimated { ", estimated" } else { "" }
         ),
+    }
+}
+
+/// What an uploaded file looks like, for a refusal that names it.
+fn what_the_file_is(bytes: &[u8]) -> String {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF)
+        .unwrap_or(0);
+    let head = &bytes[start..bytes.len().min(start + 512)];
+    if bytes.len() > 12 && &bytes[8..12] == b".FIT" {
+        return "a FIT file".into();
+    }
+    if head.starts_with(b"PK") {
+        return "a ZIP archive".into();
+    }
+    if head.starts_with(b"{") || head.starts_with(b"[") {
+        return "JSON".into();
+    }
+    let text = String::from_utf8_lossy(head).to_ascii_lowercase();
+    if text.starts_with("<!doctype html") || text.starts_with("<html") {
+        return "an HTML page".into();
+    }
+    if text.starts_with('<') {
+        // The first element that is not a declaration or a comment.
+        let root = text
+            .split('<')
+            .skip(1)
+            .find(|t| !t.starts_with('?') && !t.starts_with('!'))
+            .map(|t| {
+                t.chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, ':' | '_' | '-'))
+                    .collect::<String>()
+            })
+            .filter(|t| !t.is_empty());
+        return match root {
+            Some(root) => format!("an XML document whose root is <{root}>"),
+            None => "an XML document".into(),
+        };
+    }
+    if head
+        .iter()
+        .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+    {
+        "plain text".into()
+    } else {
+        "binary data".into()
     }
 }

@@ -43,6 +43,9 @@ pub struct StageSummary {
     pub selected_accommodation: Option<Accommodation>,
     /// Set when the day was re-routed through a waypoint.
     pub detour: Option<DetourSummary>,
+    /// Why the last detour asked for this day could not be computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detour_failure: Option<String>,
 }
 
 /// A re-routed day, as readers see it.
@@ -102,6 +105,7 @@ impl StageSummary {
                 estimated: d.estimated,
                 router: d.router.clone(),
             }),
+            detour_failure: stage.detour_failure.clone(),
         }
     }
 }
@@ -120,7 +124,8 @@ fn total_distance(trip: &Trip) -> f64 {
         .filter(|s| !s.is_rest_day)
         .map(|s| s.distance_km)
         .sum();
-    (km * 100.0).round() / 100.0
+    // An empty sum of floats is -0.0, which JSON prints as `-0.0`: adding 0 makes it 0.
+    (km * 100.0).round() / 100.0 + 0.0
 }
 
 /// `GET /trips/{id}` and the answer to a creation: where the trip stands.
@@ -197,8 +202,15 @@ pub struct TripList {
     pub items_per_page: u32,
 }
 
-fn status(stage_count: usize) -> &'static str {
-    if stage_count == 0 { "draft" } else { "ready" }
+/// `ready` with days, `failed` when the route failed for good, `draft` while it is coming.
+fn status(trip: &Trip) -> &'static str {
+    if trip.has_days() {
+        "ready"
+    } else if trip.route_failed() {
+        "failed"
+    } else {
+        "draft"
+    }
 }
 
 impl TripSummary {
@@ -236,7 +248,7 @@ impl TripDetail {
             departure_hour: s.departure_hour,
             ebike_mode: s.ebike_mode,
             enabled_accommodation_types: s.enabled_accommodation_types.clone(),
-            status: status(trip.stages.len()),
+            status: status(trip),
             partial: trip.is_partial(),
             is_locked: trip.is_locked(today),
             computation_status: trip.computations.clone(),
@@ -260,7 +272,7 @@ impl TripListItem {
             title: trip.settings.title.as_deref().map(strip_controls),
             start_date: trip.settings.start_date,
             end_date: trip.settings.end_date,
-            status: status(trip.stages.len()),
+            status: status(trip),
             is_locked: trip.is_locked(today),
             stage_count: trip.stages.len(),
             total_distance: total_distance(trip),

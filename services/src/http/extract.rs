@@ -44,7 +44,39 @@ impl FromRequestParts<AppState> for Caller {
             .authenticate(token)
             .await?
             .ok_or(AppError::Unauthenticated)?;
+        // The budgets of this credential: a change spends from the budget MCP spends from
+        // too (the same key), so switching transport does not reset it.
+        let credential = crate::budgets::credential_key(token);
+        let key = crate::budgets::key_of(&[&principal.user_id.to_string(), &credential]);
+        let settings = &state.budgets.settings;
+        let budget = if parts.method.is_safe() {
+            settings.reads()
+        } else {
+            settings.changes()
+        };
+        state
+            .budgets
+            .admit(&key, &[budget])
+            .await
+            .map_err(AppError::RateLimited)?;
         Ok(Caller(principal))
+    }
+}
+
+/// The address of the peer the request came from (the TCP connection's; a proxy in front
+/// is one peer: budgets then count per proxy unless it is given its own limits).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PeerAddress(pub std::net::IpAddr);
+
+impl<S: Send + Sync> FromRequestParts<S> for PeerAddress {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let address = parts
+            .extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0.ip());
+        Ok(PeerAddress(address))
     }
 }
 
@@ -75,7 +107,18 @@ impl FromRequestParts<AppState> for TripPath {
             axum::extract::Path::<String>::from_request_parts(parts, state)
                 .await
                 .map_err(|_| AppError::NotFound)?;
-        raw.parse().map(TripPath).map_err(|_| AppError::NotFound)
+        raw.parse().map(TripPath).map_err(|_| {
+            // `/trips/{id}.gpx` is a file to read: another method on it is a 405, not a 404.
+            let allowed = super::allowed_methods(parts.uri.path());
+            if allowed.is_empty() || allowed.contains(&parts.method.as_str()) {
+                AppError::NotFound
+            } else {
+                AppError::MethodNotAllowed {
+                    method: parts.method.to_string(),
+                    allowed: allowed.join(", "),
+                }
+            }
+        })
     }
 }
 
@@ -89,6 +132,30 @@ pub(super) enum BodyRejection {
     UnsupportedMediaType,
     TooLarge,
     Malformed(String),
+    TimedOut,
+}
+
+/// Whether a body error is the body deadline passing (anywhere in its chain of causes).
+pub(super) fn is_body_timeout(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if e.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
+/// The problem of a body that did not arrive within the deadline.
+pub(super) fn body_timed_out() -> Response {
+    Problem::new(
+        StatusCode::REQUEST_TIMEOUT,
+        "body_timeout",
+        "Request body timeout",
+        "the request body did not arrive within the server's deadline (ETAPPE_BODY_TIMEOUT_SECS)",
+    )
+    .into_response()
 }
 
 impl IntoResponse for BodyRejection {
@@ -109,6 +176,7 @@ impl IntoResponse for BodyRejection {
             )
             .into_response(),
             Self::Malformed(detail) => AppError::MalformedBody(detail).into_response(),
+            Self::TimedOut => body_timed_out(),
         }
     }
 }
@@ -134,9 +202,13 @@ impl FromRequest<AppState> for JsonObject {
         if !is_json(request.headers()) {
             return Err(BodyRejection::UnsupportedMediaType);
         }
-        let bytes = Bytes::from_request(request, state)
-            .await
-            .map_err(|_| BodyRejection::TooLarge)?;
+        let bytes = Bytes::from_request(request, state).await.map_err(|e| {
+            if is_body_timeout(&e) {
+                BodyRejection::TimedOut
+            } else {
+                BodyRejection::TooLarge
+            }
+        })?;
         if bytes.len() > MAX_JSON_BODY {
             return Err(BodyRejection::TooLarge);
         }
@@ -178,38 +250,127 @@ impl FromRequest<AppState> for OptionalJsonObject {
 }
 
 /// The `If-Match` precondition of a structural write. A strong ETag `"N"` names the version
-/// the caller read; `*` means whatever is current; `None` when the header is missing (the
-/// service answers 428, after the guards that come first).
-#[derive(Debug, Clone, Copy)]
+/// the caller read; a list (`"3", "4"`) is evaluated, matching when it holds the current
+/// version; `*` means whatever is current; `None` when the header is missing (the service
+/// answers 428, after the guards that come first). A weak tag never matches (RFC 9110 §13.1.1
+/// compares strongly), so it is refused by name.
+#[derive(Debug, Clone)]
 pub(super) struct IfMatch(pub Option<BaseVersion>);
 
 impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let Some(raw) = parts.headers.get(header::IF_MATCH) else {
+        let mut values = parts.headers.get_all(header::IF_MATCH).iter().peekable();
+        if values.peek().is_none() {
             return Ok(IfMatch(None));
-        };
-        let text = raw.to_str().map_err(|_| malformed_if_match())?.trim();
-        if text == "*" {
-            return Ok(IfMatch(Some(BaseVersion::Current)));
         }
-        let version = text
-            .strip_prefix('"')
-            .and_then(|t| t.strip_suffix('"'))
-            .and_then(|t| t.parse::<u64>().ok())
-            .ok_or_else(malformed_if_match)?;
-        Ok(IfMatch(Some(BaseVersion::Exact(version))))
+        let mut versions = Vec::new();
+        for raw in values {
+            let text = raw.to_str().map_err(|_| malformed_if_match())?;
+            for tag in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+                if tag == "*" {
+                    return Ok(IfMatch(Some(BaseVersion::Current)));
+                }
+                if tag.starts_with("W/") {
+                    return Err(AppError::BadHeader(
+                        "If-Match compares strongly: a weak tag (W/\"…\") never matches; send the strong ETag read from the trip".into(),
+                    ));
+                }
+                let version = tag
+                    .strip_prefix('"')
+                    .and_then(|t| t.strip_suffix('"'))
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .ok_or_else(malformed_if_match)?;
+                versions.push(version);
+            }
+        }
+        Ok(IfMatch(Some(match versions.as_slice() {
+            [] => return Err(malformed_if_match()),
+            [one] => BaseVersion::Exact(*one),
+            _ => BaseVersion::AnyOf(versions),
+        })))
     }
 }
 
 fn malformed_if_match() -> AppError {
     AppError::BadHeader(
-        "If-Match must be the strong ETag read from the trip (for example \"3\"), or *".into(),
+        "If-Match must be the strong ETag read from the trip (for example \"3\"), a list of them, or *".into(),
     )
 }
 
 /// The strong ETag of a trip version.
 pub fn etag(version: u64) -> String {
     format!("\"{version}\"")
+}
+
+/// Path segments; a path that cannot be read (not UTF-8 once decoded, the wrong number of
+/// segments) names nothing we serve: 404 as problem+json, like any missing resource.
+#[derive(Debug, Clone)]
+pub(super) struct Segments<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Segments<T>
+where
+    S: Send + Sync,
+    T: serde::de::DeserializeOwned + Send,
+{
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| Segments(value))
+            .map_err(|_| AppError::NotFound)
+    }
+}
+
+/// A multipart body, its rejections as problem+json (a missing boundary, the wrong type).
+#[derive(Debug)]
+pub(super) struct Upload(pub axum::extract::Multipart);
+
+impl<S: Send + Sync> FromRequest<S> for Upload {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Multipart::from_request(request, state)
+            .await
+            .map(Upload)
+            .map_err(|rejection| {
+                Problem::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_media_type",
+                    "Unsupported media type",
+                    format!(
+                        "send the file as multipart/form-data with a part named file ({})",
+                        rejection.body_text()
+                    ),
+                )
+                .into_response()
+            })
+    }
+}
+
+/// The answer to a multipart body that could not be read: 413 over the size limit, 408
+/// past the body deadline, else 400 naming what went wrong.
+pub(super) fn multipart_failure(error: &axum::extract::multipart::MultipartError) -> Response {
+    if is_body_timeout(error) {
+        return body_timed_out();
+    }
+    if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "Payload too large",
+            format!(
+                "an upload may be at most {} MB",
+                etappe_workers::fetch::MAX_SOURCE_BYTES / (1024 * 1024)
+            ),
+        )
+        .into_response();
+    }
+    AppError::MalformedBody(format!(
+        "the multipart body cannot be read: {}",
+        error.body_text()
+    ))
+    .into_response()
 }

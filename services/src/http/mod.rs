@@ -25,8 +25,8 @@ use uuid::Uuid;
 pub use self::extract::etag;
 pub use self::openapi::OPENAPI_JSON;
 use self::problem::Problem;
-use crate::app::RequestContext;
 use crate::app::trips::TripService;
+use crate::app::{AppError, RequestContext};
 use crate::identity::Identity;
 
 /// What every handler can reach.
@@ -41,6 +41,12 @@ pub struct AppState {
     pub public_url: Option<String>,
     /// Where `/mcp` may be reached from (Host and Origin checks).
     pub mcp: crate::mcp::McpSettings,
+    /// Request budgets, shared by REST and MCP (and by replicas, through Redis).
+    pub budgets: Arc<crate::budgets::Budgets>,
+    /// Live event streams open per user (capped by the budgets' `streams_per_user`).
+    pub streams: Arc<crate::streams::StreamSlots>,
+    /// The server's deadlines (the body deadline is a layer of the router).
+    pub limits: crate::server::ServerLimits,
 }
 
 /// Every route the API serves, as `(method, OpenAPI path)`. The OpenAPI test checks this
@@ -152,6 +158,9 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::mcp::router(state.clone(), &state.mcp))
         .fallback(not_found)
         .layer(axum::middleware::from_fn(request_context))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            state.limits.body_timeout(),
+        ))
         .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
             let route = request.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str());
             let span = tracing::info_span!("http", method = %request.method(), route, status = tracing::field::Empty);
@@ -193,12 +202,48 @@ async fn not_found() -> Response {
     .into_response()
 }
 
-async fn method_not_allowed(method: Method) -> Response {
-    Problem::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
-        "Method not allowed",
-        format!("{method} is not allowed on this resource"),
-    )
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> Response {
+    let allowed = allowed_methods(uri.path());
+    if allowed.is_empty() {
+        return not_found().await;
+    }
+    AppError::MethodNotAllowed {
+        method: method.to_string(),
+        allowed: allowed.join(", "),
+    }
     .into_response()
+}
+
+/// The methods `ROUTES` serves on a concrete path (a `{name}` segment matches any segment;
+/// `{id}.gpx` matches a segment ending in `.gpx`), with HEAD wherever GET is.
+pub fn allowed_methods(path: &str) -> Vec<&'static str> {
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    let matches = |template: &str| {
+        let parts: Vec<&str> = template.split('/').collect();
+        parts.len() == segments.len()
+            && parts.iter().zip(&segments).all(|(t, s)| {
+                if let Some(rest) = t.strip_prefix('{') {
+                    match rest.split_once('}') {
+                        Some((_, "")) => {
+                            !s.is_empty() && !s.ends_with(".gpx") && !s.ends_with(".fit")
+                        }
+                        Some((_, suffix)) => s.len() > suffix.len() && s.ends_with(suffix),
+                        None => false,
+                    }
+                } else {
+                    t == s
+                }
+            })
+    };
+    let mut allowed: Vec<&'static str> = ROUTES
+        .iter()
+        .filter(|(_, template)| matches(template))
+        .map(|(method, _)| *method)
+        .collect();
+    allowed.sort_unstable();
+    allowed.dedup();
+    if allowed.contains(&"GET") {
+        allowed.push("HEAD");
+    }
+    allowed
 }

@@ -28,6 +28,12 @@ pub struct Problem {
     pub scope: Option<&'static str>,
     #[serde(rename = "currentVersion", skip_serializing_if = "Option::is_none")]
     pub current_version: Option<u64>,
+    /// Seconds until a spent budget has room again (also sent as `Retry-After`).
+    #[serde(rename = "retryAfter", skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
+    /// The methods a 405 allows (sent as `Allow`, not in the body).
+    #[serde(skip)]
+    pub allow: Option<String>,
     /// For a failed third party: `{upstream, failure, retryable}` at the top level.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<etappe_upstream::UpstreamError>,
@@ -50,6 +56,8 @@ impl Problem {
             errors: Vec::new(),
             scope: None,
             current_version: None,
+            retry_after: None,
+            allow: None,
             upstream: None,
         }
     }
@@ -62,6 +70,28 @@ impl IntoResponse for Problem {
         response
             .headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if let Some(allow) = self
+            .allow
+            .as_deref()
+            .and_then(|a| HeaderValue::from_str(a).ok())
+        {
+            response.headers_mut().insert(header::ALLOW, allow);
+        }
+        // The rest of a body too large or too slow is not read: the connection cannot carry
+        // another request, and the client must know not to reuse it.
+        if matches!(
+            status,
+            StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+        ) {
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -162,6 +192,39 @@ impl From<&AppError> for Problem {
                     S::SERVICE_UNAVAILABLE,
                     "upstream_unavailable",
                     "Upstream unavailable",
+                    detail,
+                )
+            },
+            AppError::RateLimited(exceeded) => Problem {
+                retry_after: Some(exceeded.retry_after_secs),
+                ..Problem::new(
+                    S::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "Too many requests",
+                    detail,
+                )
+            },
+            AppError::QuotaExceeded(_) => Problem::new(
+                S::PAYLOAD_TOO_LARGE,
+                "upload_quota",
+                "Upload quota exceeded",
+                detail,
+            ),
+            AppError::TooManyStreams(_) => Problem {
+                retry_after: Some(5),
+                ..Problem::new(
+                    S::TOO_MANY_REQUESTS,
+                    "too_many_streams",
+                    "Too many streams",
+                    detail,
+                )
+            },
+            AppError::MethodNotAllowed { allowed, .. } => Problem {
+                allow: Some(allowed.clone()),
+                ..Problem::new(
+                    S::METHOD_NOT_ALLOWED,
+                    "method_not_allowed",
+                    "Method not allowed",
                     detail,
                 )
             },

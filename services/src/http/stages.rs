@@ -3,14 +3,14 @@
 //! the day services and back; no rule lives here.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use etappe_events::trip::edits::StageAction;
 use uuid::Uuid;
 
 use super::AppState;
-use super::extract::{Caller, IfMatch, OptionalJsonObject, TripPath, etag};
+use super::extract::{Caller, IfMatch, OptionalJsonObject, Segments, TripPath, etag};
 use super::trips::detail_response;
 use crate::app::views::StageSummary;
 use crate::app::{AppError, RequestContext};
@@ -62,7 +62,7 @@ pub(super) async fn update(
     State(state): State<AppState>,
     Caller(principal): Caller,
     context: RequestContext,
-    Path((trip, stage)): Path<(String, String)>,
+    Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
@@ -84,7 +84,7 @@ pub(super) async fn delete(
     State(state): State<AppState>,
     Caller(principal): Caller,
     context: RequestContext,
-    Path((trip, stage)): Path<(String, String)>,
+    Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
@@ -104,7 +104,8 @@ pub(super) async fn delete(
 pub(super) async fn read(
     State(state): State<AppState>,
     Caller(principal): Caller,
-    Path((trip, stage, leaf)): Path<(String, String, String)>,
+    headers: HeaderMap,
+    Segments((trip, stage, leaf)): Segments<(String, String, String)>,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let format = match leaf.as_str() {
@@ -124,6 +125,7 @@ pub(super) async fn read(
             .trips
             .export(&principal, trip_id, Some(stage_id), format)
             .await?,
+        &headers,
     ))
 }
 
@@ -160,7 +162,7 @@ pub(super) async fn patch_leaf(
     State(state): State<AppState>,
     Caller(principal): Caller,
     context: RequestContext,
-    Path((trip, stage, leaf)): Path<(String, String, String)>,
+    Segments((trip, stage, leaf)): Segments<(String, String, String)>,
     IfMatch(base): IfMatch,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
@@ -194,7 +196,7 @@ pub(super) async fn post_leaf(
     State(state): State<AppState>,
     Caller(principal): Caller,
     context: RequestContext,
-    Path((trip, stage, leaf)): Path<(String, String, String)>,
+    Segments((trip, stage, leaf)): Segments<(String, String, String)>,
     IfMatch(base): IfMatch,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
@@ -228,7 +230,7 @@ pub(super) async fn manual_accommodation(
     State(state): State<AppState>,
     Caller(principal): Caller,
     context: RequestContext,
-    Path((trip, stage)): Path<(String, String)>,
+    Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
@@ -275,7 +277,12 @@ pub(super) fn route_response(
     let unchanged = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == tag || t.trim() == "*"));
+        .is_some_and(|v| {
+            // If-None-Match compares weakly (RFC 9110 §13.1.2): W/"x" matches "x".
+            v.split(',')
+                .map(|t| t.trim())
+                .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == tag)
+        });
     let mut response = if unchanged {
         StatusCode::NOT_MODIFIED.into_response()
     } else {

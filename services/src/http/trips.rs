@@ -13,10 +13,9 @@ use etappe_events::trip::FieldError;
 use etappe_events::trip::input::parse_date;
 
 use super::AppState;
-use super::extract::{Caller, IfMatch, JsonObject, TripPath, etag};
-use crate::app::trips::{
-    Created, DEFAULT_ITEMS_PER_PAGE, ExportFile, ExportFormat, MAX_ITEMS_PER_PAGE,
-};
+use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};
+use crate::app::exports::CachedExport;
+use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, ExportFormat, MAX_ITEMS_PER_PAGE};
 use crate::app::views::TripDetail;
 use crate::app::{AppError, RequestContext};
 
@@ -165,7 +164,8 @@ pub(super) async fn list(
 pub(super) async fn summary(
     State(state): State<AppState>,
     Caller(principal): Caller,
-    axum::extract::Path(raw): axum::extract::Path<String>,
+    headers: HeaderMap,
+    Segments(raw): Segments<String>,
 ) -> Result<Response, AppError> {
     let (id, format) = match raw.rsplit_once('.') {
         Some((id, "gpx")) => (id, Some(ExportFormat::Gpx)),
@@ -179,6 +179,7 @@ pub(super) async fn summary(
                 .trips
                 .export(&principal, trip_id, None, format)
                 .await?,
+            &headers,
         ));
     }
     let summary = state.trips.summary(&principal, trip_id).await?;
@@ -268,14 +269,34 @@ pub(super) async fn delete(
 }
 
 /// An exported file as an attachment.
-pub(super) fn file_response(file: ExportFile) -> Response {
-    let disposition = format!("attachment; filename=\"{}\"", file.file_name);
-    let mut response = file.bytes.into_response();
+pub(super) fn file_response(export: CachedExport, headers: &HeaderMap) -> Response {
+    let file = export.file;
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(',')
+                .map(str::trim)
+                .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == export.etag)
+        });
+    let mut response = if unchanged {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        file.bytes.into_response()
+    };
     let h = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&export.etag) {
+        h.insert(header::ETAG, value);
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if unchanged {
+        return response;
+    }
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(file.content_type),
     );
+    let disposition = format!("attachment; filename=\"{}\"", file.file_name);
     if let Ok(value) = HeaderValue::from_str(&disposition) {
         h.insert(header::CONTENT_DISPOSITION, value);
     }

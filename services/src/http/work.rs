@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{Multipart, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -14,7 +14,7 @@ use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 
 use super::AppState;
-use super::extract::{Caller, TripPath};
+use super::extract::{Caller, TripPath, Upload, multipart_failure};
 use crate::app::views::{TripSummary, today};
 use crate::app::{AppError, RequestContext};
 use crate::identity::Principal;
@@ -36,34 +36,30 @@ pub(super) async fn upload(
     State(state): State<AppState>,
     Caller(principal): Caller,
     context: RequestContext,
-    mut multipart: Multipart,
-) -> Result<Response, AppError> {
+    Upload(mut multipart): Upload,
+) -> Result<Response, Response> {
     let mut file: Option<(String, Vec<u8>)> = None;
     let mut settings = Map::new();
     while let Some(field) = multipart
         .next_field()
         .await
-        .map_err(|e| AppError::MalformedBody(format!("the multipart body cannot be read: {e}")))?
+        .map_err(|e| multipart_failure(&e))?
     {
         match field.name().unwrap_or_default() {
             "file" => {
                 let name = field.file_name().unwrap_or("upload.gpx").to_owned();
-                let bytes = field.bytes().await.map_err(|_| {
-                    AppError::MalformedBody("the file is larger than 30 MB or was cut off".into())
-                })?;
+                let bytes = field.bytes().await.map_err(|e| multipart_failure(&e))?;
                 file = Some((name, bytes.to_vec()));
             }
             "settings" => {
-                let text = field
-                    .text()
-                    .await
-                    .map_err(|e| AppError::MalformedBody(e.to_string()))?;
+                let text = field.text().await.map_err(|e| multipart_failure(&e))?;
                 match serde_json::from_str::<Value>(&text) {
                     Ok(Value::Object(map)) => settings = map,
                     _ => {
                         return Err(AppError::MalformedBody(
                             "the settings part must be a JSON object".into(),
-                        ));
+                        )
+                        .into_response());
                     }
                 }
             }
@@ -71,24 +67,28 @@ pub(super) async fn upload(
                 return Err(AppError::MalformedBody(format!(
                     "unknown part {}; accepted: file, settings",
                     etappe_events::text::quote(other)
-                )));
+                ))
+                .into_response());
             }
         }
     }
     let Some((name, bytes)) = file else {
-        return Err(AppError::MalformedBody(
-            "a part named file with the GPX is required".into(),
-        ));
+        return Err(
+            AppError::MalformedBody("a part named file with the GPX is required".into())
+                .into_response(),
+        );
     };
     let created = state
         .trips
         .create_from_upload(&principal, &name, &bytes, &settings, &context)
-        .await?;
+        .await
+        .map_err(IntoResponse::into_response)?;
     let location = format!("/trips/{}", created.trip.id);
     let mut response = (StatusCode::ACCEPTED, Json(&created.trip)).into_response();
     response.headers_mut().insert(
         header::LOCATION,
-        HeaderValue::from_str(&location).map_err(|e| AppError::Internal(e.to_string()))?,
+        HeaderValue::from_str(&location)
+            .map_err(|e| AppError::Internal(e.to_string()).into_response())?,
     );
     Ok(response)
 }
@@ -112,12 +112,20 @@ pub(super) async fn events(
     Query(query): Query<HashMap<String, String>>,
     TripPath(trip_id): TripPath,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, AppError> {
-    let principal = authenticate(&state, &headers, &query).await?;
+    let (principal, token) = authenticate(&state, &headers, &query).await?;
     let view = state.trips.watch(&principal, trip_id).await?;
+    let limit = state.budgets.settings.streams_per_user;
+    let slot = state
+        .streams
+        .take(principal.user_id, limit)
+        .ok_or(AppError::TooManyStreams(limit))?;
     let (sender, receiver) = tokio::sync::mpsc::channel::<Event>(64);
     let progress = state.work.progress.clone();
     let trips = state.trips.clone();
+    let identity = state.identity.clone();
     tokio::spawn(async move {
+        // The slot is held for as long as this task feeds the stream.
+        let _slot = slot;
         // Subscribe before reading the current state, so nothing falls between the two.
         let live = progress.subscribe(trip_id).await;
         if sender.send(trip_event(&view)).await.is_err() {
@@ -138,7 +146,7 @@ pub(super) async fn events(
             )
         };
         if let Ok(current) = progress.current(trip_id).await {
-            for p in &current {
+            for p in current.iter().filter(|p| !p.is_change_notice()) {
                 if let Some(event) = send_progress(p)
                     && sender.send(event).await.is_err()
                 {
@@ -149,36 +157,67 @@ pub(super) async fn events(
         let mut live = match live {
             Ok(stream) => Some(stream),
             Err(error) => {
-                tracing::warn!(%error, "live progress unavailable; the trip is still polled");
+                tracing::warn!(%error, "live progress unavailable; the trip is polled every 2 s");
                 None
             }
         };
         let mut stream_version = view.stream_version;
-        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        // Changes arrive as notices on the progress channel; the slow tick only covers a
+        // notice lost while the channel was down, and re-checks the credential.
+        let every = if live.is_some() {
+            SAFETY_POLL
+        } else {
+            FALLBACK_POLL
+        };
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        let mut credential_checked = tokio::time::Instant::now();
         loop {
-            tokio::select! {
+            let reload = tokio::select! {
                 item = async { match live.as_mut() { Some(s) => s.next().await, None => std::future::pending().await } } => {
                     match item {
+                        Some(p) if p.is_change_notice() => true,
                         Some(p) => {
                             if let Some(event) = send_progress(&p) && sender.send(event).await.is_err() { return; }
+                            false
                         }
-                        None => live = None,
+                        None => {
+                            live = None;
+                            tick = tokio::time::interval(FALLBACK_POLL);
+                            false
+                        }
                     }
                 }
                 _ = tick.tick() => {
                     if sender.is_closed() { return; }
-                    match trips.current_view(trip_id).await {
-                        Ok(Some(v)) if v.stream_version != stream_version => {
-                            stream_version = v.stream_version;
-                            if sender.send(trip_event(&v)).await.is_err() { return; }
-                        }
-                        Ok(None) => {
-                            let _ = sender.send(Event::default().event("deleted").data("{}")).await;
+                    if credential_checked.elapsed() >= CREDENTIAL_CHECK {
+                        credential_checked = tokio::time::Instant::now();
+                        // A revoked token ends the stream within the authentication cache's life.
+                        if !matches!(identity.authenticate(&token).await, Ok(Some(_))) {
+                            let _ = sender.send(Event::default().event("unauthorized").data("{}")).await;
                             return;
                         }
-                        _ => {}
+                    }
+                    true
+                }
+                () = sender.closed() => return,
+            };
+            if !reload {
+                continue;
+            }
+            match trips.current_view(trip_id).await {
+                Ok(Some(v)) if v.stream_version != stream_version => {
+                    stream_version = v.stream_version;
+                    if sender.send(trip_event(&v)).await.is_err() {
+                        return;
                     }
                 }
+                Ok(None) => {
+                    let _ = sender
+                        .send(Event::default().event("deleted").data("{}"))
+                        .await;
+                    return;
+                }
+                _ => {}
             }
         }
     });
@@ -188,11 +227,18 @@ pub(super) async fn events(
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
+/// How often a stream with live notices looks at the trip anyway (a notice lost meanwhile).
+const SAFETY_POLL: Duration = Duration::from_secs(10);
+/// How often a stream without live notices (the channel is down) looks at the trip.
+const FALLBACK_POLL: Duration = Duration::from_secs(2);
+/// How often a stream checks that its credential still holds.
+const CREDENTIAL_CHECK: Duration = Duration::from_secs(10);
+
 async fn authenticate(
     state: &AppState,
     headers: &HeaderMap,
     query: &HashMap<String, String>,
-) -> Result<Principal, AppError> {
+) -> Result<(Principal, String), AppError> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -200,11 +246,13 @@ async fn authenticate(
         .map(str::to_owned)
         .or_else(|| query.get("access_token").cloned())
         .ok_or(AppError::Unauthenticated)?;
-    state
+    let token = token.trim().to_owned();
+    let principal = state
         .identity
-        .authenticate(token.trim())
+        .authenticate(&token)
         .await?
-        .ok_or(AppError::Unauthenticated)
+        .ok_or(AppError::Unauthenticated)?;
+    Ok((principal, token))
 }
 
 /// `GET /metrics`: Prometheus text exposition.

@@ -1,41 +1,35 @@
-//! What the agent surface keeps between calls: the per-user-and-client rate limits (60 calls
-//! and 20 mutations a minute) and the confirmation tokens (random, single use, 5 minutes,
-//! bound to the exact canonical arguments).
+//! What the agent surface keeps between calls: the budgets of a credential (60 calls a minute,
+//! and the change budget it shares with REST; see `crate::budgets`) and the confirmation
+//! tokens (random, single use, 5 minutes, bound to the exact canonical arguments).
 //!
 //! `/mcp` is stateless so that any API replica answers any call; what the guards keep must be
-//! shared the same way. With Redis configured, both live there: a sliding window per user and
-//! client (a sorted set, checked and counted in one script), and a token per key read and
-//! deleted at once (`GETDEL`), so a token minted on one replica is redeemed on another,
-//! exactly once. Without Redis (one process), they live in memory. If Redis stops answering,
-//! the guards fall back to memory and say so in the log: limits then hold per replica and a
-//! confirmation must come back to the replica that minted it — degraded, never refused.
+//! shared the same way. With Redis configured, tokens live there, read and deleted at once
+//! (`GETDEL`), so a token minted on one replica is redeemed on another, exactly once. Without
+//! Redis (one process), they live in memory. If Redis stops answering, the guards fall back to
+//! memory and say so in the log: a confirmation must then come back to the replica that
+//! minted it — degraded, never refused.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
-use sha2::{Digest, Sha256};
 
-/// Calls a user and client may make in a minute.
-pub const CALLS_PER_MINUTE: usize = 60;
-/// Mutating calls a user and client may make in a minute.
-pub const MUTATIONS_PER_MINUTE: usize = 20;
+use crate::budgets::Budgets;
+
 /// How long a confirmation token is valid.
 pub const CONFIRMATION_TTL: Duration = Duration::from_secs(300);
-const WINDOW: Duration = Duration::from_secs(60);
-/// How many callers the in-memory windows hold before the quiet ones are forgotten.
-const PRUNE_AT: usize = 4_096;
 /// How long a Redis round trip may take before the guards decide without it.
 const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
 /// After a Redis failure, how long calls decide without asking it again (so a Redis that is
 /// down costs one slow call, not every call).
 const REDIS_BACKOFF: Duration = Duration::from_secs(5);
 
-/// The rate limits and pending confirmations.
+/// The budgets and pending confirmations.
 #[derive(Default)]
 pub struct Guards {
+    budgets: Arc<Budgets>,
     memory: MemoryGuards,
     redis: Option<RedisGuards>,
 }
@@ -48,19 +42,10 @@ impl std::fmt::Debug for Guards {
     }
 }
 
-/// The key of one user and client: hashed, so that any User-Agent makes a short, safe key.
-fn caller_key(principal: &crate::identity::Principal, client: &str) -> String {
-    let digest = Sha256::digest(format!("{}|{client}", principal.user_id).as_bytes());
-    hex::encode(&digest[..12])
-}
-
-fn refusal(limit: usize, what: &str, retry_secs: u64) -> String {
-    format!("rate_limited: {limit} {what} a minute. Retry in {retry_secs} seconds.")
-}
-
 impl Guards {
-    /// Guards shared through Redis when `redis_url` is set (keys under `{prefix}:mcp:`).
-    pub fn new(redis_url: Option<&str>, prefix: &str) -> Self {
+    /// Guards shared through Redis when `redis_url` is set (keys under `{prefix}:mcp:`),
+    /// counting calls in `budgets`.
+    pub fn new(budgets: Arc<Budgets>, redis_url: Option<&str>, prefix: &str) -> Self {
         let redis = redis_url
             .filter(|u| !u.is_empty())
             .and_then(|u| redis::Client::open(u).ok())
@@ -71,28 +56,30 @@ impl Guards {
                 prefix: format!("{prefix}:mcp"),
             });
         Self {
+            budgets,
             memory: MemoryGuards::default(),
             redis,
         }
     }
 
-    /// Counts a call; refuses it (with when to retry) over the budget.
+    /// Counts a call of `credential`; refuses it (with when to retry) over a budget. A
+    /// change counts against the change budget REST spends from too.
     pub async fn admit(
         &self,
         principal: &crate::identity::Principal,
-        client: &str,
+        credential: &str,
         mutates: bool,
     ) -> Result<(), String> {
-        let key = caller_key(principal, client);
-        if let Some(redis) = &self.redis {
-            match redis.admit(&key, mutates).await {
-                Ok(verdict) => return verdict,
-                Err(e) => {
-                    tracing::warn!(error = %e, "rate limits: Redis does not answer; counting in this replica");
-                }
-            }
+        let key = crate::budgets::key_of(&[&principal.user_id.to_string(), credential]);
+        let settings = &self.budgets.settings;
+        let mut budgets = vec![settings.mcp_calls()];
+        if mutates {
+            budgets.push(settings.changes());
         }
-        self.memory.admit(&key, mutates)
+        self.budgets
+            .admit(&key, &budgets)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// Mints a token for `binding` (the digest of user, client, tool and canonical arguments).
@@ -127,67 +114,13 @@ impl Guards {
     }
 }
 
-/// One process's guards.
+/// One process's confirmations.
 #[derive(Debug, Default)]
 struct MemoryGuards {
-    windows: Mutex<HashMap<String, Windows>>,
     confirmations: Mutex<HashMap<String, (String, Instant)>>,
 }
 
-#[derive(Debug, Default)]
-struct Windows {
-    calls: VecDeque<Instant>,
-    mutations: VecDeque<Instant>,
-}
-
-fn trim(window: &mut VecDeque<Instant>, now: Instant) {
-    while window
-        .front()
-        .is_some_and(|t| now.duration_since(*t) >= WINDOW)
-    {
-        window.pop_front();
-    }
-}
-
 impl MemoryGuards {
-    fn admit(&self, key: &str, mutates: bool) -> Result<(), String> {
-        let now = Instant::now();
-        let Ok(mut all) = self.windows.lock() else {
-            return Ok(());
-        };
-        if all.len() >= PRUNE_AT {
-            // Callers quiet for a minute have nothing left to count: forget them.
-            all.retain(|_, w| {
-                w.calls
-                    .back()
-                    .is_some_and(|t| now.duration_since(*t) < WINDOW)
-            });
-        }
-        let windows = all.entry(key.to_owned()).or_default();
-        trim(&mut windows.calls, now);
-        trim(&mut windows.mutations, now);
-        let retry = |window: &VecDeque<Instant>| {
-            window
-                .front()
-                .map_or(60, |t| 60 - now.duration_since(*t).as_secs().min(59))
-        };
-        if windows.calls.len() >= CALLS_PER_MINUTE {
-            return Err(refusal(CALLS_PER_MINUTE, "calls", retry(&windows.calls)));
-        }
-        if mutates && windows.mutations.len() >= MUTATIONS_PER_MINUTE {
-            return Err(refusal(
-                MUTATIONS_PER_MINUTE,
-                "changes",
-                retry(&windows.mutations),
-            ));
-        }
-        windows.calls.push_back(now);
-        if mutates {
-            windows.mutations.push_back(now);
-        }
-        Ok(())
-    }
-
     fn put(&self, token: &str, binding: &str) {
         if let Ok(mut pending) = self.confirmations.lock() {
             let now = Instant::now();
@@ -212,35 +145,6 @@ struct RedisGuards {
     /// Set after a failure: until then, Redis is not asked.
     down_until: Mutex<Option<Instant>>,
     prefix: String,
-}
-
-/// Trims both windows, refuses over a budget (answering the oldest entry's time, from
-/// which the retry delay follows), else counts the call. One script, so that two replicas
-/// admitting at the same instant cannot both take the last slot.
-const ADMIT_SCRIPT: &str = r"
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
-  return {1, tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])}
-end
-if ARGV[5] == '1' then
-  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
-    return {2, tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])}
-  end
-  redis.call('ZADD', KEYS[2], now, ARGV[6])
-  redis.call('PEXPIRE', KEYS[2], window)
-end
-redis.call('ZADD', KEYS[1], now, ARGV[6])
-redis.call('PEXPIRE', KEYS[1], window)
-return {0, 0}
-";
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl RedisGuards {
@@ -289,36 +193,6 @@ impl RedisGuards {
             .map_err(|e| self.failed(e.to_string()))
     }
 
-    async fn admit(&self, key: &str, mutates: bool) -> Result<Result<(), String>, String> {
-        let mut connection = self.connection().await?;
-        let now = now_ms();
-        let window = u64::try_from(WINDOW.as_millis()).unwrap_or(60_000);
-        let member = format!("{now}-{}", hex::encode(rand::random::<[u8; 6]>()));
-        let script = redis::Script::new(ADMIT_SCRIPT);
-        let mut invocation = script.prepare_invoke();
-        invocation
-            .key(format!("{}:calls:{key}", self.prefix))
-            .key(format!("{}:mutations:{key}", self.prefix))
-            .arg(now)
-            .arg(window)
-            .arg(CALLS_PER_MINUTE)
-            .arg(MUTATIONS_PER_MINUTE)
-            .arg(if mutates { "1" } else { "0" })
-            .arg(member);
-        let (verdict, oldest): (u8, u64) = self
-            .bounded(invocation.invoke_async(&mut connection))
-            .await?;
-        let retry = (oldest + window)
-            .saturating_sub(now)
-            .div_ceil(1000)
-            .clamp(1, 60);
-        Ok(match verdict {
-            0 => Ok(()),
-            1 => Err(refusal(CALLS_PER_MINUTE, "calls", retry)),
-            _ => Err(refusal(MUTATIONS_PER_MINUTE, "changes", retry)),
-        })
-    }
-
     async fn put(&self, token: &str, binding: &str) -> Result<(), String> {
         let mut connection = self.connection().await?;
         let key = format!("{}:confirm:{token}", self.prefix);
@@ -337,7 +211,11 @@ impl RedisGuards {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::budgets::BudgetSettings;
     use crate::identity::{Principal, Scope};
+
+    const CALLS_PER_MINUTE: usize = 60;
+    const MUTATIONS_PER_MINUTE: usize = 20;
 
     fn principal() -> Principal {
         Principal {
@@ -357,9 +235,10 @@ mod tests {
             return None;
         };
         let prefix = format!("etappe-test-{}", uuid::Uuid::now_v7().simple());
+        let budgets = || Arc::new(Budgets::new(BudgetSettings::default(), Some(&url), &prefix));
         Some((
-            Guards::new(Some(&url), &prefix),
-            Guards::new(Some(&url), &prefix),
+            Guards::new(budgets(), Some(&url), &prefix),
+            Guards::new(budgets(), Some(&url), &prefix),
         ))
     }
 
@@ -413,28 +292,11 @@ mod tests {
         a_token_is_single_use_and_bound_to_its_arguments(&a, &b).await;
     }
 
-    #[test]
-    fn callers_quiet_for_a_minute_are_forgotten() {
-        let memory = MemoryGuards::default();
-        let long_ago = Instant::now()
-            .checked_sub(WINDOW + Duration::from_secs(1))
-            .expect("a minute ago");
-        if let Ok(mut all) = memory.windows.lock() {
-            for i in 0..PRUNE_AT {
-                all.entry(format!("quiet {i}"))
-                    .or_default()
-                    .calls
-                    .push_back(long_ago);
-            }
-        }
-        assert!(memory.admit("busy", false).is_ok());
-        let left = memory.windows.lock().map(|a| a.len()).unwrap_or_default();
-        assert_eq!(left, 1, "only the caller of this minute is kept");
-    }
-
     #[tokio::test]
     async fn with_redis_down_the_guards_fall_back_to_this_replica() {
-        let guards = Guards::new(Some("redis://127.0.0.1:1"), "etappe-test");
+        let url = Some("redis://127.0.0.1:1");
+        let budgets = Arc::new(Budgets::new(BudgetSettings::default(), url, "etappe-test"));
+        let guards = Guards::new(budgets, url, "etappe-test");
         let alice = principal();
         assert!(guards.admit(&alice, "agent", true).await.is_ok());
         let token = guards.mint("delete:a").await;

@@ -89,6 +89,7 @@ pub fn tool_definitions() -> Vec<Tool> {
 impl Etappe {
     fn new(state: AppState) -> Self {
         let guards = Arc::new(Guards::new(
+            Arc::clone(&state.budgets),
             state.work.settings.redis_url.as_deref(),
             &state.work.settings.queue_prefix,
         ));
@@ -283,8 +284,7 @@ impl ServerHandler for Etappe {
 struct ClientCredential(String);
 
 fn credential_key(token: &str) -> String {
-    use sha2::Digest;
-    hex::encode(&sha2::Sha256::digest(token.as_bytes())[..8])
+    crate::budgets::credential_key(token)
 }
 
 /// Authenticates `/mcp` with the same bearer tokens as REST; 401 with a challenge otherwise.

@@ -6,6 +6,7 @@ use chrono::Utc;
 use etappe_events::ids::TripId;
 use etappe_events::store::{Page, TripFilter};
 use etappe_events::text::quote;
+use etappe_events::trip::Category;
 use etappe_events::trip::edits::input::parse_action;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
@@ -243,7 +244,25 @@ pub fn digest(detail: &TripDetail) -> Value {
         "stageCount": detail.stage_count,
         "totalDistance": detail.total_distance,
         "stages": days,
+        "nextAction": next_after_reading(detail),
     })
+}
+
+/// What an agent does after reading a trip: wait, stop on a failure, or go on editing.
+fn next_after_reading(detail: &TripDetail) -> String {
+    if let Some(reason) = detail
+        .unavailable
+        .get(&Category::Route)
+        .filter(|_| detail.status == "failed")
+    {
+        format!(
+            "Stop polling: the route failed ({reason}). Tell the user; once the source is fixed, analyze_trip retries it."
+        )
+    } else if detail.partial {
+        "The days are being computed: call get_trip again in a few seconds.".to_owned()
+    } else {
+        format!("Pass version {} to the next write.", detail.version)
+    }
 }
 
 async fn get_stage(call: &Call<'_>) -> Answer {
@@ -426,13 +445,13 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
     Ok(if detail.version == before {
         written(
             &detail,
-            "Settings changed. Nothing about them changes how the days are cut.",
+            "Nothing changed: the settings already had these values.",
             "The version did not move; keep using it.",
         )
     } else if !detail.partial {
         written(
             &detail,
-            "Settings changed: the days stay as they are; what the change affects is being analysed again.",
+            "Settings changed: the days stay as they are; what the change affects, if anything, is analysed again.",
             "Pass the version above to the next write; get_trip shows the analysis in categoryStatus.",
         )
     } else {
@@ -555,14 +574,15 @@ async fn analyze_trip(call: &Call<'_>) -> Answer {
 
 async fn share_trip(call: &Call<'_>) -> Answer {
     let (id, raw) = trip_id(call.args, "tripId")?;
+    // The same base as REST: the configured public URL, else the Host this call came to.
+    let base = crate::http::share::base_url(call.state, call.headers)
+        .map_err(|e| refusal(e, Some(&raw)))?;
     let (link, _) = call
         .state
         .trips
         .share(call.principal, id, &context())
         .await
         .map_err(|e| refusal(e, Some(&raw)))?;
-    // The same base as REST: the configured public URL, else the Host this call came to.
-    let base = crate::http::share::base_url(call.state, call.headers);
     Ok(json!({
         "url": format!("{base}/s/{}", link.code),
         "shortCode": link.code,

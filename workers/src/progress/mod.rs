@@ -61,6 +61,35 @@ pub trait ProgressStore: Send + Sync + fmt::Debug {
     async fn subscribe(&self, trip_id: TripId) -> Result<ProgressStream, ProgressError>;
 }
 
+/// The step of a notice that a trip's log grew (not a job's progress): live readers reload
+/// the trip instead of polling for it. Its job id is the nil UUID.
+pub const TRIP_CHANGED: &str = "trip_changed";
+
+/// Tells live readers of `trip_id` that its log grew (advisory, like all progress).
+pub async fn notify_changed(store: &dyn ProgressStore, trip_id: TripId) {
+    let now = Utc::now();
+    let notice = Progress {
+        job_id: Uuid::nil(),
+        trip_id,
+        seq: now.timestamp_micros().max(0) as u64,
+        pct: 100,
+        step: TRIP_CHANGED.to_owned(),
+        message: String::new(),
+        state: ProgressState::Succeeded,
+        at: now,
+    };
+    if let Err(error) = store.publish(&notice).await {
+        tracing::debug!(%error, "change notice not published; readers fall back to polling");
+    }
+}
+
+impl Progress {
+    /// Whether this is a change notice rather than a job's report.
+    pub fn is_change_notice(&self) -> bool {
+        self.job_id.is_nil() && self.step == TRIP_CHANGED
+    }
+}
+
 /// Hands out monotone reports for one job.
 #[derive(Debug)]
 pub struct Reporter<'a> {

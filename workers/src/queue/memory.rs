@@ -129,6 +129,7 @@ impl Deliveries for MemoryDeliveries {
             message: Ok(item.message),
             attempt: item.attempt,
             redelivered: false,
+            lost_deliveries: 0,
             acker: Box::new(MemoryAcker {
                 queue: self.queue.clone(),
                 job_id,

@@ -18,6 +18,10 @@ use crate::jobs::JobMessage;
 /// dead-lettered (delivery counts for a crash-looping message are bounded by the broker).
 pub const MAX_ATTEMPTS: u32 = 4;
 
+/// Deliveries of one message the broker makes before it dead-letters it (a message whose
+/// workers keep dying). The worker gives the job up visibly on the last one.
+pub const DELIVERY_LIMIT: u32 = 5;
+
 /// Failures of the queue itself (not of a job).
 #[derive(Debug, thiserror::Error)]
 pub enum QueueError {
@@ -37,6 +41,9 @@ pub struct Delivery {
     pub attempt: u32,
     /// True when the broker delivered it before (a worker died holding it).
     pub redelivered: bool,
+    /// Deliveries of this message that ended with no settlement (the worker holding it died),
+    /// as the broker counts them (RabbitMQ's `x-delivery-count`); 0 where none is kept.
+    pub lost_deliveries: u32,
     pub acker: Box<dyn Acker>,
 }
 

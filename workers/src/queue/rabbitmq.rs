@@ -33,7 +33,7 @@ use crate::jobs::JobMessage;
 
 const RETRY_BUCKETS: [(u64, &str); 3] = [(1, "1s"), (5, "5s"), (30, "30s")];
 /// Deliveries of one message before the broker dead-letters it (crash loops).
-const DELIVERY_LIMIT: i64 = 5;
+const DELIVERY_LIMIT: i64 = super::DELIVERY_LIMIT as i64;
 
 #[derive(Debug, Clone)]
 struct Names {
@@ -455,12 +455,20 @@ impl RabbitDeliveries {
             Some(AMQPValue::LongInt(n)) => u32::try_from(*n).unwrap_or(0),
             _ => 0,
         };
+        // Quorum queues count the deliveries that came back unsettled.
+        let lost_deliveries = match headers.inner().get("x-delivery-count") {
+            Some(AMQPValue::LongLongInt(n)) => u32::try_from(*n).unwrap_or(0),
+            Some(AMQPValue::LongInt(n)) => u32::try_from(*n).unwrap_or(0),
+            Some(AMQPValue::ShortInt(n)) => u32::try_from(*n).unwrap_or(0),
+            _ => 0,
+        };
         let message =
             serde_json::from_slice::<JobMessage>(&delivery.data).map_err(|e| e.to_string());
         Delivery {
             message,
             attempt,
             redelivered: delivery.redelivered,
+            lost_deliveries,
             acker: Box::new(RabbitAcker {
                 delivery: delivery.acker,
                 queue: std::sync::Arc::clone(&self.queue),

@@ -62,6 +62,7 @@ fn stage(n: u32) -> Stage {
             source: "osm".into(),
         }),
         detour: None,
+        detour_failure: None,
     }
 }
 

@@ -89,6 +89,7 @@ fn stage(n: u128, first: usize, last: usize) -> Stage {
         accommodations: Vec::new(),
         accommodation: None,
         detour: None,
+        detour_failure: None,
     };
     remeasure(&mut stage, &line);
     stage

@@ -1,0 +1,419 @@
+//! Request budgets: how many calls of a kind one caller may make in a minute, counted in a
+//! sliding window. REST and MCP share them, keyed by the credential a caller presents, so a
+//! change budget cannot be escaped by switching transport; anonymous share reads are counted
+//! per address and per code.
+//!
+//! With Redis configured the windows live there (one sorted set per budget and caller,
+//! checked and counted in one script, so two replicas cannot both take the last slot) and
+//! every replica sees the same counts. Without Redis, or while it does not answer, they live
+//! in this process's memory: degraded to per-replica limits, never refused for it.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use redis::aio::ConnectionManager;
+use sha2::{Digest, Sha256};
+
+/// The window every budget counts in.
+pub const WINDOW: Duration = Duration::from_secs(60);
+/// How many windows the memory keeps before the quiet ones are forgotten.
+const PRUNE_AT: usize = 4_096;
+/// How long a Redis round trip may take before the budgets decide without it.
+const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
+/// After a Redis failure, how long budgets are counted in memory before Redis is asked again.
+const REDIS_BACKOFF: Duration = Duration::from_secs(5);
+
+/// One budget: `limit` calls of a kind a minute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// The key prefix of its windows.
+    pub name: &'static str,
+    /// Calls a minute.
+    pub limit: usize,
+    /// What is counted, in words ("changes", "trip creations").
+    pub what: &'static str,
+}
+
+/// A call refused for its budget: which one, and when to try again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exceeded {
+    pub limit: usize,
+    pub what: &'static str,
+    pub retry_after_secs: u64,
+}
+
+impl std::fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "rate_limited: {} {} a minute. Retry in {} seconds.",
+            self.limit, self.what, self.retry_after_secs
+        )
+    }
+}
+
+/// The sizes of the budgets (flags and environment variables).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct BudgetSettings {
+    /// Reads a credential may make over REST in a minute (sized so the web page never meets it).
+    #[arg(long, env = "ETAPPE_READS_PER_MINUTE", default_value_t = 1200)]
+    pub reads_per_minute: usize,
+    /// Changes a credential may make in a minute, REST and MCP together.
+    #[arg(long, env = "ETAPPE_CHANGES_PER_MINUTE", default_value_t = 20)]
+    pub changes_per_minute: usize,
+    /// MCP calls a credential may make in a minute.
+    #[arg(long, env = "ETAPPE_MCP_CALLS_PER_MINUTE", default_value_t = 60)]
+    pub mcp_calls_per_minute: usize,
+    /// Trips a user may create in a minute (every transport, every credential).
+    #[arg(long, env = "ETAPPE_CREATIONS_PER_MINUTE", default_value_t = 10)]
+    pub creations_per_minute: usize,
+    /// Anonymous share reads one address may make in a minute.
+    #[arg(long, env = "ETAPPE_SHARE_READS_PER_ADDRESS", default_value_t = 120)]
+    pub share_reads_per_address: usize,
+    /// Anonymous reads of one share code in a minute (all addresses together).
+    #[arg(long, env = "ETAPPE_SHARE_READS_PER_CODE", default_value_t = 600)]
+    pub share_reads_per_code: usize,
+    /// Live event streams (SSE) one user may hold open at once.
+    #[arg(long, env = "ETAPPE_STREAMS_PER_USER", default_value_t = 10)]
+    pub streams_per_user: usize,
+    /// Megabytes of uploaded GPX files kept per user (over it, an upload is 413).
+    #[arg(long, env = "ETAPPE_UPLOAD_QUOTA_MB", default_value_t = 200)]
+    pub upload_quota_mb: u64,
+}
+
+impl Default for BudgetSettings {
+    fn default() -> Self {
+        Self {
+            reads_per_minute: 1200,
+            changes_per_minute: 20,
+            mcp_calls_per_minute: 60,
+            creations_per_minute: 10,
+            share_reads_per_address: 120,
+            share_reads_per_code: 600,
+            streams_per_user: 10,
+            upload_quota_mb: 200,
+        }
+    }
+}
+
+impl BudgetSettings {
+    pub fn upload_quota_bytes(&self) -> u64 {
+        self.upload_quota_mb.saturating_mul(1024 * 1024)
+    }
+    pub fn reads(&self) -> Budget {
+        Budget {
+            name: "reads",
+            limit: self.reads_per_minute,
+            what: "reads",
+        }
+    }
+    pub fn changes(&self) -> Budget {
+        Budget {
+            name: "changes",
+            limit: self.changes_per_minute,
+            what: "changes",
+        }
+    }
+    pub fn mcp_calls(&self) -> Budget {
+        Budget {
+            name: "mcp-calls",
+            limit: self.mcp_calls_per_minute,
+            what: "calls",
+        }
+    }
+    pub fn creations(&self) -> Budget {
+        Budget {
+            name: "creations",
+            limit: self.creations_per_minute,
+            what: "trip creations",
+        }
+    }
+    pub fn share_per_address(&self) -> Budget {
+        Budget {
+            name: "share-address",
+            limit: self.share_reads_per_address,
+            what: "public-link reads from one address",
+        }
+    }
+    pub fn share_per_code(&self) -> Budget {
+        Budget {
+            name: "share-code",
+            limit: self.share_reads_per_code,
+            what: "reads of one public link",
+        }
+    }
+}
+
+/// A short, safe window key for any caller text (a token, an address, a code).
+pub fn key_of(parts: &[&str]) -> String {
+    let digest = Sha256::digest(parts.join("|").as_bytes());
+    hex::encode(&digest[..12])
+}
+
+/// The name a credential's budgets are counted under: a digest of the bearer token, the
+/// same on every transport (so a change budget is one budget over REST and MCP).
+pub fn credential_key(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    hex::encode(&digest[..8])
+}
+
+/// The budgets' windows.
+pub struct Budgets {
+    pub settings: BudgetSettings,
+    memory: Mutex<HashMap<String, VecDeque<Instant>>>,
+    redis: Option<SharedWindows>,
+}
+
+impl std::fmt::Debug for Budgets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Budgets")
+            .field("settings", &self.settings)
+            .field("shared", &self.redis.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Self::new(BudgetSettings::default(), None, "etappe")
+    }
+}
+
+impl Budgets {
+    /// Budgets shared through Redis when `redis_url` is set (keys under `{prefix}:budget:`).
+    pub fn new(settings: BudgetSettings, redis_url: Option<&str>, prefix: &str) -> Self {
+        let redis = redis_url
+            .filter(|u| !u.is_empty())
+            .and_then(|u| redis::Client::open(u).ok())
+            .map(|client| SharedWindows {
+                client,
+                connection: tokio::sync::Mutex::new(None),
+                down_until: Mutex::new(None),
+                prefix: format!("{prefix}:budget"),
+            });
+        Self {
+            settings,
+            memory: Mutex::new(HashMap::new()),
+            redis,
+        }
+    }
+
+    /// Counts one call of `key` against every budget in `budgets`, or refuses it (counting
+    /// nothing) when one of them is spent.
+    pub async fn admit(&self, key: &str, budgets: &[Budget]) -> Result<(), Exceeded> {
+        if budgets.is_empty() {
+            return Ok(());
+        }
+        if let Some(redis) = &self.redis {
+            match redis.admit(key, budgets).await {
+                Ok(verdict) => return verdict,
+                Err(e) => {
+                    tracing::warn!(error = %e, "budgets: Redis does not answer; counting in this replica");
+                }
+            }
+        }
+        self.admit_in_memory(key, budgets)
+    }
+
+    fn admit_in_memory(&self, key: &str, budgets: &[Budget]) -> Result<(), Exceeded> {
+        let now = Instant::now();
+        let Ok(mut all) = self.memory.lock() else {
+            return Ok(());
+        };
+        if all.len() >= PRUNE_AT {
+            // Callers quiet for a minute have nothing left to count: forget them.
+            all.retain(|_, w| w.back().is_some_and(|t| now.duration_since(*t) < WINDOW));
+        }
+        for budget in budgets {
+            let window = all.entry(format!("{}:{key}", budget.name)).or_default();
+            while window
+                .front()
+                .is_some_and(|t| now.duration_since(*t) >= WINDOW)
+            {
+                window.pop_front();
+            }
+            if window.len() >= budget.limit {
+                let waited = window
+                    .front()
+                    .map_or(0, |t| now.duration_since(*t).as_secs());
+                return Err(Exceeded {
+                    limit: budget.limit,
+                    what: budget.what,
+                    retry_after_secs: WINDOW.as_secs().saturating_sub(waited).clamp(1, 60),
+                });
+            }
+        }
+        for budget in budgets {
+            all.entry(format!("{}:{key}", budget.name))
+                .or_default()
+                .push_back(now);
+        }
+        Ok(())
+    }
+}
+
+/// Every replica's windows, in Redis.
+struct SharedWindows {
+    client: redis::Client,
+    connection: tokio::sync::Mutex<Option<ConnectionManager>>,
+    down_until: Mutex<Option<Instant>>,
+    prefix: String,
+}
+
+/// Trims every window, refuses when one is full (answering its index, 1-based, and its
+/// oldest entry's time, from which the retry delay follows), else counts the call in all.
+const ADMIT_SCRIPT: &str = r"
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  if redis.call('ZCARD', key) >= tonumber(ARGV[3 + i]) then
+    return {i, tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])}
+  end
+end
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, now, ARGV[3])
+  redis.call('PEXPIRE', key, window)
+end
+return {0, 0}
+";
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl SharedWindows {
+    fn failed(&self, error: String) -> String {
+        if let Ok(mut down) = self.down_until.lock() {
+            *down = Some(Instant::now() + REDIS_BACKOFF);
+        }
+        error
+    }
+
+    async fn connection(&self) -> Result<ConnectionManager, String> {
+        let resting = self
+            .down_until
+            .lock()
+            .ok()
+            .and_then(|d| *d)
+            .is_some_and(|until| Instant::now() < until);
+        if resting {
+            return Err(format!(
+                "failed less than {} s ago",
+                REDIS_BACKOFF.as_secs()
+            ));
+        }
+        let mut slot = self.connection.lock().await;
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let manager =
+            tokio::time::timeout(Duration::from_secs(2), self.client.get_connection_manager())
+                .await
+                .map_err(|_| self.failed("no connection within 2s".to_owned()))?
+                .map_err(|e| self.failed(e.to_string()))?;
+        *slot = Some(manager.clone());
+        Ok(manager)
+    }
+
+    async fn admit(&self, key: &str, budgets: &[Budget]) -> Result<Result<(), Exceeded>, String> {
+        let mut connection = self.connection().await?;
+        let now = now_ms();
+        let window = u64::try_from(WINDOW.as_millis()).unwrap_or(60_000);
+        let member = format!("{now}-{}", hex::encode(rand::random::<[u8; 6]>()));
+        let script = redis::Script::new(ADMIT_SCRIPT);
+        let mut invocation = script.prepare_invoke();
+        for budget in budgets {
+            invocation.key(format!("{}:{}:{key}", self.prefix, budget.name));
+        }
+        invocation.arg(now).arg(window).arg(member);
+        for budget in budgets {
+            invocation.arg(budget.limit);
+        }
+        let (verdict, oldest): (usize, u64) =
+            tokio::time::timeout(REDIS_TIMEOUT, invocation.invoke_async(&mut connection))
+                .await
+                .map_err(|_| {
+                    self.failed(format!("no answer within {} ms", REDIS_TIMEOUT.as_millis()))
+                })?
+                .map_err(|e| self.failed(e.to_string()))?;
+        if verdict == 0 {
+            return Ok(Ok(()));
+        }
+        let budget = budgets[(verdict - 1).min(budgets.len() - 1)];
+        let retry = (oldest + window)
+            .saturating_sub(now)
+            .div_ceil(1000)
+            .clamp(1, 60);
+        Ok(Err(Exceeded {
+            limit: budget.limit,
+            what: budget.what,
+            retry_after_secs: retry,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: Budget = Budget {
+        name: "two",
+        limit: 2,
+        what: "things",
+    };
+    const FIVE: Budget = Budget {
+        name: "five",
+        limit: 5,
+        what: "calls",
+    };
+
+    async fn a_spent_budget_refuses_and_counts_nothing(a: &Budgets, b: &Budgets) {
+        let key = key_of(&[&uuid::Uuid::now_v7().to_string()]);
+        assert!(a.admit(&key, &[FIVE, TWO]).await.is_ok());
+        assert!(b.admit(&key, &[FIVE, TWO]).await.is_ok());
+        let refused = a.admit(&key, &[FIVE, TWO]).await.expect_err("third thing");
+        assert_eq!((refused.limit, refused.what), (2, "things"));
+        assert!((1..=60).contains(&refused.retry_after_secs));
+        // The refusal counted nothing: three more calls fit in the five.
+        for _ in 0..3 {
+            assert!(b.admit(&key, &[FIVE]).await.is_ok());
+        }
+        assert!(a.admit(&key, &[FIVE]).await.is_err());
+        // Another caller has budgets of its own.
+        assert!(a.admit("someone else", &[FIVE, TWO]).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn in_one_process_a_budget_holds() {
+        let budgets = Budgets::default();
+        a_spent_budget_refuses_and_counts_nothing(&budgets, &budgets).await;
+    }
+
+    #[tokio::test]
+    async fn across_replicas_sharing_redis_a_budget_holds() {
+        let Some(url) = std::env::var("REDIS_URL").ok().filter(|u| !u.is_empty()) else {
+            assert!(
+                std::env::var("ETAPPE_REQUIRE_SERVICES").as_deref() != Ok("1"),
+                "ETAPPE_REQUIRE_SERVICES=1 but REDIS_URL is not set"
+            );
+            eprintln!("skipped: set REDIS_URL to run the shared budgets on Redis");
+            return;
+        };
+        let prefix = format!("etappe-test-{}", uuid::Uuid::now_v7().simple());
+        let a = Budgets::new(BudgetSettings::default(), Some(&url), &prefix);
+        let b = Budgets::new(BudgetSettings::default(), Some(&url), &prefix);
+        a_spent_budget_refuses_and_counts_nothing(&a, &b).await;
+    }
+
+    #[tokio::test]
+    async fn with_redis_down_budgets_count_in_this_replica() {
+        let budgets = Budgets::new(BudgetSettings::default(), Some("redis://127.0.0.1:1"), "t");
+        assert!(budgets.admit("k", &[TWO]).await.is_ok());
+        assert!(budgets.admit("k", &[TWO]).await.is_ok());
+        assert!(budgets.admit("k", &[TWO]).await.is_err());
+    }
+}

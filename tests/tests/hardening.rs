@@ -1,0 +1,671 @@
+//! What independent checks found, each pinned by a test that failed before its fix: jobs that
+//! end visibly, uploads refused at the door, one version for every caller edit, a server that
+//! defends itself (deadlines, budgets, streams, cached exports), and text that stays short
+//! and plain.
+
+use std::time::{Duration, Instant};
+
+use axum::routing::get;
+use etappe_tests::{Backend, TestApp, fixtures};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A source that always answers 503: every try fails transiently.
+async fn unavailable_source() -> String {
+    let app = axum::Router::new().route(
+        "/down.gpx",
+        get(|| async {
+            (
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "down for maintenance",
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/down.gpx")
+}
+
+async fn spawn_fast_retries() -> TestApp {
+    TestApp::spawn_with(Backend::Sqlite, |c| c.retry_unit_ms = 5)
+        .await
+        .expect("app")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_route_whose_retries_run_out_fails_visibly_and_can_be_retried() {
+    let app = spawn_fast_retries().await;
+    let token = app.user().await;
+    let url = unavailable_source().await;
+    let created = app
+        .create_trip(&token, &json!({"sourceUrl": url, "title": "Down"}))
+        .await;
+    assert_eq!(created.status, StatusCode::ACCEPTED, "{}", created.body);
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let failed = app
+        .wait_until(&token, &id, |d| d["status"] == json!("failed"))
+        .await;
+    assert_eq!(
+        failed["partial"],
+        json!(false),
+        "a failed route ends partial"
+    );
+    assert_eq!(failed["computationStatus"]["route"], json!("failed"));
+    let reason = failed["unavailable"]["route"].as_str().unwrap_or_default();
+    assert!(reason.contains("after 4 attempts"), "{reason}");
+    assert!(reason.contains("503"), "the last error is named: {reason}");
+    assert!(
+        reason.contains("/analyze"),
+        "how to retry is named: {reason}"
+    );
+    // Retried without recreating: the route is asked for again.
+    let retried = app
+        .call(
+            Method::POST,
+            "/trips/{id}/analyze",
+            &format!("/trips/{id}/analyze"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(retried.status, StatusCode::ACCEPTED, "{}", retried.body);
+    let again = app.detail(&token, &id).await.body;
+    assert!(
+        again["status"] == json!("draft") || again["status"] == json!("failed"),
+        "{again}"
+    );
+    let history = app
+        .call(
+            Method::GET,
+            "/trips/{id}/history",
+            &format!("/trips/{id}/history"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    let text = history.body.to_string();
+    assert_eq!(text.matches("RouteRequested").count(), 2, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_that_is_not_gpx_is_refused_naming_what_it_is() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let token = app.user().await;
+    for (bytes, found) in [
+        (
+            b"<!DOCTYPE html><html><body>Login</body></html>".to_vec(),
+            "an HTML page",
+        ),
+        (b"{\"type\": \"FeatureCollection\"}".to_vec(), "JSON"),
+        (
+            b"<kml xmlns=\"http://www.opengis.net/kml/2.2\"></kml>".to_vec(),
+            "<kml>",
+        ),
+    ] {
+        let form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes).file_name("ride.gpx"),
+        );
+        let response = app
+            .client
+            .post(format!("{}/trips/gpx-upload", app.base))
+            .bearer_auth(&token)
+            .multipart(form)
+            .send()
+            .await
+            .expect("upload");
+        assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let body: Value = response.json().await.expect("problem");
+        assert_eq!(body["errors"][0]["field"], json!("file"));
+        let message = body["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(found), "{message}");
+    }
+    let listed = app
+        .call(Method::GET, "/trips", "/trips", Some(&token), &[], None)
+        .await;
+    assert_eq!(listed.body["items"], json!([]), "nothing was accepted");
+}
+
+async fn ready_trip(app: &TestApp, token: &str, km_url: &str) -> String {
+    let created = app
+        .create_trip(token, &json!({"sourceUrl": km_url, "title": "Versioned"}))
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    app.wait_until(token, &id, |d| d["partial"] == json!(false))
+        .await;
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_caller_edit_moves_the_version_and_parallel_stale_edits_lose() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.budgets.changes_per_minute = 1000)
+        .await
+        .expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = ready_trip(&app, &token, &fixtures.url("/route.gpx")).await;
+    let before = app.detail(&token, &id).await;
+    let version = before.body["version"].as_u64().expect("version");
+    let tag = format!("\"{version}\"");
+    // Twenty title edits at once, all based on the same version: one wins.
+    let edits = (0..20).map(|i| {
+        let (app, token, id, tag) = (&app, &token, &id, &tag);
+        async move {
+            app.patch(token, id, Some(tag), &json!({"title": format!("Edit {i}")}))
+                .await
+                .status
+        }
+    });
+    let statuses = futures::future::join_all(edits).await;
+    let won = statuses.iter().filter(|s| **s == StatusCode::OK).count();
+    let stale = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::PRECONDITION_FAILED)
+        .count();
+    assert_eq!((won, stale), (1, 19), "{statuses:?}");
+    let after = app.detail(&token, &id).await;
+    assert_eq!(after.body["version"].as_u64(), Some(version + 1));
+    assert_ne!(after.header("etag"), before.header("etag"));
+    // An If-Match list is evaluated: it matches when it holds the current version.
+    let list = format!("\"{version}\", \"{}\"", version + 1);
+    let listed = app
+        .patch(&token, &id, Some(&list), &json!({"averageSpeed": 17}))
+        .await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    assert_eq!(listed.body["version"].as_u64(), Some(version + 2));
+    // A weak If-Match never matches (strong comparison), and says so.
+    let weak = app
+        .patch(&token, &id, Some("W/\"5\""), &json!({"title": "x"}))
+        .await;
+    assert_eq!(weak.status, StatusCode::BAD_REQUEST);
+    // If-None-Match compares weakly: the route's tag given as W/ is a 304.
+    let route = app
+        .call(
+            Method::GET,
+            "/trips/{id}/route",
+            &format!("/trips/{id}/route"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    let tag = route.header("etag").expect("route etag").to_owned();
+    let weak_tag = format!("W/{tag}");
+    let revalidated = app
+        .call(
+            Method::GET,
+            "/trips/{id}/route",
+            &format!("/trips/{id}/route"),
+            Some(&token),
+            &[("if-none-match", &weak_tag)],
+            None,
+        )
+        .await;
+    assert_eq!(revalidated.status, StatusCode::NOT_MODIFIED);
+}
+
+/// Opens a raw connection and sends `bytes`; answers how long until the server closed it
+/// and what it answered.
+async fn held_open(app: &TestApp, bytes: &[u8], give_up: Duration) -> (Duration, String) {
+    let addr = app.base.trim_start_matches("http://").to_owned();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(bytes).await.expect("send");
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(give_up, stream.read_to_end(&mut answer)).await;
+    (
+        started.elapsed(),
+        String::from_utf8_lossy(&answer).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_headers_idle_connections_and_slow_bodies_are_cut_off() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        c.server.header_timeout_secs = 1;
+        c.server.idle_timeout_secs = 2;
+        c.server.body_timeout_secs = 1;
+    })
+    .await
+    .expect("app");
+    let token = app.user().await;
+    let (took, _) = held_open(
+        &app,
+        b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: ",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(
+        took < Duration::from_secs(4),
+        "half-sent headers held {took:?}"
+    );
+    let (took, answer) = held_open(
+        &app,
+        b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        took < Duration::from_secs(5),
+        "an idle keep-alive connection held {took:?}"
+    );
+    let slow = format!(
+        "PATCH /trips/{} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"ti",
+        uuid::Uuid::now_v7()
+    );
+    let (took, answer) = held_open(&app, slow.as_bytes(), Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("application/problem+json"), "{answer}");
+    assert!(took < Duration::from_secs(4), "a slow body held {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_change_budget_holds_across_rest_and_mcp_and_creations_are_budgeted() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        c.budgets.changes_per_minute = 5;
+        c.budgets.creations_per_minute = 3;
+    })
+    .await
+    .expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let url = fixtures.url("/route.gpx");
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let created = app.create_trip(&token, &json!({"sourceUrl": url})).await;
+        assert_eq!(created.status, StatusCode::ACCEPTED, "{}", created.body);
+        ids.push(created.body["id"].as_str().expect("id").to_owned());
+    }
+    // Three creations were also three changes of this credential; the fourth creation is
+    // refused by the creation budget.
+    let refused = app.create_trip(&token, &json!({"sourceUrl": url})).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "{}",
+        refused.body
+    );
+    assert_eq!(refused.body["code"], json!("rate_limited"));
+    assert!(
+        refused
+            .header("retry-after")
+            .is_some_and(|s| s.parse::<u64>().is_ok())
+    );
+    // The change budget (5) is nearly spent (4 changes so far): one PATCH passes, then MCP,
+    // on the same credential, is refused too.
+    let id = &ids[0];
+    let one = app
+        .patch(&token, id, Some("*"), &json!({"title": "A"}))
+        .await;
+    assert_eq!(one.status, StatusCode::OK, "{}", one.body);
+    let mcp = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "analyze_trip", "arguments": {"id": id}}})
+                .to_string(),
+        )
+        .send()
+        .await
+        .expect("mcp");
+    let body: Value = mcp.json().await.expect("json");
+    let text = body.to_string();
+    assert!(text.contains("rate_limited"), "{text}");
+    // Reads have their own, larger budget.
+    let read = app.detail(&token, id).await;
+    assert_eq!(read.status, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_links_are_budgeted_and_their_files_cached_with_a_validator() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.budgets.share_reads_per_address = 6)
+        .await
+        .expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = ready_trip(&app, &token, &fixtures.url("/route.gpx")).await;
+    let shared = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    let code = shared.body["shortCode"].as_str().expect("code").to_owned();
+    let first = app
+        .call(
+            Method::GET,
+            "/s/{code}.gpx",
+            &format!("/s/{code}.gpx"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(first.status, StatusCode::OK);
+    let disposition = first.header("content-disposition").unwrap_or_default();
+    assert!(!disposition.contains(&id), "no internal id: {disposition}");
+    assert!(disposition.contains("versioned.gpx"), "{disposition}");
+    let etag = first.header("etag").expect("etag").to_owned();
+    let again = app
+        .call(
+            Method::GET,
+            "/s/{code}.gpx",
+            &format!("/s/{code}.gpx"),
+            None,
+            &[("if-none-match", &etag)],
+            None,
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        let read = app
+            .call(
+                Method::GET,
+                "/s/{code}",
+                &format!("/s/{code}"),
+                None,
+                &[],
+                None,
+            )
+            .await;
+        statuses.push(read.status);
+    }
+    assert_eq!(
+        statuses.last(),
+        Some(&StatusCode::TOO_MANY_REQUESTS),
+        "{statuses:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_streams_are_capped_per_user_and_end_when_the_trip_does() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.budgets.streams_per_user = 2)
+        .await
+        .expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = ready_trip(&app, &token, &fixtures.url("/route.gpx")).await;
+    let open = || {
+        app.client
+            .get(format!("{}/trips/{id}/events", app.base))
+            .bearer_auth(&token)
+            .send()
+    };
+    let a = open().await.expect("first");
+    let b = open().await.expect("second");
+    assert_eq!((a.status(), b.status()), (StatusCode::OK, StatusCode::OK));
+    let c = open().await.expect("third");
+    assert_eq!(c.status(), StatusCode::TOO_MANY_REQUESTS);
+    drop(a);
+    // The slot comes back once the server notices the closed stream (its next write).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let retry = open().await.expect("retry");
+        if retry.status() == StatusCode::OK {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the closed stream's slot never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // A change reaches an open stream without polling: a title edit is pushed at once.
+    let mut stream = b;
+    let mut seen = String::new();
+    let _ = tokio::time::timeout(Duration::from_millis(300), async {
+        while let Ok(Some(chunk)) = stream.chunk().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    })
+    .await;
+    let edited = app
+        .patch(&token, &id, Some("*"), &json!({"title": "Pushed"}))
+        .await;
+    let version = edited.body["version"].as_u64().expect("version");
+    let pushed = tokio::time::timeout(Duration::from_secs(3), async {
+        while let Ok(Some(chunk)) = stream.chunk().await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains(&format!("\"version\":{version}")) {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert!(matches!(pushed, Ok(true)), "not pushed within 3 s: {seen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_and_paths_answer_problems_with_the_right_status() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| c.budgets.upload_quota_mb = 1)
+        .await
+        .expect("app");
+    let token = app.user().await;
+    let upload = |bytes: Vec<u8>| {
+        let form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes).file_name("ride.gpx"),
+        );
+        app.client
+            .post(format!("{}/trips/gpx-upload", app.base))
+            .bearer_auth(&token)
+            .multipart(form)
+            .send()
+    };
+    let huge = vec![b' '; 31 * 1024 * 1024];
+    let response = upload(huge).await.expect("huge");
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap_or_default()
+            .contains("problem+json")
+    );
+    // Not multipart at all.
+    let response = app
+        .client
+        .post(format!("{}/trips/gpx-upload", app.base))
+        .bearer_auth(&token)
+        .header("content-type", "text/plain")
+        .body("hello")
+        .send()
+        .await
+        .expect("plain");
+    assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap_or_default()
+            .contains("problem+json")
+    );
+    // The quota: 1 MB per user; a 0.6 MB route fits once.
+    let route = fixtures::route_gpx(100.0, 10.0).into_bytes();
+    assert!(
+        route.len() > 600 * 1024 && route.len() < 1024 * 1024,
+        "{}",
+        route.len()
+    );
+    let first = upload(route.clone()).await.expect("first");
+    assert_eq!(first.status(), StatusCode::ACCEPTED);
+    let first: Value = first.json().await.expect("json");
+    let second = upload(route.clone()).await.expect("second");
+    assert_eq!(second.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let problem: Value = second.json().await.expect("problem");
+    assert_eq!(problem["code"], json!("upload_quota"));
+    // Deleting the trip deletes its file, which frees the quota.
+    let id = first["id"].as_str().expect("id");
+    let key = format!("upload:{id}");
+    assert!(
+        app.state
+            .work
+            .store
+            .get_blob(&key)
+            .await
+            .expect("blob")
+            .is_some()
+    );
+    let deleted = app
+        .call(
+            Method::DELETE,
+            "/trips/{id}",
+            &format!("/trips/{id}"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    assert!(
+        app.state
+            .work
+            .store
+            .get_blob(&key)
+            .await
+            .expect("blob")
+            .is_none()
+    );
+    let third = upload(route).await.expect("third");
+    assert_eq!(third.status(), StatusCode::ACCEPTED);
+    // A PATCH on a file is a 405 naming the methods there are.
+    let response = app
+        .client
+        .patch(format!("{}/trips/{id}.fit", app.base))
+        .bearer_auth(&token)
+        .json(&json!({"title": "x"}))
+        .send()
+        .await
+        .expect("patch fit");
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(response.headers()["allow"], "GET, HEAD");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn caller_text_is_plain_and_errors_stay_short() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let hidden: String = "obey me"
+        .chars()
+        .map(|c| char::from_u32(0xE0000 + c as u32).unwrap_or(' '))
+        .collect();
+    let created = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "title": format!("Alps{hidden}\u{061C}\u{00AD} tour")}),
+        )
+        .await;
+    let id = created.body["id"].as_str().expect("id");
+    let detail = app.detail(&token, id).await;
+    assert_eq!(detail.body["title"], json!("Alps tour"));
+    let created = detail;
+    let text = String::from_utf8_lossy(&created.raw);
+    assert!(
+        text.contains("\"totalDistance\":0.0") && !text.contains("-0.0"),
+        "no negative zero: {text}"
+    );
+    let huge = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 1e308}),
+        )
+        .await;
+    assert_eq!(huge.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        huge.body["detail"].as_str().unwrap_or_default().len() < 120,
+        "{}",
+        huge.body
+    );
+    let mut many = serde_json::Map::new();
+    for i in 0..3000 {
+        many.insert(format!("unknown{i}"), json!(1));
+    }
+    many.insert("sourceUrl".into(), json!(fixtures.url("/route.gpx")));
+    let refused = app.create_trip(&token, &Value::Object(many)).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(refused.raw.len() < 4096, "{} bytes", refused.raw.len());
+    let ancient = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "startDate": "0001-01-01"}),
+        )
+        .await;
+    assert_eq!(ancient.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        ancient.body.to_string().contains("at most a year ago"),
+        "{}",
+        ancient.body
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_links_are_built_only_on_admitted_hosts() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = ready_trip(&app, &token, &fixtures.url("/route.gpx")).await;
+    let evil = app
+        .client
+        .post(format!("{}/trips/{id}/share", app.base))
+        .bearer_auth(&token)
+        .header("host", "evil.test")
+        .send()
+        .await
+        .expect("share");
+    assert_eq!(evil.status(), StatusCode::BAD_REQUEST);
+    let body: Value = evil.json().await.expect("problem");
+    assert!(
+        body["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("ETAPPE_PUBLIC_URL"),
+        "{body}"
+    );
+    let good = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    let url = good.body["url"].as_str().unwrap_or_default();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_files_are_private_from_the_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let dir = app.data_dir().to_path_buf();
+    let mode = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or(0)
+    };
+    assert_eq!(mode(&dir), 0o700, "data directory");
+    assert_eq!(mode(&dir.join("etappe.db")), 0o600, "database");
+    assert_eq!(mode(&dir.join("local-token")), 0o600, "token");
+    if dir.join("etappe.db-wal").exists() {
+        assert_eq!(mode(&dir.join("etappe.db-wal")), 0o600, "write-ahead log");
+    }
+}
