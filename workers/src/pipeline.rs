@@ -552,7 +552,11 @@ impl Pipeline {
                     name = name.or(tour.name);
                     tracks.extend(tour.tracks);
                 }
-                Ok(ParsedRoute { name, tracks })
+                Ok(ParsedRoute {
+                    name,
+                    tracks,
+                    ..ParsedRoute::default()
+                })
             }
         }
     }
