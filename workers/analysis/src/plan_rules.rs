@@ -83,7 +83,7 @@ pub fn daily_distance_over_cap(stage: &StageInput<'_>, facts: &DayFacts<'_>) -> 
         Severity::Warning,
         GROUP_TERRAIN,
         format!(
-            "Day {} is {} km, over the daily cap of {} km: the dates leave too few days for the route.",
+            "Day {} is {} km, over the daily cap of {} km.",
             stage.day_number,
             one_decimal(distance),
             one_decimal(cap),
