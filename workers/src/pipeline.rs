@@ -862,7 +862,11 @@ mod tests {
     fn a_detoured_day_is_read_off_its_own_roads() {
         let flat = line(10.0, 0.0, 6.0);
         let mut trip = one_day_trip(&flat);
-        let plain = analyse_trip(&trip, &flat, &HashMap::new());
+        let stored = track::StoredTrack {
+            points: flat.clone(),
+            ..Default::default()
+        };
+        let plain = analyse_trip(&trip, &stored, &HashMap::new());
         assert!(
             !codes(&plain).contains(&"steep_gradient".to_owned()),
             "{plain:?}"
@@ -882,9 +886,60 @@ mod tests {
             router: "valhalla".into(),
         });
         let detoured = HashMap::from([(trip.stages[0].id, climb)]);
-        let alerts = analyse_trip(&trip, &flat, &detoured);
+        let alerts = analyse_trip(&trip, &stored, &detoured);
         assert!(
             codes(&alerts).contains(&"steep_gradient".to_owned()),
+            "{alerts:?}"
+        );
+    }
+
+    #[test]
+    fn a_break_in_the_stored_track_is_a_critical_alert_on_its_day() {
+        // Two 5 km pieces, the second 3 km east of the first's end.
+        let mut points = line(5.0, 0.0, 6.0);
+        let index = points.len();
+        points.extend(line(5.0, 0.0, 6.04));
+        let trip = one_day_trip(&points);
+        let stored = track::StoredTrack {
+            gaps: vec![etappe_route::pieces::Gap {
+                index,
+                length_m: 4_000.0,
+                bridged: false,
+            }],
+            points,
+            waypoints: Vec::new(),
+        };
+        let alerts = analyse_trip(&trip, &stored, &HashMap::new());
+        let gap = alerts[0]
+            .alerts
+            .iter()
+            .find(|a| a.code == "continuity_gap_critical")
+            .expect("the break is named");
+        assert!(gap.message.contains("4.0 km"), "{}", gap.message);
+        assert!(gap.message.contains("km 5.0"), "{}", gap.message);
+        // Without the gap on record, the day has no such alert.
+        let plain = track::StoredTrack {
+            gaps: Vec::new(),
+            ..stored
+        };
+        assert!(
+            !codes(&analyse_trip(&trip, &plain, &HashMap::new()))
+                .contains(&"continuity_gap_critical".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_day_over_the_cap_is_warned() {
+        let flat = line(10.0, 0.0, 6.0);
+        let mut trip = one_day_trip(&flat);
+        trip.settings.max_distance_per_day = 8.0;
+        let stored = track::StoredTrack {
+            points: flat,
+            ..Default::default()
+        };
+        let alerts = analyse_trip(&trip, &stored, &HashMap::new());
+        assert!(
+            codes(&alerts).contains(&"daily_distance_over_cap".to_owned()),
             "{alerts:?}"
         );
     }
