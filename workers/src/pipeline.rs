@@ -863,7 +863,7 @@ mod tests {
         let flat = line(10.0, 0.0, 6.0);
         let mut trip = one_day_trip(&flat);
         let stored = track::StoredTrack {
-            points: flat.clone(),
+            points: flat,
             ..Default::default()
         };
         let plain = analyse_trip(&trip, &stored, &HashMap::new());
