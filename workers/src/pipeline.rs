@@ -7,16 +7,19 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::Days;
-use etappe_analysis::{AnalysisSettings, StageInput, StagePoint, analyse};
+use etappe_analysis::{
+    AnalysisSettings, DayFacts, StageInput, StagePoint, TrackGap, analyse_with_facts,
+};
 use etappe_events::ids::{TripId, derived_id};
 use etappe_events::projection::TripView;
 use etappe_events::store::{EventMetadata, ExpectedVersion, Store, StoreError};
 use etappe_events::trip::source::SourceType;
 use etappe_events::trip::stage::{Alert, Point, RouteSummary, Stage, StageAlerts, Unavailable};
 use etappe_events::trip::{Category, Trip, TripCommand, TripError, decide};
-use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
+use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb};
 use etappe_route::gpx::{ParsedRoute, TrackPoint, parse_gpx};
-use etappe_route::pacing::{PacingSettings, one_day_per_track, pace};
+use etappe_route::pacing::{PacingSettings, one_day_per_track, pace_route};
+use etappe_route::pieces::join_pieces;
 use etappe_route::sources::{
     komoot_collection_tour_ids, parse_komoot_tour_html, parse_ridewithgps_json,
 };
@@ -289,11 +292,29 @@ impl Pipeline {
                 ProgressState::Running,
             )
             .await;
-        let (points, splits) = if trip.source.source_type == SourceType::KomootCollection {
+        let (stored, splits) = if trip.source.source_type == SourceType::KomootCollection {
             let paced = one_day_per_track(&parsed.tracks);
-            (paced.points, paced.days)
+            let stored = track::StoredTrack {
+                points: paced.points,
+                gaps: Vec::new(),
+                waypoints: parsed.waypoints.clone(),
+            };
+            (stored, paced.days)
         } else {
-            let points: Vec<TrackPoint> = parsed.tracks.iter().flatten().copied().collect();
+            let joined = match join_pieces(&parsed) {
+                Ok(joined) => joined,
+                Err(refused) => {
+                    let reason = describe_route_error(&refused);
+                    self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
+                        TripCommand::FailRoute {
+                            generation,
+                            reason: reason.clone(),
+                        }
+                    })
+                    .await?;
+                    return Ok(Outcome::Failed(reason));
+                }
+            };
             let s = &trip.settings;
             let settings = PacingSettings {
                 max_distance_per_day_km: s.max_distance_per_day,
@@ -301,9 +322,12 @@ impl Pipeline {
                 elevation_penalty: s.elevation_penalty,
                 days: s.dated_day_count().and_then(|d| u32::try_from(d).ok()),
             };
-            let splits = pace(&points, &settings);
-            (points, splits)
+            let (cut, splits) = pace_route(&joined, &settings);
+            let mut stored = track::StoredTrack::from(cut);
+            stored.waypoints = parsed.waypoints.clone();
+            (stored, splits)
         };
+        let points = &stored.points;
         if splits.is_empty() || points.len() < 2 {
             let reason = "the route has fewer than two usable points".to_owned();
             self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
@@ -364,11 +388,16 @@ impl Pipeline {
                 })
             })
             .collect();
-        let total_m = cumulative_distances(&points).last().copied().unwrap_or(0.0);
-        let (ascent, descent) = elevation_gain_loss(&points);
+        // Breaks between the source's pieces count no distance and no climb (etappe_route::pieces).
+        let breaks = stored.breaks();
+        let total_m = cumulative_distances_with_breaks(points, &breaks)
+            .last()
+            .copied()
+            .unwrap_or(0.0);
+        let (ascent, descent) = day_climb(points, &breaks);
         let track_key = track::key(trip_id, generation);
         self.store
-            .put_blob(&track_key, &track::encode(&points))
+            .put_blob(&track_key, &track::encode_stored(&stored))
             .await?;
         let route = RouteSummary {
             title: parsed.name.clone(),
@@ -403,7 +432,7 @@ impl Pipeline {
         let Some(view) = self.view(trip_id).await? else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
-        self.record_analysis(job_id, &view.trip, &points, &Category::ALL, traceparent)
+        self.record_analysis(job_id, &view.trip, &stored, &Category::ALL, traceparent)
             .await
     }
 
@@ -443,11 +472,11 @@ impl Pipeline {
                 ProgressState::Running,
             )
             .await;
-        let points = match self.store.get_blob(&route.track_key).await? {
-            Some(bytes) => track::decode(&bytes).unwrap_or_default(),
-            None => Vec::new(),
+        let stored = match self.store.get_blob(&route.track_key).await? {
+            Some(bytes) => track::decode_stored(&bytes).unwrap_or_default(),
+            None => track::StoredTrack::default(),
         };
-        self.record_analysis(job_id, &view.trip, &points, categories, traceparent)
+        self.record_analysis(job_id, &view.trip, &stored, categories, traceparent)
             .await
     }
 
@@ -455,7 +484,7 @@ impl Pipeline {
         &self,
         job_id: Uuid,
         trip: &Trip,
-        points: &[TrackPoint],
+        stored: &track::StoredTrack,
         categories: &[Category],
         traceparent: Option<&str>,
     ) -> Result<Outcome, JobError> {
@@ -468,7 +497,7 @@ impl Pipeline {
                 detoured.insert(stage.id, own);
             }
         }
-        let alerts = analyse_trip(trip, points, &detoured);
+        let alerts = analyse_trip(trip, stored, &detoured);
         let done: Vec<Category> = [Category::TerrainSecurity, Category::Context]
             .into_iter()
             .filter(|c| categories.contains(c))
@@ -553,7 +582,11 @@ impl Pipeline {
                     name = name.or(tour.name);
                     tracks.extend(tour.tracks);
                 }
-                Ok(ParsedRoute { name, tracks })
+                Ok(ParsedRoute {
+                    name,
+                    tracks,
+                    ..ParsedRoute::default()
+                })
             }
         }
     }
@@ -591,6 +624,10 @@ pub fn describe_route_error(error: &etappe_route::RouteError) -> String {
             format!("none of the route's {rejected} points has valid coordinates")
         }
         E::DoctypeRefused => "the GPX file declares a DOCTYPE, which is refused".into(),
+        E::NoDistance { points } => format!(
+            "the route has no length: its {points} points are all at one place; \
+             upload a file with a track or route that moves"
+        ),
         E::UnexpectedPayload(what) => {
             format!("the route service answered something unexpected: {what}")
         }
@@ -618,9 +655,11 @@ fn round(value: f64, decimals: i32) -> f64 {
 /// id), not off the slice of the track it replaced.
 pub fn analyse_trip(
     trip: &Trip,
-    points: &[TrackPoint],
+    stored: &track::StoredTrack,
     detoured: &HashMap<Uuid, Vec<TrackPoint>>,
 ) -> Vec<StageAlerts> {
+    let points = stored.points.as_slice();
+    let route_cumulative = cumulative_distances_with_breaks(points, &stored.breaks());
     let settings = AnalysisSettings {
         departure_hour: trip.settings.departure_hour,
         average_speed_kmh: trip.settings.average_speed,
@@ -630,13 +669,19 @@ pub fn analyse_trip(
         .stages
         .iter()
         .map(|stage| {
-            let slice = match detoured.get(&stage.id) {
-                Some(own) => own.as_slice(),
-                None => points
-                    .get(stage.first_point..=stage.last_point.min(points.len().saturating_sub(1)))
-                    .unwrap_or(&[]),
+            let (slice, breaks) = match detoured.get(&stage.id) {
+                Some(own) => (own.as_slice(), Vec::new()),
+                None => (
+                    points
+                        .get(
+                            stage.first_point
+                                ..=stage.last_point.min(points.len().saturating_sub(1)),
+                        )
+                        .unwrap_or(&[]),
+                    stored.breaks_within(stage.first_point, stage.last_point),
+                ),
             };
-            let distances = cumulative_distances(slice);
+            let distances = cumulative_distances_with_breaks(slice, &breaks);
             slice
                 .iter()
                 .zip(distances)
@@ -680,7 +725,38 @@ pub fn analyse_trip(
             }
         })
         .collect();
-    analyse(&inputs, &settings)
+    let gaps: Vec<Vec<TrackGap>> = trip
+        .stages
+        .iter()
+        .map(|stage| {
+            if detoured.contains_key(&stage.id) {
+                return Vec::new();
+            }
+            stored
+                .gaps_within(stage.first_point, stage.last_point)
+                .filter_map(|gap| {
+                    let before = gap.index.checked_sub(1)?;
+                    let from = points.get(before)?;
+                    Some(TrackGap {
+                        length_m: gap.length_m,
+                        at_km: route_cumulative.get(before).copied()? / 1000.0,
+                        bridged: gap.bridged,
+                        lat: from.lat,
+                        lon: from.lon,
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let cap = Some(trip.settings.max_distance_per_day);
+    let facts: Vec<DayFacts<'_>> = gaps
+        .iter()
+        .map(|gaps| DayFacts {
+            gaps,
+            max_distance_per_day_km: cap,
+        })
+        .collect();
+    analyse_with_facts(&inputs, &facts, &settings)
         .into_iter()
         .zip(&trip.stages)
         .map(|(alerts, stage)| StageAlerts {
@@ -789,7 +865,11 @@ mod tests {
     fn a_detoured_day_is_read_off_its_own_roads() {
         let flat = line(10.0, 0.0, 6.0);
         let mut trip = one_day_trip(&flat);
-        let plain = analyse_trip(&trip, &flat, &HashMap::new());
+        let stored = track::StoredTrack {
+            points: flat,
+            ..Default::default()
+        };
+        let plain = analyse_trip(&trip, &stored, &HashMap::new());
         assert!(
             !codes(&plain).contains(&"steep_gradient".to_owned()),
             "{plain:?}"
@@ -809,9 +889,60 @@ mod tests {
             router: "valhalla".into(),
         });
         let detoured = HashMap::from([(trip.stages[0].id, climb)]);
-        let alerts = analyse_trip(&trip, &flat, &detoured);
+        let alerts = analyse_trip(&trip, &stored, &detoured);
         assert!(
             codes(&alerts).contains(&"steep_gradient".to_owned()),
+            "{alerts:?}"
+        );
+    }
+
+    #[test]
+    fn a_break_in_the_stored_track_is_a_critical_alert_on_its_day() {
+        // Two 5 km pieces, the second 3 km east of the first's end.
+        let mut points = line(5.0, 0.0, 6.0);
+        let index = points.len();
+        points.extend(line(5.0, 0.0, 6.04));
+        let trip = one_day_trip(&points);
+        let stored = track::StoredTrack {
+            gaps: vec![etappe_route::pieces::Gap {
+                index,
+                length_m: 4_000.0,
+                bridged: false,
+            }],
+            points,
+            waypoints: Vec::new(),
+        };
+        let alerts = analyse_trip(&trip, &stored, &HashMap::new());
+        let gap = alerts[0]
+            .alerts
+            .iter()
+            .find(|a| a.code == "continuity_gap_critical")
+            .expect("the break is named");
+        assert!(gap.message.contains("4.0 km"), "{}", gap.message);
+        assert!(gap.message.contains("km 5.0"), "{}", gap.message);
+        // Without the gap on record, the day has no such alert.
+        let plain = track::StoredTrack {
+            gaps: Vec::new(),
+            ..stored
+        };
+        assert!(
+            !codes(&analyse_trip(&trip, &plain, &HashMap::new()))
+                .contains(&"continuity_gap_critical".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_day_over_the_cap_is_warned() {
+        let flat = line(10.0, 0.0, 6.0);
+        let mut trip = one_day_trip(&flat);
+        trip.settings.max_distance_per_day = 8.0;
+        let stored = track::StoredTrack {
+            points: flat,
+            ..Default::default()
+        };
+        let alerts = analyse_trip(&trip, &stored, &HashMap::new());
+        assert!(
+            codes(&alerts).contains(&"daily_distance_over_cap".to_owned()),
             "{alerts:?}"
         );
     }

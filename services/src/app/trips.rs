@@ -645,8 +645,9 @@ impl TripService {
             .get_blob(&route.track_key)
             .await?
             .ok_or(AppError::NotReady)?;
-        let points = etappe_workers::track::decode(&bytes)
+        let stored = etappe_workers::track::decode_stored(&bytes)
             .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))?;
+        let points = &stored.points;
         let stages: Vec<_> = match stage_id {
             Some(id) => trip.stages.iter().filter(|s| s.id == id).collect(),
             None => trip.stages.iter().collect(),
@@ -661,7 +662,12 @@ impl TripService {
             .unwrap_or_else(|| "Etappe trip".into());
         let mut days: Vec<etappe_export::ExportDay> = Vec::with_capacity(stages.len());
         for stage in &stages {
-            let slice = self.day_points(stage, &points).await?;
+            let slice = self.day_points(stage, points).await?;
+            // A detour is its own geometry, without the source's breaks.
+            let breaks = match stage.detour {
+                Some(_) => Vec::new(),
+                None => stored.breaks_within(stage.first_point, stage.last_point),
+            };
             days.push({
                 let name = match (&stage.start_label, &stage.end_label) {
                     (Some(a), Some(b)) => format!("Day {}: {a} - {b}", stage.day_number),
@@ -677,23 +683,40 @@ impl TripService {
                             ele: p.ele,
                         })
                         .collect(),
+                    breaks,
                 }
             });
         }
-        // Chosen places to sleep travel with the file as waypoints.
-        let waypoints: Vec<etappe_export::ExportWaypoint> = stages
+        // Chosen places to sleep travel with the file as waypoints: in GPX "Night 1: name",
+        // in FIT the name first ("Gasthof Post N1"), as a course point holds 15 bytes.
+        let lodging_name = |day: u32, name: &str| match format {
+            ExportFormat::Gpx => format!("Night {day}: {name}"),
+            ExportFormat::Fit => etappe_export::course_point_name(name, &format!("N{day}")),
+        };
+        let mut waypoints: Vec<etappe_export::ExportWaypoint> = stages
             .iter()
             .filter_map(|s| s.accommodation.as_ref().map(|a| (s.day_number, a)))
             .map(|(day, a)| etappe_export::ExportWaypoint {
-                name: etappe_events::text::strip_controls(&format!(
-                    "Night {day}: {}",
-                    a.name.as_deref().unwrap_or(&a.kind)
+                name: etappe_events::text::strip_controls(&lodging_name(
+                    day,
+                    a.name.as_deref().unwrap_or(&a.kind),
                 )),
                 lat: a.lat,
                 lon: a.lon,
                 kind: etappe_export::WaypointKind::Lodging,
             })
             .collect();
+        // The source file's own waypoints, each with the day that passes closest to it.
+        for stage in &stages {
+            for w in stored.waypoints_within(stage.first_point, stage.last_point) {
+                waypoints.push(etappe_export::ExportWaypoint {
+                    name: etappe_events::text::strip_controls(w.name.as_deref().unwrap_or("")),
+                    lat: w.lat,
+                    lon: w.lon,
+                    kind: etappe_export::WaypointKind::Generic,
+                });
+            }
+        }
         let stem = super::exports::file_stem(&title, stage_id.map(|_| stages[0].day_number));
         match format {
             ExportFormat::Gpx => Ok(ExportFile {
@@ -704,9 +727,32 @@ impl TripService {
                 file_name: format!("{stem}.gpx"),
             }),
             ExportFormat::Fit => {
-                let bytes = etappe_export::trip_to_fit(&title, &days, &waypoints).map_err(|e| {
-                    AppError::Conflict(format!("the route cannot be written as FIT: {e}"))
-                })?;
+                // Each file is its own course on a device: a file_id from (trip, day,
+                // version) and the export time, and a day's course named after that day.
+                let (day, course_name) = match (stage_id, stages.first()) {
+                    (Some(_), Some(stage)) => (
+                        stage.day_number,
+                        etappe_export::day_course_name(
+                            stage.day_number,
+                            stage.start_label.as_deref(),
+                            stage.end_label.as_deref(),
+                        ),
+                    ),
+                    _ => (0, title.clone()),
+                };
+                let identity = etappe_export::FitIdentity {
+                    serial_number: etappe_export::fit_serial(
+                        &trip.id.to_string(),
+                        day,
+                        trip.version,
+                    ),
+                    time_created_unix: chrono::Utc::now().timestamp(),
+                };
+                let bytes =
+                    etappe_export::trip_to_fit_with(&course_name, &days, &waypoints, &identity)
+                        .map_err(|e| {
+                            AppError::Conflict(format!("the route cannot be written as FIT: {e}"))
+                        })?;
                 Ok(ExportFile {
                     bytes: bytes.into(),
                     content_type: "application/vnd.ant.fit",

@@ -26,10 +26,14 @@ pub const REST_DAY_SUGGESTED: &str = "rest_day_suggested";
 pub const CALENDAR_SUNDAY: &str = "calendar_sunday";
 /// Stage date is a public holiday in the start or end country.
 pub const CALENDAR_PUBLIC_HOLIDAY: &str = "calendar_public_holiday";
-/// 100–500 m between the previous stage's end and this stage's start.
+/// 100–500 m between the previous stage's end and this stage's start, or
+/// between two recorded pieces inside a day (bridged).
 pub const CONTINUITY_GAP_WARNING: &str = "continuity_gap_warning";
-/// More than 500 m between the previous stage's end and this stage's start.
+/// More than 500 m between the previous stage's end and this stage's start,
+/// or between two recorded pieces inside a day (not ridden).
 pub const CONTINUITY_GAP_CRITICAL: &str = "continuity_gap_critical";
+/// The day is longer than the trip's daily cap (fixed dates forced it).
+pub const DAILY_DISTANCE_OVER_CAP: &str = "daily_distance_over_cap";
 /// Start and end lie in different countries.
 pub const BORDER_CROSSING: &str = "border_crossing";
 
@@ -38,6 +42,7 @@ pub const BORDER_CROSSING: &str = "border_crossing";
 pub const CODES: &[(&str, &str, &str)] = &[
     (CONTINUITY_GAP_CRITICAL, GROUP_TERRAIN, "critical"),
     (CONTINUITY_GAP_WARNING, GROUP_TERRAIN, "warning"),
+    (DAILY_DISTANCE_OVER_CAP, GROUP_TERRAIN, "warning"),
     (ELEVATION_GAIN, GROUP_TERRAIN, "warning"),
     (STEEP_GRADIENT, GROUP_TERRAIN, "warning"),
     (EBIKE_RANGE_EXCEEDED, GROUP_TERRAIN, "warning"),
@@ -66,6 +71,6 @@ mod tests {
                 "duplicate {code}"
             );
         }
-        assert_eq!(CODES.len(), 10);
+        assert_eq!(CODES.len(), 11);
     }
 }

@@ -26,11 +26,12 @@ pub mod geo;
 pub mod gradient;
 pub mod holidays;
 mod model;
+pub mod plan_rules;
 pub mod rules;
 pub mod solar;
 
 pub use catalogue::*;
-pub use model::{Alert, AnalysisSettings, Severity, StageInput, StagePoint};
+pub use model::{Alert, AnalysisSettings, DayFacts, Severity, StageInput, StagePoint, TrackGap};
 
 /// Analyses every stage of a trip, returning one alert list per stage in
 /// the same order as `stages`.
@@ -38,12 +39,25 @@ pub use model::{Alert, AnalysisSettings, Severity, StageInput, StagePoint};
 /// Stages are taken in trip order: the rest-day streak and the continuity
 /// check look at the stages before each one.
 pub fn analyse(stages: &[StageInput<'_>], settings: &AnalysisSettings) -> Vec<Vec<Alert>> {
+    analyse_with_facts(stages, &[], settings)
+}
+
+/// [`analyse`] with what the planner knows about each day beyond its
+/// geometry (`facts[i]` for `stages[i]`; missing entries mean no facts):
+/// gaps inside the day and the daily cap (see [`plan_rules`]).
+pub fn analyse_with_facts(
+    stages: &[StageInput<'_>],
+    facts: &[DayFacts<'_>],
+    settings: &AnalysisSettings,
+) -> Vec<Vec<Alert>> {
     let settings = rules::Sanitized::new(settings);
+    let no_facts = DayFacts::default();
     let mut out = Vec::with_capacity(stages.len());
     let mut streak: u32 = 0;
     let mut previous_riding: Option<&StageInput<'_>> = None;
 
-    for stage in stages {
+    for (i, stage) in stages.iter().enumerate() {
+        let day_facts = facts.get(i).unwrap_or(&no_facts);
         let mut alerts = Vec::new();
         if stage.is_rest_day {
             streak = 0;
@@ -52,6 +66,8 @@ pub fn analyse(stages: &[StageInput<'_>], settings: &AnalysisSettings) -> Vec<Ve
             if let Some(previous) = previous_riding {
                 alerts.extend(rules::continuity(stage, previous));
             }
+            alerts.extend(plan_rules::track_gaps(stage, day_facts));
+            alerts.extend(plan_rules::daily_distance_over_cap(stage, day_facts));
             alerts.extend(rules::elevation_gain(stage));
             alerts.extend(rules::steep_gradient(stage));
             alerts.extend(rules::ebike_range(stage, &settings));
@@ -62,6 +78,9 @@ pub fn analyse(stages: &[StageInput<'_>], settings: &AnalysisSettings) -> Vec<Ve
         }
         alerts.extend(rules::sunday(stage));
         alerts.extend(rules::public_holidays(stage));
+        // Keep the catalogue's order within the day (gap alerts of both
+        // kinds come from two rules); the sort is stable.
+        alerts.sort_by_key(|a| CODES.iter().position(|(code, _, _)| *code == a.code));
         out.push(alerts);
     }
     out

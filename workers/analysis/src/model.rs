@@ -48,6 +48,30 @@ pub struct StageInput<'a> {
     pub utc_offset_minutes: Option<i32>,
 }
 
+/// A jump between two recorded pieces of the route file inside a day.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrackGap {
+    /// Straight-line length of the jump, metres.
+    pub length_m: f64,
+    /// Where it starts, km from the start of the whole route.
+    pub at_km: f64,
+    /// Bridged (counted as riding) or a break (not counted, not drawn).
+    pub bridged: bool,
+    /// Where the jump starts (the last recorded point before it).
+    pub lat: f64,
+    /// Where the jump starts.
+    pub lon: f64,
+}
+
+/// What the planner knows about a day beyond its geometry.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DayFacts<'a> {
+    /// Gaps between recorded pieces inside the day.
+    pub gaps: &'a [TrackGap],
+    /// The trip's daily cap, km, when it has one.
+    pub max_distance_per_day_km: Option<f64>,
+}
+
 /// User settings that change how a day is judged.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AnalysisSettings {

@@ -69,7 +69,7 @@ impl Sanitized {
     }
 }
 
-fn alert(
+pub(crate) fn alert(
     code: &'static str,
     severity: Severity,
     group: &'static str,

@@ -18,7 +18,8 @@ const BYTES_PER_TRKPT: usize = 90;
 
 /// Writes a trip as a GPX 1.1 document.
 ///
-/// GPX 1.1: metadata name, one `<trk>` per day (name = day name, one `<trkseg>`), one
+/// GPX 1.1: metadata name, one `<trk>` per day (name = day name, one `<trkseg>` per
+/// recorded piece: a new one after each of the day's breaks), one
 /// `<wpt>` per waypoint (with `<sym>Lodging</sym>` for lodging), elevation when known.
 /// Text is XML-escaped and stripped of control characters.
 ///
@@ -62,7 +63,15 @@ pub fn to_gpx(trip_name: &str, days: &[ExportDay], waypoints: &[ExportWaypoint])
         out.push_str("  <trk>\n");
         push_name(&mut out, "    ", &day.name);
         out.push_str("    <trkseg>\n");
-        for p in day.points.iter().filter_map(sanitize_point) {
+        let mut breaks = day.breaks.iter().copied().peekable();
+        for (i, p) in day.points.iter().enumerate() {
+            // A break is never drawn: the next recorded piece gets its own segment.
+            if breaks.next_if(|&b| b <= i).is_some() && i > 0 {
+                out.push_str("    </trkseg>\n    <trkseg>\n");
+            }
+            let Some(p) = sanitize_point(p) else {
+                continue;
+            };
             match p.ele {
                 Some(ele) => {
                     let _ = writeln!(
@@ -125,7 +134,13 @@ mod tests {
                     lon: 11.1,
                     ele: None,
                 },
+                ExportPoint {
+                    lat: 49.0,
+                    lon: 12.0,
+                    ele: None,
+                },
             ],
+            breaks: vec![3],
         }];
         let wpts = vec![ExportWaypoint {
             name: "Hotel".into(),
@@ -137,7 +152,9 @@ mod tests {
         assert!(gpx.contains("<metadata>\n    <name>Trip</name>\n  </metadata>"));
         assert!(gpx.contains("<ele>520.00</ele>"));
         assert!(gpx.contains("<sym>Lodging</sym>"));
-        assert_eq!(gpx.matches("<trkpt ").count(), 2);
+        assert_eq!(gpx.matches("<trkpt ").count(), 3);
+        // The break starts a second segment: the jump to 49°N is not drawn.
+        assert_eq!(gpx.matches("<trkseg>").count(), 2);
         assert!(gpx.find("<wpt").unwrap_or(usize::MAX) < gpx.find("<trk>").unwrap_or(0));
     }
 }

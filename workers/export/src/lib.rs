@@ -3,7 +3,8 @@
 //! Two formats are produced, both written by hand so that the crate has no runtime
 //! dependency besides `thiserror`:
 //!
-//! * [`to_gpx`]: a GPX 1.1 document (one `<trk>` per day, one `<wpt>` per waypoint) for
+//! * [`to_gpx`]: a GPX 1.1 document (one `<trk>` per day, a `<trkseg>` per recorded piece,
+//!   one `<wpt>` per waypoint) for
 //!   map apps, Komoot-like planners and devices that import GPX.
 //! * [`to_fit_course`] / [`trip_to_fit`]: a FIT *course* file, the native format Garmin
 //!   and Wahoo computers navigate with.
@@ -22,6 +23,7 @@
 //!         ExportPoint { lat: 47.66, lon: 9.17, ele: Some(400.0) },
 //!         ExportPoint { lat: 47.70, lon: 9.30, ele: None },
 //!     ],
+//!     breaks: Vec::new(),
 //! };
 //! let hotel = ExportWaypoint {
 //!     name: "Hotel".into(),
@@ -41,7 +43,10 @@ mod geo;
 mod gpx;
 mod xml;
 
-pub use fit::{MAX_COURSE_POINTS, MAX_RECORDS, to_fit_course, trip_to_fit};
+pub use fit::{
+    FitIdentity, MAX_COURSE_POINTS, MAX_RECORDS, course_point_name, day_course_name, fit_serial,
+    to_fit_course, trip_to_fit, trip_to_fit_with,
+};
 pub use gpx::to_gpx;
 
 /// One point of a route: WGS84 degrees and an optional elevation in metres.
@@ -62,6 +67,10 @@ pub struct ExportDay {
     pub name: String,
     /// The day's route in travel order.
     pub points: Vec<ExportPoint>,
+    /// Indices into `points` (sorted) where a recorded piece starts after a break: the
+    /// step onto such a point is not ridden, so GPX starts a new `<trkseg>` there and FIT
+    /// does not count it.
+    pub breaks: Vec<usize>,
 }
 
 /// A named point of interest along the trip (a night's lodging, a café, a shop...).

@@ -5,7 +5,8 @@ mod common;
 
 use common::{flatten, haversine, path_length, synthetic_trip, trip_waypoints};
 use etappe_export::{
-    ExportError, ExportPoint, ExportWaypoint, WaypointKind, to_fit_course, trip_to_fit,
+    ExportDay, ExportError, ExportPoint, ExportWaypoint, FitIdentity, WaypointKind, to_fit_course,
+    trip_to_fit, trip_to_fit_with,
 };
 use fitparser::profile::MesgNum;
 use fitparser::{FitDataRecord, Value};
@@ -33,7 +34,7 @@ fn field<'a>(rec: &'a FitDataRecord, name: &str) -> Option<&'a Value> {
 fn num(rec: &FitDataRecord, name: &str) -> f64 {
     match field(rec, name) {
         Some(Value::SInt32(v)) => f64::from(*v),
-        Some(Value::UInt32(v)) => f64::from(*v),
+        Some(Value::UInt32(v) | Value::UInt32z(v)) => f64::from(*v),
         Some(Value::UInt16(v)) => f64::from(*v),
         Some(Value::UInt8(v)) => f64::from(*v),
         Some(Value::Float64(v)) => *v,
@@ -126,7 +127,26 @@ fn check_course(bytes: &[u8], points: &[ExportPoint], expected_name: &str) -> Ve
     assert_eq!(text(events[0], "event_type"), "start");
     assert_eq!(text(events[1], "event_type"), "stop_disable_all");
 
-    // Message order a device expects: file_id, course, lap, event, records, points, event.
+    // Every timestamped message in file order (records and the course points interleaved
+    // with them): time never goes back, as devices replay the file.
+    let mut last_ts = None;
+    for r in &records {
+        if !matches!(r.kind(), MesgNum::Record | MesgNum::CoursePoint) {
+            continue;
+        }
+        let Some(Value::Timestamp(ts)) = field(r, "timestamp") else {
+            panic!("{:?} without timestamp", r.kind());
+        };
+        assert!(
+            last_ts.is_none_or(|l| l <= *ts),
+            "{:?} goes back in time",
+            r.kind()
+        );
+        last_ts = Some(*ts);
+    }
+
+    // Message order a device expects: file_id, course, lap, event, records with the
+    // course points where they fall, event.
     assert_eq!(records[0].kind(), MesgNum::FileId);
     assert_eq!(records[1].kind(), MesgNum::Course);
     assert_eq!(records[2].kind(), MesgNum::Lap);
@@ -283,5 +303,84 @@ fn corrupted_bytes_fail_the_crc() {
     assert!(
         fitparser::from_bytes(&bad).is_err(),
         "header CRC not checked"
+    );
+}
+
+#[test]
+fn each_file_has_its_own_identity_and_the_apps_climb() {
+    let days = synthetic_trip(2, 800);
+    let identity = FitIdentity {
+        serial_number: 0xDEAD_BEEF,
+        time_created_unix: 1_796_083_200,
+    };
+    let bytes = match trip_to_fit_with("Id", &days, &[], &identity) {
+        Ok(b) => b,
+        Err(e) => panic!("{e}"),
+    };
+    let records = decode(&bytes);
+    let file_id = of_kind(&records, MesgNum::FileId)[0];
+    assert_eq!(num(file_id, "serial_number"), f64::from(0xDEAD_BEEF_u32));
+    let Some(Value::Timestamp(created)) = field(file_id, "time_created") else {
+        panic!("no time_created");
+    };
+    assert_eq!(created.timestamp(), 1_796_083_200);
+
+    // The lap's ascent is the planner's smoothed figure for the same points.
+    let points: Vec<etappe_route::TrackPoint> = flatten(&days)
+        .iter()
+        .map(|p| etappe_route::TrackPoint {
+            lat: p.lat,
+            lon: p.lon,
+            ele: p.ele,
+        })
+        .collect();
+    let (app_ascent, _) = etappe_route::geometry::day_climb(&points, &[]);
+    let lap = of_kind(&records, MesgNum::Lap)[0];
+    assert_eq!(num(lap, "total_ascent"), app_ascent.round());
+}
+
+#[test]
+fn course_points_are_interleaved_with_the_records() {
+    let days = synthetic_trip(3, 300);
+    let waypoints = trip_waypoints(&days);
+    let bytes = match trip_to_fit("Order", &days, &waypoints) {
+        Ok(b) => b,
+        Err(e) => panic!("{e}"),
+    };
+    let records = decode(&bytes);
+    let kinds: Vec<MesgNum> = records.iter().map(FitDataRecord::kind).collect();
+    let first_cp = kinds.iter().position(|k| *k == MesgNum::CoursePoint);
+    let last_record = kinds.iter().rposition(|k| *k == MesgNum::Record);
+    assert!(
+        first_cp < last_record,
+        "course points sit among the records, not after them"
+    );
+}
+
+#[test]
+fn a_break_is_not_counted_in_the_course() {
+    let a = |lat: f64, lon: f64| ExportPoint {
+        lat,
+        lon,
+        ele: None,
+    };
+    let day = ExportDay {
+        name: "Gap".into(),
+        points: vec![a(45.0, 6.0), a(45.01, 6.0), a(45.5, 6.5), a(45.51, 6.5)],
+        breaks: vec![2],
+    };
+    let bytes = match trip_to_fit("Gap", &[day], &[]) {
+        Ok(b) => b,
+        Err(e) => panic!("{e}"),
+    };
+    let records = decode(&bytes);
+    let recs = of_kind(&records, MesgNum::Record);
+    assert_eq!(num(recs[1], "distance"), num(recs[2], "distance"));
+    let lap = of_kind(&records, MesgNum::Lap)[0];
+    let ridden = 2.0 * haversine(&a(45.0, 6.0), &a(45.01, 6.0));
+    assert!(
+        (num(lap, "total_distance") - ridden).abs() < 5.0,
+        "{}",
+        num(lap, "total_distance")
     );
 }

@@ -222,6 +222,7 @@ fn hostile_names_are_escaped_and_stripped() {
                 ele: None,
             },
         ],
+        breaks: Vec::new(),
     }];
     let wpts = vec![ExportWaypoint {
         name: format!("Wpt {nasty}"),
@@ -277,10 +278,12 @@ fn edge_coordinates_and_empty_parts_stay_valid() {
                     ele: Some(-430.5),
                 },
             ],
+            breaks: Vec::new(),
         },
         ExportDay {
             name: "Ruhetag".into(),
             points: vec![],
+            breaks: Vec::new(),
         },
     ];
     let wpts = vec![ExportWaypoint {

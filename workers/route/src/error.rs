@@ -26,6 +26,10 @@ pub enum RouteError {
     /// it outright removes any entity-expansion attack surface.
     #[error("DOCTYPE declarations are not accepted")]
     DoctypeRefused,
+    /// The route has no length: a single point, or all its points at one
+    /// place. It would only make a 0 km day.
+    #[error("the route has no length: its {points} points are all at one place")]
+    NoDistance { points: usize },
     /// A route-service payload (Komoot page, RideWithGPS JSON) does not have
     /// the documented shape.
     #[error("unexpected payload: {0}")]

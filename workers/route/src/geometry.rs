@@ -80,6 +80,44 @@ pub fn elevation_gain_loss(points: &[TrackPoint]) -> (f64, f64) {
     elevation_gain_loss_with(points, &cumulative)
 }
 
+/// Like [`cumulative_distances`], but the step onto each index in `breaks`
+/// (sorted ascending) counts nothing: it is a gap between recorded pieces,
+/// not ridden (see [`crate::pieces`]).
+pub fn cumulative_distances_with_breaks(points: &[TrackPoint], breaks: &[usize]) -> Vec<f64> {
+    let raw = cumulative_distances(points);
+    let mut out = Vec::with_capacity(raw.len());
+    let mut pending = breaks.iter().copied().peekable();
+    let (mut total, mut previous) = (0.0, 0.0);
+    for (i, &d) in raw.iter().enumerate() {
+        while pending.next_if(|&b| b < i).is_some() {}
+        if pending.next_if_eq(&i).is_none() {
+            total += d - previous;
+        }
+        previous = d;
+        out.push(total);
+    }
+    out
+}
+
+/// The climbing of a day, the one figure the app shows and exports
+/// (`(gain, loss)` as in [`elevation_gain_loss`]): each piece between
+/// `breaks` (indices into `points`, sorted) is smoothed and summed on its
+/// own, so the height difference across a gap is never climbed.
+pub fn day_climb(points: &[TrackPoint], breaks: &[usize]) -> (f64, f64) {
+    let mut start = 0;
+    let (mut gain, mut loss) = (0.0, 0.0);
+    for &b in breaks.iter().chain(std::iter::once(&points.len())) {
+        if b <= start {
+            continue;
+        }
+        let (g, l) = elevation_gain_loss(points.get(start..b.min(points.len())).unwrap_or(&[]));
+        gain += g;
+        loss += l;
+        start = b;
+    }
+    (gain, loss)
+}
+
 /// [`elevation_gain_loss`] with the cumulative distances already computed
 /// (any constant offset is fine: only differences are used).
 pub(crate) fn elevation_gain_loss_with(points: &[TrackPoint], cumulative: &[f64]) -> (f64, f64) {

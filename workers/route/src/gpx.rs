@@ -6,11 +6,18 @@
 //! hostile uploads cannot hurt the server:
 //! - Elements are matched by local name, so `<gpx:trkpt>` and `<trkpt>` are
 //!   the same and both GPX 1.0 and 1.1 namespaces work.
-//! - Each `<trk>` gives one track (its `<trkseg>`s concatenated). Routes
-//!   (`<rte>`/`<rtept>`) are used only when no track has a usable point, one
-//!   track per route. Waypoints are ignored.
-//! - Any element outside that grammar (`<extensions>`, `<time>`, `<wpt>`,
-//!   vendor elements) is skipped as a whole subtree without inspection.
+//! - Every `<trkseg>` gives one piece, and so does every `<rte>`: pieces are
+//!   kept apart (in file order, with the time of their first point when they
+//!   have one), so the caller can tell a recorded break from a ridden line
+//!   (see [`crate::pieces`]).
+//! - Tracks or routes: a file with both uses the set that makes a route (two
+//!   distinct points); when both do, the longer one (within its pieces); when
+//!   neither does, the tracks. So a GPX 1.0 file with a one-point track and
+//!   a five-point route is read as its route.
+//! - `<wpt>` waypoints are kept (position and name, at most
+//!   [`MAX_WAYPOINTS`]); a point's `<time>` is read to order pieces.
+//! - Any element outside that grammar (`<extensions>`, vendor elements) is
+//!   skipped as a whole subtree without inspection.
 //! - A point with a missing, unparsable, NaN or out-of-range `lat`/`lon` is
 //!   skipped; only when no valid point remains does the parse fail, with
 //!   [`RouteError::InvalidCoordinate`] (or [`RouteError::Empty`] when there
@@ -41,13 +48,31 @@ pub struct TrackPoint {
     pub ele: Option<f64>,
 }
 
+/// A named place of the source file (`<wpt>`): a spring, a pass, a shop.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Waypoint {
+    pub name: Option<String>,
+    pub lat: f64,
+    pub lon: f64,
+}
+
 /// What any route source yields: an optional display name and one or more
 /// point lists (never empty, and no list is empty).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ParsedRoute {
     pub name: Option<String>,
+    /// The pieces in file order (GPX: one per `<trkseg>` or `<rte>`).
     pub tracks: Vec<Vec<TrackPoint>>,
+    /// Time of each piece's first timed point, Unix seconds; empty when the
+    /// source has no times, else as long as `tracks`.
+    pub starts: Vec<Option<i64>>,
+    /// The source's waypoints, in file order.
+    pub waypoints: Vec<Waypoint>,
 }
+
+/// Most waypoints kept from one file; the rest are dropped (a route needs
+/// tens, and each one costs a nearest-point search on export).
+pub const MAX_WAYPOINTS: usize = 2_000;
 
 /// Longest name kept, in characters; longer names are cut.
 pub const MAX_NAME_CHARS: usize = 255;
@@ -72,6 +97,8 @@ enum Elem {
     Rte,
     Point,
     Ele,
+    Time,
+    Wpt,
     Name,
 }
 
@@ -87,8 +114,17 @@ struct Parser {
     root_seen: bool,
     root_done: bool,
     trk_tracks: Vec<Vec<TrackPoint>>,
+    trk_starts: Vec<Option<i64>>,
     rte_tracks: Vec<Vec<TrackPoint>>,
+    rte_starts: Vec<Option<i64>>,
     current: Vec<TrackPoint>,
+    /// Time of the current piece's first timed point.
+    current_start: Option<i64>,
+    time_buf: String,
+    waypoints: Vec<Waypoint>,
+    /// Position of the `<wpt>` being read (`None`: rejected coordinates).
+    pending_wpt: Option<(f64, f64)>,
+    wpt_name: Option<String>,
     /// Coordinates of the point being read; `None` inside a point whose
     /// coordinates were rejected.
     pending: Option<(f64, f64)>,
@@ -207,10 +243,12 @@ impl Parser {
             (Elem::Gpx, "metadata") => Elem::Metadata,
             (Elem::Gpx, "trk") => Elem::Trk,
             (Elem::Gpx, "rte") => Elem::Rte,
-            (Elem::Gpx | Elem::Metadata | Elem::Trk | Elem::Rte, "name") => Elem::Name,
+            (Elem::Gpx, "wpt") => Elem::Wpt,
+            (Elem::Gpx | Elem::Metadata | Elem::Trk | Elem::Rte | Elem::Wpt, "name") => Elem::Name,
             (Elem::Trk, "trkseg") => Elem::Trkseg,
             (Elem::Trkseg, "trkpt") | (Elem::Rte, "rtept") => Elem::Point,
             (Elem::Point, "ele") => Elem::Ele,
+            (Elem::Point, "time") => Elem::Time,
             _ => {
                 return Ok(if empty {
                     Action::Continue
@@ -220,7 +258,19 @@ impl Parser {
             }
         };
         match elem {
-            Elem::Trk | Elem::Rte => self.current.clear(),
+            Elem::Trkseg | Elem::Rte => {
+                self.current.clear();
+                self.current_start = None;
+            }
+            Elem::Wpt => {
+                let coords = read_coords(e).map_err(|_| RouteError::Malformed { position })?;
+                self.wpt_name = None;
+                if empty {
+                    self.push_waypoint(coords);
+                    return Ok(Action::Continue);
+                }
+                self.pending_wpt = coords;
+            }
             Elem::Point => {
                 let coords = read_coords(e).map_err(|_| RouteError::Malformed { position })?;
                 if empty {
@@ -231,8 +281,9 @@ impl Parser {
                 self.pending_ele = None;
             }
             Elem::Ele => self.ele_buf.clear(),
+            Elem::Time => self.time_buf.clear(),
             Elem::Name => self.name_buf.clear(),
-            Elem::Gpx | Elem::Metadata | Elem::Trkseg => {}
+            Elem::Gpx | Elem::Metadata | Elem::Trk => {}
         }
         if !empty {
             self.stack.push(elem);
@@ -246,14 +297,25 @@ impl Parser {
         };
         match elem {
             Elem::Gpx => self.root_done = true,
-            Elem::Trk => {
+            Elem::Trkseg => {
                 if !self.current.is_empty() {
                     self.trk_tracks.push(std::mem::take(&mut self.current));
+                    self.trk_starts.push(self.current_start.take());
                 }
             }
             Elem::Rte => {
                 if !self.current.is_empty() {
                     self.rte_tracks.push(std::mem::take(&mut self.current));
+                    self.rte_starts.push(self.current_start.take());
+                }
+            }
+            Elem::Wpt => {
+                let coords = self.pending_wpt.take();
+                self.push_waypoint(coords);
+            }
+            Elem::Time => {
+                if self.current_start.is_none() && self.pending.is_some() {
+                    self.current_start = parse_time(&self.time_buf);
                 }
             }
             Elem::Point => {
@@ -267,13 +329,26 @@ impl Parser {
                     Some(Elem::Gpx | Elem::Metadata) => &mut self.meta_name,
                     Some(Elem::Trk) => &mut self.trk_name,
                     Some(Elem::Rte) => &mut self.rte_name,
+                    Some(Elem::Wpt) => &mut self.wpt_name,
                     _ => return,
                 };
                 if slot.is_none() {
                     *slot = clean_name(&self.name_buf);
                 }
             }
-            Elem::Metadata | Elem::Trkseg => {}
+            Elem::Metadata | Elem::Trk => {}
+        }
+    }
+
+    fn push_waypoint(&mut self, coords: Option<(f64, f64)>) {
+        if let Some((lat, lon)) = coords
+            && self.waypoints.len() < MAX_WAYPOINTS
+        {
+            self.waypoints.push(Waypoint {
+                name: self.wpt_name.take(),
+                lat,
+                lon,
+            });
         }
     }
 
@@ -287,6 +362,8 @@ impl Parser {
     fn text(&mut self, content: &str) -> Result<(), RouteError> {
         match self.stack.last() {
             Some(Elem::Ele) => self.ele_buf.push_str(content),
+            // A timestamp is 20-35 bytes; anything longer is not one.
+            Some(Elem::Time) if self.time_buf.len() < 64 => self.time_buf.push_str(content),
             Some(Elem::Name) => {
                 let mut room = MAX_RAW_NAME_BYTES
                     .saturating_sub(self.name_buf.len())
@@ -337,10 +414,22 @@ impl Parser {
                 position: total_len,
             });
         }
-        let tracks = if self.trk_tracks.is_empty() {
-            self.rte_tracks
+        let use_routes = match (makes_route(&self.trk_tracks), makes_route(&self.rte_tracks)) {
+            (true, true) => within_length_m(&self.rte_tracks) > within_length_m(&self.trk_tracks),
+            (false, true) => true,
+            (true, false) => false,
+            (false, false) => self.trk_tracks.is_empty(),
+        };
+        let (tracks, starts) = if use_routes {
+            (self.rte_tracks, self.rte_starts)
         } else {
-            self.trk_tracks
+            (self.trk_tracks, self.trk_starts)
+        };
+        // Times are only worth keeping when there is one (see `ParsedRoute::starts`).
+        let starts = if starts.iter().any(Option::is_some) {
+            starts
+        } else {
+            Vec::new()
         };
         if tracks.is_empty() {
             return Err(if self.rejected > 0 {
@@ -352,8 +441,101 @@ impl Parser {
             });
         }
         let name = self.meta_name.or(self.trk_name).or(self.rte_name);
-        Ok(ParsedRoute { name, tracks })
+        Ok(ParsedRoute {
+            name,
+            tracks,
+            starts,
+            waypoints: self.waypoints,
+        })
     }
+}
+
+/// True when some piece has two points at different places.
+fn makes_route(pieces: &[Vec<TrackPoint>]) -> bool {
+    pieces.iter().any(|piece| {
+        piece
+            .first()
+            .is_some_and(|a| piece.iter().any(|b| a.lat != b.lat || a.lon != b.lon))
+    })
+}
+
+/// Length of the pieces without the jumps between them, metres.
+fn within_length_m(pieces: &[Vec<TrackPoint>]) -> f64 {
+    pieces
+        .iter()
+        .map(|piece| {
+            piece
+                .windows(2)
+                .filter_map(|w| match w {
+                    [a, b] => Some(crate::geometry::haversine_m(a, b)),
+                    _ => None,
+                })
+                .sum::<f64>()
+        })
+        .sum()
+}
+
+/// Reads an ISO 8601 / RFC 3339 timestamp (`2024-06-01T08:00:00Z`,
+/// fractions and `±hh:mm` offsets allowed; no zone means UTC) as Unix
+/// seconds. `None` for anything else: a piece without a readable time just
+/// keeps its file position.
+pub(crate) fn parse_time(raw: &str) -> Option<i64> {
+    let raw = raw.trim();
+    let bytes = raw.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let part = raw.get(from..from + len)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    let sep = |at: usize, c: u8| bytes.get(at).is_some_and(|&b| b == c);
+    if !(sep(4, b'-') && sep(7, b'-') && (sep(10, b'T') || sep(10, b' ')) && sep(13, b':')) {
+        return None;
+    }
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hour, minute) = (num(11, 2)?, num(14, 2)?);
+    let (second, mut rest) = if sep(16, b':') {
+        (num(17, 2)?, raw.get(19..)?)
+    } else {
+        (0, raw.get(16..)?)
+    };
+    if !((1..=12).contains(&month) && (1..=31).contains(&day) && hour < 24 && minute < 60)
+        || second > 60
+    {
+        return None;
+    }
+    if let Some(fraction) = rest.strip_prefix(['.', ',']) {
+        rest = fraction.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    let offset_s = match rest {
+        "" | "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first() {
+                Some(b'+') => 1,
+                Some(b'-') => -1,
+                _ => return None,
+            };
+            let zone = rest.get(1..)?.replace(':', "");
+            if zone.len() != 4 || !zone.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let (h, m): (i64, i64) = (zone.get(..2)?.parse().ok()?, zone.get(2..)?.parse().ok()?);
+            sign * (h * 3600 + m * 60)
+        }
+    };
+    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// algorithm), valid for every year a GPX file can name.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// Reads `lat`/`lon` of a point element. `Ok(None)` means the point must be
@@ -486,16 +668,105 @@ mod tests {
     fn parses_tracks_segments_names_and_skips_extensions() {
         let r = parse_gpx(SIMPLE.as_bytes()).expect("valid gpx");
         assert_eq!(r.name.as_deref(), Some("Tour du Mont Blanc"));
-        assert_eq!(r.tracks.len(), 2);
+        // One piece per segment: the caller decides whether they join.
+        assert_eq!(r.tracks.len(), 3);
         assert_eq!(
             r.tracks[0],
+            vec![pt(45.0, 6.0, Some(1000.5)), pt(45.001, 6.001, None)]
+        );
+        assert_eq!(r.tracks[1], vec![pt(45.002, 6.002, Some(1002.0))]);
+        assert_eq!(r.tracks[2], vec![pt(46.0, 7.0, Some(1.0))]);
+        // Only the first segment has a time: 2024-06-01T08:00:00Z.
+        assert_eq!(r.starts, vec![Some(1_717_228_800), None, None]);
+        assert_eq!(
+            r.waypoints,
+            vec![Waypoint {
+                name: Some("Water".into()),
+                lat: 45.5,
+                lon: 6.5
+            }]
+        );
+    }
+
+    #[test]
+    fn times_are_read_as_unix_seconds() {
+        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_time(" 2024-06-01T08:00:00.250Z "),
+            Some(1_717_228_800)
+        );
+        assert_eq!(parse_time("2024-06-01T10:00:00+02:00"), Some(1_717_228_800));
+        assert_eq!(parse_time("2024-06-01T07:30:00-0030"), Some(1_717_228_800));
+        assert_eq!(parse_time("2024-06-01T08:00"), Some(1_717_228_800));
+        assert_eq!(parse_time("2000-03-01T00:00:00Z"), Some(951_868_800));
+        for bad in [
+            "",
+            "yesterday",
+            "2024-13-01T00:00:00Z",
+            "2024-06-01",
+            "2024-06-01T08:00:00Q",
+            "２０２４-06-01T08:00:00Z",
+        ] {
+            assert_eq!(parse_time(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn waypoints_are_kept_with_or_without_a_name_and_capped() {
+        let doc = r#"<gpx><wpt lat="1" lon="2"/><wpt lat="99" lon="2"><name>bad</name></wpt>
+<wpt lat="3" lon="4"><ele>5</ele><name> Pass &amp; hut </name><sym>x</sym></wpt>
+<trk><trkseg><trkpt lat="1" lon="1"/><trkpt lat="1.1" lon="1"/></trkseg></trk></gpx>"#;
+        let r = parse_gpx(doc.as_bytes()).expect("parses");
+        assert_eq!(
+            r.waypoints,
             vec![
-                pt(45.0, 6.0, Some(1000.5)),
-                pt(45.001, 6.001, None),
-                pt(45.002, 6.002, Some(1002.0)),
+                Waypoint {
+                    name: None,
+                    lat: 1.0,
+                    lon: 2.0
+                },
+                Waypoint {
+                    name: Some("Pass & hut".into()),
+                    lat: 3.0,
+                    lon: 4.0
+                },
             ]
         );
-        assert_eq!(r.tracks[1], vec![pt(46.0, 7.0, Some(1.0))]);
+        let many = format!(
+            "<gpx>{}<trk><trkseg><trkpt lat='1' lon='1'/></trkseg></trk></gpx>",
+            "<wpt lat='1' lon='1'><name>w</name></wpt>".repeat(MAX_WAYPOINTS + 5)
+        );
+        assert_eq!(
+            parse_gpx(many.as_bytes()).expect("parses").waypoints.len(),
+            MAX_WAYPOINTS
+        );
+    }
+
+    #[test]
+    fn the_set_that_makes_a_route_wins() {
+        // A one-point track beside a two-point route: the route.
+        let doc = r#"<gpx><trk><trkseg><trkpt lat="5" lon="5"/></trkseg></trk>
+<rte><rtept lat="1" lon="1"/><rtept lat="1.01" lon="1"/></rte></gpx>"#;
+        let r = parse_gpx(doc.as_bytes()).expect("parses");
+        assert_eq!(
+            r.tracks,
+            vec![vec![pt(1.0, 1.0, None), pt(1.01, 1.0, None)]]
+        );
+        // Both make a route: the longer one.
+        let doc = r#"<gpx><trk><trkseg><trkpt lat="5" lon="5"/><trkpt lat="5.001" lon="5"/></trkseg></trk>
+<rte><rtept lat="1" lon="1"/><rtept lat="1.01" lon="1"/></rte></gpx>"#;
+        assert_eq!(parse_gpx(doc.as_bytes()).expect("parses").tracks.len(), 1);
+        assert_eq!(
+            parse_gpx(doc.as_bytes()).expect("parses").tracks[0][0],
+            pt(1.0, 1.0, None)
+        );
+        // A track of repeated points does not make a route either.
+        let doc = r#"<gpx><trk><trkseg><trkpt lat="5" lon="5"/><trkpt lat="5" lon="5"/></trkseg></trk>
+<rte><rtept lat="1" lon="1"/><rtept lat="1.01" lon="1"/></rte></gpx>"#;
+        assert_eq!(
+            parse_gpx(doc.as_bytes()).expect("parses").tracks[0][0],
+            pt(1.0, 1.0, None)
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! - [`gpx`]: streaming GPX parser (quick-xml events, no DOM).
 //! - [`sources`]: Komoot page and RideWithGPS JSON payloads.
 //! - [`geometry`]: distances, smoothed climbing, Douglas–Peucker.
+//! - [`pieces`]: joining a file's pieces, with gaps that are not ridden.
 //! - [`pacing`]: the product's day-cutting rule (and a balanced variant).
 //! - [`synthetic`]: deterministic test routes with a known profile.
 
@@ -28,6 +29,7 @@ mod error;
 pub mod geometry;
 pub mod gpx;
 pub mod pacing;
+pub mod pieces;
 pub mod sources;
 pub mod synthetic;
 

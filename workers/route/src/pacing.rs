@@ -1,7 +1,13 @@
 //! Cutting a route into cycling days: [`pace`] implements the product's
-//! specified rule exactly; [`pace_balanced`] is an opt-in variant that fixes
-//! the rule's overlong last day; [`one_day_per_track`] paces a Komoot
-//! collection (one tour = one day).
+//! original rule exactly; [`pace_balanced`] fixes that rule's overlong last
+//! day; [`pace_route`] is what the planner runs (the balanced lengths on a
+//! joined route, breaks not counted, cuts interpolated between sparse
+//! points); [`one_day_per_track`] paces a Komoot collection (one tour = one
+//! day).
+//!
+//! `maxDistancePerDay` is a hard cap for [`pace_route`]: without dates no day
+//! exceeds it (beyond [`SNAP_M`]); when fixed dates leave more than N·cap,
+//! the days are equal and the analysis warns with `daily_distance_over_cap`.
 //!
 //! The rule ([`pace`]), with D the route length in km and D+ its climbing in
 //! metres (smoothed, see [`crate::geometry`]):
@@ -42,7 +48,8 @@
 use serde::Serialize;
 
 use crate::TrackPoint;
-use crate::geometry::{cumulative_distances, elevation_gain_loss_with};
+use crate::geometry::{cumulative_distances, day_climb, elevation_gain_loss_with};
+use crate::pieces::{Gap, JoinedRoute};
 
 /// Shortest day the rule plans, km.
 pub const MIN_DAY_KM: f64 = 30.0;
@@ -168,8 +175,8 @@ pub fn pace(points: &[TrackPoint], settings: &PacingSettings) -> Vec<DaySplit> {
 /// - when N·cap ≥ D (always true when N comes from the distance), no day is
 ///   longer than the cap plus one point spacing;
 /// - when fixed dates make that impossible (N·cap < D), the excess is
-///   spread over all days in proportion to their wish instead of all landing
-///   on the last day;
+///   spread evenly (every day gets D/N) instead of all landing on the last
+///   day;
 /// - a route too short for N days of 30 km is paced by [`pace`].
 pub fn pace_balanced(points: &[TrackPoint], settings: &PacingSettings) -> Vec<DaySplit> {
     let cumulative = cumulative_distances(points);
@@ -194,9 +201,174 @@ pub fn pace_balanced(points: &[TrackPoint], settings: &PacingSettings) -> Vec<Da
     })
 }
 
+/// What the planner uses: [`pace_balanced`]'s day lengths on a joined route
+/// (breaks count no distance and no climb), with each cut placed at its exact
+/// distance. Where no point lies within [`SNAP_M`] past a cut, a point is
+/// interpolated there (position and elevation, linearly along the segment)
+/// and becomes the shared end and start of the two days, so sparse planner
+/// files (points kilometres apart) are cut where the rule says, not at the
+/// next point. The returned route carries those points and its gaps
+/// re-indexed. Consequences:
+/// - without dates, no day is longer than the cap plus [`SNAP_M`] (plus
+///   [`DAY_COUNT_SLACK_KM`] spread over the days when the route exceeds a
+///   whole number of caps by less than that);
+/// - with dates that force more than the cap, every day rides D/N (the
+///   analysis then warns with `daily_distance_over_cap`).
+pub fn pace_route(route: &JoinedRoute, settings: &PacingSettings) -> (JoinedRoute, Vec<DaySplit>) {
+    let points = &route.points;
+    let breaks = route.breaks();
+    let cumulative = route.cumulative_m();
+    let (ascent_m, _) = day_climb(points, &breaks);
+    let Some(plan) = plan_with_ascent(points, &cumulative, ascent_m, settings) else {
+        let days = single_day(points, &cumulative);
+        return (route.clone(), days);
+    };
+    let total_km = cumulative.last().copied().unwrap_or_default() / 1000.0;
+    let n = plan.days;
+    let lengths: Vec<f64> = if total_km < f64::from(n) * plan.floor_km {
+        (0..n).map(|i| plan.target_km(i)).collect()
+    } else {
+        let wishes: Vec<f64> = (0..n).map(|i| plan.wish_km(i)).collect();
+        balanced_lengths(&wishes, total_km, plan.floor_km, plan.cap_km)
+    };
+    let mut goals_m = Vec::with_capacity(lengths.len());
+    let mut running = 0.0;
+    for len in lengths.iter().take(lengths.len().saturating_sub(1)) {
+        running += len * 1000.0;
+        goals_m.push(running);
+    }
+    let (cut_route, cuts) = cut_at(route, &cumulative, &goals_m);
+    let cut_breaks = cut_route.breaks();
+    let cut_cumulative = cut_route.cumulative_m();
+    let last = cut_route.points.len().saturating_sub(1);
+    let mut days = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for end in cuts.into_iter().chain(std::iter::once(last)) {
+        if end <= start {
+            continue;
+        }
+        days.push(split_with_breaks(
+            &cut_route.points,
+            &cut_cumulative,
+            &cut_breaks,
+            start,
+            end,
+        ));
+        start = end;
+    }
+    (cut_route, days)
+}
+
+/// A cut this close before an existing point (metres) is moved onto that
+/// point rather than interpolated: dense recordings keep their points.
+pub const SNAP_M: f64 = 5.0;
+
+/// Walks the route and returns it with a point at every goal distance
+/// (interpolated unless a point lies within [`SNAP_M`] after the goal), and
+/// the indices of the cut points in the new list.
+fn cut_at(route: &JoinedRoute, cumulative: &[f64], goals_m: &[f64]) -> (JoinedRoute, Vec<usize>) {
+    let mut out = JoinedRoute {
+        points: Vec::with_capacity(route.points.len() + goals_m.len()),
+        gaps: Vec::with_capacity(route.gaps.len()),
+    };
+    let mut cuts: Vec<usize> = Vec::with_capacity(goals_m.len());
+    let mut goals = goals_m.iter().copied().peekable();
+    let mut gaps = route.gaps.iter().peekable();
+    let mut last_cut_m = 0.0;
+    let mut previous: Option<(&TrackPoint, f64)> = None;
+    for (i, (p, &d)) in route.points.iter().zip(cumulative).enumerate() {
+        if let Some(gap) = gaps.next_if(|g| g.index == i) {
+            out.gaps.push(Gap {
+                index: out.points.len(),
+                ..*gap
+            });
+        }
+        if let Some((q, dq)) = previous
+            && d > dq
+        {
+            // Goals strictly inside this segment and farther than SNAP_M before its end.
+            while let Some(goal) = goals.next_if(|&g| g - CUT_TOLERANCE_M < d && d - g > SNAP_M) {
+                if goal - last_cut_m < CUT_TOLERANCE_M || goal <= dq {
+                    continue;
+                }
+                let t = ((goal - dq) / (d - dq)).clamp(0.0, 1.0);
+                out.points.push(interpolate(q, p, t));
+                cuts.push(out.points.len() - 1);
+                last_cut_m = goal;
+            }
+        }
+        out.points.push(*p);
+        // Goals reached at this point (the rest lie within SNAP_M before it):
+        // cut here, once.
+        while goals.next_if(|&g| g - CUT_TOLERANCE_M < d).is_some() {
+            let here = out.points.len() - 1;
+            if i > 0 && cuts.last() != Some(&here) && d - last_cut_m > CUT_TOLERANCE_M {
+                cuts.push(here);
+                last_cut_m = d;
+            }
+        }
+        previous = Some((p, d));
+    }
+    (out, cuts)
+}
+
+/// The point a fraction `t` of the way from `a` to `b`. Linear in degrees:
+/// over one segment of a route (a few km at most) the difference to the
+/// great circle is centimetres.
+fn interpolate(a: &TrackPoint, b: &TrackPoint, t: f64) -> TrackPoint {
+    let mut dlon = b.lon - a.lon;
+    if dlon > 180.0 {
+        dlon -= 360.0;
+    } else if dlon < -180.0 {
+        dlon += 360.0;
+    }
+    let mut lon = a.lon + t * dlon;
+    if lon > 180.0 {
+        lon -= 360.0;
+    } else if lon < -180.0 {
+        lon += 360.0;
+    }
+    TrackPoint {
+        lat: a.lat + t * (b.lat - a.lat),
+        lon,
+        ele: match (a.ele, b.ele) {
+            (Some(x), Some(y)) => Some(x + t * (y - x)),
+            (Some(x), None) => Some(x),
+            (None, y) => y,
+        },
+    }
+}
+
+/// A day from `start` to `end`, with distance and climb that skip breaks.
+fn split_with_breaks(
+    points: &[TrackPoint],
+    cumulative: &[f64],
+    breaks: &[usize],
+    start: usize,
+    end: usize,
+) -> DaySplit {
+    let distance_m = match (cumulative.get(start), cumulative.get(end)) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0.0,
+    };
+    let inner: Vec<usize> = breaks
+        .iter()
+        .filter(|&&b| b > start && b <= end)
+        .map(|b| b - start)
+        .collect();
+    let (ascent_m, descent_m) = day_climb(points.get(start..=end).unwrap_or_default(), &inner);
+    DaySplit {
+        start_index: start,
+        end_index: end,
+        distance_m,
+        ascent_m,
+        descent_m,
+    }
+}
+
 /// Day lengths min(cap, max(floor, λ·wish)) summing to `total`, by bisection
-/// on λ (the sum is monotone in λ). Falls back to lengths proportional to the
-/// wishes when the cap cannot be honoured.
+/// on λ (the sum is monotone in λ). When the cap cannot be honoured the days
+/// are equal (D/N each); without a cap, proportional to the wishes.
 fn balanced_lengths(wishes: &[f64], total: f64, floor: f64, cap: f64) -> Vec<f64> {
     let wish_sum: f64 = wishes.iter().sum();
     let proportional = || -> Vec<f64> {
@@ -218,7 +390,13 @@ fn balanced_lengths(wishes: &[f64], total: f64, floor: f64, cap: f64) -> Vec<f64
     // A route of exactly N·cap (the usual case when N = ⌈D/cap⌉ divides
     // evenly) must still be capped, hence the tolerance.
     let over_cap = total - n * cap > CUT_TOLERANCE_M / 1000.0;
-    if !cap.is_finite() || over_cap || min_wish <= 0.0 || min_wish.is_nan() {
+    if over_cap && cap.is_finite() {
+        // Fixed dates leave more than N·cap: every day rides the cap plus an
+        // equal share of the excess, i.e. the days are equal. No day is
+        // singled out to take the rest.
+        return vec![total / n.max(1.0); wishes.len()];
+    }
+    if !cap.is_finite() || min_wish <= 0.0 || min_wish.is_nan() {
         return proportional();
     }
     let shaped = |lambda: f64| -> f64 {
@@ -245,11 +423,20 @@ fn balanced_lengths(wishes: &[f64], total: f64, floor: f64, cap: f64) -> Vec<f64
 
 /// The plan for a track of at least two points, `None` otherwise.
 fn plan_for(points: &[TrackPoint], cumulative: &[f64], settings: &PacingSettings) -> Option<Plan> {
+    let (ascent_m, _) = elevation_gain_loss_with(points, cumulative);
+    plan_with_ascent(points, cumulative, ascent_m, settings)
+}
+
+fn plan_with_ascent(
+    points: &[TrackPoint],
+    cumulative: &[f64],
+    ascent_m: f64,
+    settings: &PacingSettings,
+) -> Option<Plan> {
     if points.len() < 2 {
         return None;
     }
     let total_m = cumulative.last().copied().unwrap_or_default();
-    let (ascent_m, _) = elevation_gain_loss_with(points, cumulative);
     let segments = u32::try_from(points.len() - 1).unwrap_or(u32::MAX);
     Some(Plan::new(total_m / 1000.0, ascent_m, settings, segments))
 }
@@ -484,11 +671,14 @@ mod tests {
     #[test]
     fn balanced_spreads_excess_when_dates_force_it() {
         let pts = synthetic_route(400.0, 100.0, Profile::Flat);
-        let s = settings(80.0, 1.0, 25.0, Some(3));
-        let d = km(&pace_balanced(&pts, &s));
-        assert_eq!(d.len(), 3);
-        for x in &d {
-            assert!((x - 133.33).abs() < 0.2, "{d:?}");
+        // Evenly, whatever the fatigue factor: the cap is broken on every day alike.
+        for f in [1.0, 0.9] {
+            let s = settings(80.0, f, 25.0, Some(3));
+            let d = km(&pace_balanced(&pts, &s));
+            assert_eq!(d.len(), 3);
+            for x in &d {
+                assert!((x - 133.33).abs() < 0.2, "{d:?}");
+            }
         }
     }
 
@@ -585,6 +775,123 @@ mod tests {
                 }
                 let sum: f64 = days.iter().map(|d| d.distance_m).sum();
                 assert!((sum / 1000.0 - total_km).abs() < 1e-6, "{s:?}");
+            }
+        }
+    }
+
+    fn joined(points: Vec<TrackPoint>) -> JoinedRoute {
+        JoinedRoute {
+            points,
+            gaps: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn pace_route_cuts_sparse_points_at_the_cap() {
+        // A planner file: a point every 7 km. The rule would cut at 84 km.
+        let pts = synthetic_route(400.0, 7_000.0, Profile::Flat);
+        let s = settings(80.0, 0.9, 25.0, None);
+        let (route, days) = pace_route(&joined(pts.clone()), &s);
+        assert_covers(&days, route.points.len());
+        let d = km(&days);
+        assert_eq!(d.len(), 5, "{d:?}");
+        for x in &d {
+            assert!(*x <= 80.0 + SNAP_M / 1000.0, "{d:?}");
+        }
+        assert!(
+            route.points.len() > pts.len(),
+            "cut points were interpolated"
+        );
+        let sum: f64 = d.iter().sum();
+        assert!((sum - 400.0).abs() < 1e-3, "{sum}");
+    }
+
+    #[test]
+    fn pace_route_spreads_forced_excess_evenly() {
+        // The reported case: 365 km, a 40 km cap and two dated days gave [40, 325].
+        let pts = synthetic_route(365.0, 100.0, Profile::Flat);
+        for f in [1.0, 0.8] {
+            let (_, days) = pace_route(&joined(pts.clone()), &settings(40.0, f, 25.0, Some(2)));
+            let d = km(&days);
+            assert_eq!(d.len(), 2);
+            for x in &d {
+                assert!((x - 182.5).abs() < 0.01, "{d:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn pace_route_counts_no_distance_across_a_break() {
+        let mut a = synthetic_route(100.0, 100.0, Profile::Flat);
+        let b: Vec<TrackPoint> = synthetic_route(100.0, 100.0, Profile::Flat)
+            .into_iter()
+            .map(|p| TrackPoint {
+                lat: p.lat + 1.0,
+                ..p
+            })
+            .collect();
+        let length = |p: &[TrackPoint]| cumulative_distances(p).last().copied().unwrap_or(0.0);
+        let ridden_km = (length(&a) + length(&b)) / 1000.0;
+        let index = a.len();
+        a.extend(b);
+        let route = JoinedRoute {
+            points: a,
+            gaps: vec![Gap {
+                index,
+                length_m: 111_000.0,
+                bridged: false,
+            }],
+        };
+        let (cut, days) = pace_route(&route, &settings(80.0, 1.0, 25.0, None));
+        assert_eq!(days.len(), 3, "about 200 km ridden: {:?}", km(&days));
+        let sum: f64 = km(&days).iter().sum();
+        assert!((sum - ridden_km).abs() < 1e-3, "{sum} vs {ridden_km}");
+        assert_eq!(cut.gaps.len(), 1);
+        assert!(
+            cut.gaps[0].index >= index,
+            "re-indexed after inserted points"
+        );
+    }
+
+    #[test]
+    fn random_routes_never_exceed_the_cap_without_dates() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut unit = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..200 {
+            let total_km = 1.0 + unit() * 900.0;
+            let spacing = 50.0 + unit() * 8_000.0;
+            let pts = synthetic_route(
+                total_km,
+                spacing,
+                Profile::Climbs {
+                    height_m: unit() * 800.0,
+                    period_km: 5.0 + unit() * 100.0,
+                },
+            );
+            let dated = unit() < 0.5;
+            let s = settings(
+                10.0 + unit() * 200.0,
+                0.5 + unit() * 0.6,
+                unit() * 50.0,
+                dated.then(|| 1 + (unit() * 15.0) as u32),
+            );
+            let (route, days) = pace_route(&joined(pts), &s);
+            assert_covers(&days, route.points.len());
+            let d = km(&days);
+            let sum: f64 = d.iter().sum();
+            assert!((sum - total_km).abs() < 1e-3, "{s:?} {d:?}");
+            if let Some(n) = s.days {
+                assert!(days.len() <= n as usize, "{s:?}");
+            } else {
+                let slack = SNAP_M / 1000.0 + DAY_COUNT_SLACK_KM;
+                for x in &d {
+                    assert!(*x <= s.max_distance_per_day_km + slack, "{s:?} {d:?}");
+                }
             }
         }
     }

@@ -281,6 +281,7 @@ fn finish(
     Ok(ParsedRoute {
         name,
         tracks: vec![points],
+        ..ParsedRoute::default()
     })
 }
 

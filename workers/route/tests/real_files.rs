@@ -1,9 +1,10 @@
 //! The parser, geometry and pacing on real GPX files (from gpxpy's test suite, Apache-2.0;
 //! see `tests/data/ATTRIBUTION.md`).
 
-use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
+use etappe_route::geometry::{cumulative_distances, day_climb, elevation_gain_loss};
 use etappe_route::pacing::{PacingSettings, pace};
 use etappe_route::parse_gpx;
+use etappe_route::pieces::join_pieces;
 
 fn load(name: &str) -> etappe_route::ParsedRoute {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -73,7 +74,43 @@ fn a_bom_with_waypoints_only_is_read_as_gpx_and_found_empty() {
 }
 
 #[test]
-fn gpx_1_0_with_every_field_is_read() {
+fn gpx_1_0_with_every_field_is_read_as_its_route() {
+    // The file has a one-point track and routes of five points: the routes are what can be
+    // ridden (they were refused before, as a one-point route).
     let old = load("gpx1.0_with_all_fields.gpx");
-    assert!(!old.tracks.is_empty());
+    let points: usize = old.tracks.iter().map(Vec::len).sum();
+    assert_eq!(points, 5, "{:?}", old.tracks);
+    let joined = join_pieces(&old).expect("the route has a length");
+    assert!(joined.distance_m() > 0.0);
+    assert!(!old.waypoints.is_empty(), "its waypoints are kept");
+}
+
+#[test]
+fn disjoint_tracks_count_only_what_was_recorded() {
+    // korita-zbevnica: 4 tracks, 27.6 km when joined by straight lines, 14.9 km within them.
+    let route = load("korita-zbevnica.gpx");
+    let joined = join_pieces(&route).expect("a route");
+    let km = joined.distance_m() / 1000.0;
+    assert!(
+        (14.5..15.3).contains(&km),
+        "about 14.9 km within the tracks: {km}"
+    );
+    let breaks = joined.breaks();
+    assert!(!breaks.is_empty(), "{:?}", joined.gaps);
+    let (joined_climb, _) = day_climb(&joined.points, &breaks);
+    let (bridged_climb, _) = elevation_gain_loss(&joined.points);
+    assert!(
+        joined_climb <= bridged_climb,
+        "{joined_climb} vs {bridged_climb}"
+    );
+
+    let cerknicko = load("cerknicko-jezero-without-elevations.gpx");
+    let all: Vec<_> = cerknicko.tracks.iter().flatten().copied().collect();
+    let bridged_km = cumulative_distances(&all).last().copied().unwrap_or(0.0) / 1000.0;
+    let joined = join_pieces(&cerknicko).expect("a route");
+    assert!(
+        joined.distance_m() / 1000.0 < bridged_km / 2.0,
+        "{} km vs {bridged_km} km bridged",
+        joined.distance_m() / 1000.0
+    );
 }

@@ -67,6 +67,7 @@ fn make_trip() -> (Vec<ExportDay>, Vec<ExportWaypoint>) {
         days.push(ExportDay {
             name: format!("Day {}", d + 1),
             points,
+            breaks: Vec::new(),
         });
     }
     (days, waypoints)

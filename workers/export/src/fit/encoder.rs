@@ -29,6 +29,8 @@ pub(super) mod base {
     pub(crate) const SINT32: u8 = 0x85;
     /// 32-bit unsigned, invalid 0xFFFFFFFF.
     pub(crate) const UINT32: u8 = 0x86;
+    /// uint32z: 0 is the invalid value (serial numbers).
+    pub(crate) const UINT32Z: u8 = 0x8C;
     /// Null-terminated UTF-8 string padded to the declared size.
     pub(crate) const STRING: u8 = 0x07;
 }

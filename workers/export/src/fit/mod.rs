@@ -1,10 +1,16 @@
 //! FIT course export.
 //!
 //! A course file is what Garmin and Wahoo computers navigate with. It holds, in this order:
-//! `file_id` (type course), `course` (name, sport), one `lap` summarising the route, an
-//! `event` timer start, one `record` per route point, one `course_point` per waypoint and
-//! an `event` timer stop. Devices use the records' cumulative distance for "distance to
-//! go" and the course points' distance to announce them, so both are computed here.
+//! `file_id` (type course, with a serial number and creation time that make each file's
+//! identity unique, see [`FitIdentity`]), `course` (name, sport), one `lap` summarising the
+//! route, an `event` timer start, one `record` per route point with the `course_point`s
+//! interleaved where they fall (so timestamps never go back), and an `event` timer stop.
+//! Devices use the records' cumulative distance for "distance to go" and the course points'
+//! distance to announce them, so both are computed here.
+//!
+//! A break in a day (`ExportDay::breaks`: a gap between the source's recorded pieces) is
+//! not ridden: the records on either side of it carry the same distance and time, so the
+//! gap adds nothing to the course's distance, its lap or its ETA.
 
 mod crc;
 mod encoder;
@@ -13,6 +19,10 @@ use encoder::{Encoder, Field, UINT16_INVALID, base};
 
 use crate::geo::{haversine_m, sanitize, sanitize_point, to_semicircles};
 use crate::{ExportDay, ExportError, ExportPoint, ExportWaypoint, WaypointKind};
+
+mod identity;
+
+pub use identity::{FitIdentity, course_point_name, day_course_name, fit_serial};
 
 /// Most records one course may have.
 ///
@@ -73,11 +83,12 @@ const EVENT_TYPE_START: u8 = 0;
 const EVENT_TYPE_STOP_DISABLE_ALL: u8 = 9;
 const COURSE_POINT_GENERIC: u8 = 0;
 
-const FILE_ID_FIELDS: [Field; 4] = [
-    Field::new(0, 1, base::ENUM),   // type
-    Field::new(1, 2, base::UINT16), // manufacturer
-    Field::new(2, 2, base::UINT16), // product
-    Field::new(4, 4, base::UINT32), // time_created
+const FILE_ID_FIELDS: [Field; 5] = [
+    Field::new(0, 1, base::ENUM),    // type
+    Field::new(1, 2, base::UINT16),  // manufacturer
+    Field::new(2, 2, base::UINT16),  // product
+    Field::new(3, 4, base::UINT32Z), // serial_number
+    Field::new(4, 4, base::UINT32),  // time_created
 ];
 
 const COURSE_FIELDS: [Field; 2] = [
@@ -149,7 +160,7 @@ pub fn to_fit_course(
         return Err(ExportError::TooManyPoints(points.len()));
     }
     let points: Vec<ExportPoint> = points.iter().filter_map(sanitize_point).collect();
-    encode_course(name, &points, waypoints)
+    encode_course(name, &points, &[], waypoints, &FitIdentity::default())
 }
 
 /// A whole trip as one FIT course (all days' points concatenated; consecutive days share a
@@ -163,6 +174,17 @@ pub fn trip_to_fit(
     days: &[ExportDay],
     waypoints: &[ExportWaypoint],
 ) -> Result<Vec<u8>, ExportError> {
+    trip_to_fit_with(name, days, waypoints, &FitIdentity::default())
+}
+
+/// [`trip_to_fit`] with the file's identity (serial number and creation time): what the
+/// server uses, so that every exported file is a distinct course on a device.
+pub fn trip_to_fit_with(
+    name: &str,
+    days: &[ExportDay],
+    waypoints: &[ExportWaypoint],
+    identity: &FitIdentity,
+) -> Result<Vec<u8>, ExportError> {
     let total: usize = days.iter().map(|d| d.points.len()).sum();
     // At most one point per day boundary can be dropped, so past this bound the cap is
     // exceeded for sure and there is no point in copying anything.
@@ -170,20 +192,35 @@ pub fn trip_to_fit(
         return Err(ExportError::TooManyPoints(total));
     }
     let mut points: Vec<ExportPoint> = Vec::with_capacity(total);
+    let mut breaks: Vec<usize> = Vec::new();
     for day in days {
-        let mut day_points = day.points.iter().filter_map(sanitize_point).peekable();
-        if let (Some(last), Some(first)) = (points.last(), day_points.peek())
-            && (last.lat - first.lat).abs() <= SAME_POINT_DEG
-            && (last.lon - first.lon).abs() <= SAME_POINT_DEG
-        {
-            day_points.next();
+        let mut day_breaks = day.breaks.iter().copied().peekable();
+        let mut shared = false;
+        for (i, p) in day.points.iter().enumerate() {
+            // A break is kept on the next point written when its own point is skipped.
+            let is_break = day_breaks.next_if(|&b| b <= i).is_some();
+            let Some(p) = sanitize_point(p) else {
+                continue;
+            };
+            if !shared {
+                shared = true;
+                if let Some(last) = points.last()
+                    && (last.lat - p.lat).abs() <= SAME_POINT_DEG
+                    && (last.lon - p.lon).abs() <= SAME_POINT_DEG
+                {
+                    continue;
+                }
+            }
+            if is_break && !points.is_empty() {
+                breaks.push(points.len());
+            }
+            points.push(p);
         }
-        points.extend(day_points);
     }
     if points.len() > MAX_RECORDS {
         return Err(ExportError::TooManyPoints(points.len()));
     }
-    encode_course(name, &points, waypoints)
+    encode_course(name, &points, &breaks, waypoints, identity)
 }
 
 /// A course point ready to write: where it is and where along the route it sits.
@@ -200,7 +237,9 @@ struct CoursePoint<'a> {
 fn encode_course(
     name: &str,
     points: &[ExportPoint],
+    breaks: &[usize],
     waypoints: &[ExportWaypoint],
+    identity: &FitIdentity,
 ) -> Result<Vec<u8>, ExportError> {
     let (Some(first), Some(last)) = (points.first(), points.last()) else {
         return Err(ExportError::NoPoints);
@@ -209,9 +248,9 @@ fn encode_course(
         return Err(ExportError::TooManyPoints(waypoints.len()));
     }
 
-    let distances = cumulative_distances(points);
+    let distances = cumulative_distances(points, breaks);
     let total_m = distances.last().copied().unwrap_or(0.0);
-    let (ascent, descent) = ascent_descent(points);
+    let (ascent, descent) = ascent_descent(points, breaks);
 
     let mut course_points: Vec<CoursePoint<'_>> = waypoints
         .iter()
@@ -239,7 +278,8 @@ fn encode_course(
     enc.u8(FILE_COURSE);
     enc.u16(MANUFACTURER_DEVELOPMENT);
     enc.u16(0);
-    enc.u32(START_TIME);
+    enc.u32(identity.serial_number());
+    enc.u32(identity.fit_time_created());
 
     let course_name = clean_name(name);
     enc.define(LOCAL_COURSE, MESG_COURSE, &COURSE_FIELDS);
@@ -267,29 +307,29 @@ fn encode_course(
     write_event(&mut enc, START_TIME, EVENT_TYPE_START);
 
     enc.define(LOCAL_RECORD, MESG_RECORD, &RECORD_FIELDS);
-    for (p, &d) in points.iter().zip(&distances) {
+    if !course_points.is_empty() {
+        enc.define(LOCAL_COURSE_POINT, MESG_COURSE_POINT, &COURSE_POINT_FIELDS);
+    }
+    // Course points follow the record they sit on, so the file stays in time order.
+    let mut pending = course_points.iter().enumerate().peekable();
+    for (i, (p, &d)) in points.iter().zip(&distances).enumerate() {
         enc.begin(LOCAL_RECORD);
         enc.u32(timestamp_at(d));
         enc.i32(to_semicircles(p.lat));
         enc.i32(to_semicircles(p.lon));
         enc.u32(centimetres(d));
         enc.u16(p.ele.map_or(UINT16_INVALID, altitude_raw));
-    }
-
-    if !course_points.is_empty() {
-        enc.define(LOCAL_COURSE_POINT, MESG_COURSE_POINT, &COURSE_POINT_FIELDS);
-    }
-    for (index, cp) in course_points.iter().enumerate() {
-        let d = distances.get(cp.record).copied().unwrap_or(0.0);
-        enc.begin(LOCAL_COURSE_POINT);
-        // Bounded by MAX_COURSE_POINTS (< 0xFFFF) above, so the conversion cannot fail.
-        enc.u16(u16::try_from(index).unwrap_or(UINT16_INVALID));
-        enc.u32(timestamp_at(d));
-        enc.i32(to_semicircles(cp.lat));
-        enc.i32(to_semicircles(cp.lon));
-        enc.u32(centimetres(d));
-        enc.u8(course_point_type(cp.kind));
-        enc.string(&clean_name(cp.name), NAME_SIZE);
+        while let Some((index, cp)) = pending.next_if(|(_, cp)| cp.record <= i) {
+            enc.begin(LOCAL_COURSE_POINT);
+            // Bounded by MAX_COURSE_POINTS (< 0xFFFF) above, so the conversion cannot fail.
+            enc.u16(u16::try_from(index).unwrap_or(UINT16_INVALID));
+            enc.u32(timestamp_at(d));
+            enc.i32(to_semicircles(cp.lat));
+            enc.i32(to_semicircles(cp.lon));
+            enc.u32(centimetres(d));
+            enc.u8(course_point_type(cp.kind));
+            enc.string(&clean_name(cp.name), NAME_SIZE);
+        }
     }
 
     write_event(&mut enc, end_time, EVENT_TYPE_STOP_DISABLE_ALL);
@@ -316,13 +356,19 @@ const fn course_point_type(kind: WaypointKind) -> u8 {
     }
 }
 
-/// Cumulative haversine distance in metres at each point (the first is 0).
-fn cumulative_distances(points: &[ExportPoint]) -> Vec<f64> {
+/// Cumulative haversine distance in metres at each point (the first is 0); the step onto a
+/// point listed in `breaks` (sorted) counts nothing.
+fn cumulative_distances(points: &[ExportPoint], breaks: &[usize]) -> Vec<f64> {
     let mut out = Vec::with_capacity(points.len());
     let mut total = 0.0;
     let mut prev: Option<&ExportPoint> = None;
-    for p in points {
-        if let Some(q) = prev {
+    let mut pending = breaks.iter().copied().peekable();
+    for (i, p) in points.iter().enumerate() {
+        while pending.next_if(|&b| b < i).is_some() {}
+        let is_break = pending.next_if_eq(&i).is_some();
+        if let Some(q) = prev
+            && !is_break
+        {
             total += haversine_m(q.lat, q.lon, p.lat, p.lon);
         }
         out.push(total);
@@ -331,24 +377,23 @@ fn cumulative_distances(points: &[ExportPoint]) -> Vec<f64> {
     out
 }
 
-/// Summed climbs and descents between consecutive known elevations, in whole metres, or
-/// the invalid marker when the route has no elevation at all. No smoothing is applied:
-/// the planner's elevations come from a terrain model, not a noisy barometer.
-fn ascent_descent(points: &[ExportPoint]) -> (u16, u16) {
-    let mut elevations = points.iter().filter_map(|p| p.ele);
-    let Some(mut prev) = elevations.next() else {
+/// Ascent and descent in whole metres, or the invalid marker when the route has no
+/// elevation at all: the app's own figure for a day, from the same function
+/// (`etappe_route::geometry::day_climb`: smoothed over distance, with hysteresis, each
+/// piece between breaks on its own), so a device shows what the planner shows.
+fn ascent_descent(points: &[ExportPoint], breaks: &[usize]) -> (u16, u16) {
+    if points.iter().all(|p| p.ele.is_none()) {
         return (UINT16_INVALID, UINT16_INVALID);
-    };
-    let (mut up, mut down) = (0.0_f64, 0.0_f64);
-    for e in elevations {
-        let delta = e - prev;
-        if delta > 0.0 {
-            up += delta;
-        } else {
-            down -= delta;
-        }
-        prev = e;
     }
+    let track: Vec<etappe_route::TrackPoint> = points
+        .iter()
+        .map(|p| etappe_route::TrackPoint {
+            lat: p.lat,
+            lon: p.lon,
+            ele: p.ele,
+        })
+        .collect();
+    let (up, down) = etappe_route::geometry::day_climb(&track, breaks);
     (saturate_u16(up), saturate_u16(down))
 }
 
@@ -458,38 +503,47 @@ mod tests {
     }
 
     #[test]
-    fn ascent_descent_sums_known_elevations() {
-        let mut pts: Vec<ExportPoint> = [100.0, 150.0, 120.0, 130.0]
-            .iter()
-            .map(|&e| ExportPoint {
-                lat: 0.0,
+    fn ascent_is_the_apps_smoothed_figure_not_the_raw_sum() {
+        // 2 km north with ±4 m of jitter on a 100 m climb: the raw sum counts the jitter.
+        let pts: Vec<ExportPoint> = (0..=200)
+            .map(|i| ExportPoint {
+                lat: f64::from(i) * 0.01 / 111.195,
                 lon: 0.0,
-                ele: Some(e),
+                ele: Some(f64::from(i) * 0.5 + if i % 2 == 0 { 4.0 } else { -4.0 }),
             })
             .collect();
-        pts.insert(2, pt(0.0, 0.0));
-        assert_eq!(ascent_descent(&pts), (60, 30));
+        let raw: f64 = pts
+            .windows(2)
+            .filter_map(|w| Some((w[1].ele? - w[0].ele?).max(0.0)))
+            .sum();
+        let (up, _) = ascent_descent(&pts, &[]);
+        assert!(raw > 800.0, "{raw}");
+        assert!((f64::from(up) - 100.0).abs() <= 8.0, "{up}");
         assert_eq!(
-            ascent_descent(&[pt(0.0, 0.0)]),
+            ascent_descent(&[pt(0.0, 0.0)], &[]),
             (UINT16_INVALID, UINT16_INVALID)
         );
     }
 
     #[test]
+    fn a_break_counts_no_distance() {
+        let pts = [pt(0.0, 0.0), pt(0.0, 0.01), pt(1.0, 0.01), pt(1.0, 0.02)];
+        let d = cumulative_distances(&pts, &[2]);
+        assert_eq!(d[1], d[2]);
+        assert!((d[3] - 2.0 * d[1]).abs() < 1.0, "{d:?}");
+    }
+
+    #[test]
     fn trip_drops_shared_boundary_points_only() {
+        let day = |name: &str, points| ExportDay {
+            name: name.into(),
+            points,
+            breaks: Vec::new(),
+        };
         let days = vec![
-            ExportDay {
-                name: "a".into(),
-                points: vec![pt(0.0, 0.0), pt(0.0, 0.01)],
-            },
-            ExportDay {
-                name: "b".into(),
-                points: vec![pt(0.0, 0.01), pt(0.0, 0.02)],
-            },
-            ExportDay {
-                name: "c".into(),
-                points: vec![pt(0.0, 0.03), pt(0.0, 0.04)],
-            },
+            day("a", vec![pt(0.0, 0.0), pt(0.0, 0.01)]),
+            day("b", vec![pt(0.0, 0.01), pt(0.0, 0.02)]),
+            day("c", vec![pt(0.0, 0.03), pt(0.0, 0.04)]),
         ];
         let trip = trip_to_fit("t", &days, &[]);
         let flat = [

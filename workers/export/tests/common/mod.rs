@@ -47,6 +47,7 @@ pub(crate) fn synthetic_trip(days: usize, per_day: usize) -> Vec<ExportDay> {
         out.push(ExportDay {
             name: format!("Tag {}: Etappe {}", d + 1, d + 1),
             points,
+            breaks: Vec::new(),
         });
     }
     out
