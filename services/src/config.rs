@@ -42,6 +42,15 @@ pub struct Config {
     #[arg(long, env = "ETAPPE_ALLOWED_SOURCE_HOSTS", value_delimiter = ',')]
     pub allowed_source_hosts: Vec<String>,
 
+    /// Proxy for fetching source links (`http://[user:password@]host:port`, CONNECT). Unset:
+    /// none; `HTTPS_PROXY` and the other proxy variables are ignored.
+    #[arg(long, env = "ETAPPE_FETCH_PROXY")]
+    pub fetch_proxy: Option<String>,
+
+    /// The fetcher's resolver and service origins; not a setting (tests plug in their own).
+    #[arg(skip)]
+    pub fetch_hooks: etappe_workers::fetch::FetchHooks,
+
     /// Jobs a worker runs at once (and its queue prefetch).
     #[arg(long, env = "ETAPPE_WORKER_CONCURRENCY", default_value_t = 2)]
     pub worker_concurrency: u16,
@@ -112,6 +121,8 @@ impl Config {
             redis_url: None,
             otel_endpoint: None,
             allowed_source_hosts: Vec::new(),
+            fetch_proxy: None,
+            fetch_hooks: etappe_workers::fetch::FetchHooks::default(),
             worker_concurrency: 2,
             in_process_workers: None,
             queue_prefix: "etappe".into(),
