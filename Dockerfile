@@ -11,5 +11,7 @@ COPY --from=build /src/target/release/etappe /src/target/release/etappe-worker /
 USER etappe
 ENV ETAPPE_ADDR=0.0.0.0:8080 ETAPPE_DATA_DIR=/var/lib/etappe
 EXPOSE 8080
+# The API's liveness (compose gives the workers their own check: etappe-worker health).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=5 CMD ["etappe", "health", "--live"]
 ENTRYPOINT ["etappe"]
 CMD ["serve"]

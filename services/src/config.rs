@@ -46,6 +46,15 @@ pub struct Config {
     #[arg(long, env = "ETAPPE_RETRY_UNIT_MS", default_value_t = 1000)]
     pub retry_unit_ms: u64,
 
+    /// Proxy for fetching source links (`http://[user:password@]host:port`, CONNECT). Unset:
+    /// none; `HTTPS_PROXY` and the other proxy variables are ignored.
+    #[arg(long, env = "ETAPPE_FETCH_PROXY")]
+    pub fetch_proxy: Option<String>,
+
+    /// The fetcher's resolver and service origins; not a setting (tests plug in their own).
+    #[arg(skip)]
+    pub fetch_hooks: etappe_workers::fetch::FetchHooks,
+
     /// Jobs a worker runs at once (and its queue prefetch).
     #[arg(long, env = "ETAPPE_WORKER_CONCURRENCY", default_value_t = 2)]
     pub worker_concurrency: u16,
@@ -122,6 +131,8 @@ impl Config {
             redis_url: None,
             otel_endpoint: None,
             allowed_source_hosts: Vec::new(),
+            fetch_proxy: None,
+            fetch_hooks: etappe_workers::fetch::FetchHooks::default(),
             worker_concurrency: 2,
             retry_unit_ms: 1000,
             in_process_workers: None,

@@ -23,6 +23,20 @@ enum Command {
     Serve,
     /// Run a worker process (needs AMQP_URL): jobs from the queue until SIGTERM.
     Worker,
+    /// Probe this server's /livez or /readyz (exit 0 on 200, else 1; 2 s at most), for
+    /// container health checks.
+    Health {
+        /// Ask /livez: the process runs (the default).
+        #[arg(long)]
+        live: bool,
+        /// Ask /readyz: the server can serve work.
+        #[arg(long)]
+        ready: bool,
+        /// The server to ask (host:port); default: ETAPPE_ADDR, on loopback if it is a
+        /// wildcard.
+        #[arg(long = "addr", value_name = "HOST:PORT")]
+        target: Option<String>,
+    },
     /// Apply the database migrations and exit.
     Migrate,
     /// Read models.
@@ -68,6 +82,17 @@ enum TokenAction {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let config = cli.config;
+    if let Some(Command::Health {
+        live,
+        ready,
+        target,
+    }) = &cli.command
+    {
+        // Before telemetry: a probe runs every few seconds and must stay quiet and quick.
+        return Ok(
+            etappe_workers::health::run(target.as_deref(), config.addr, *live, *ready).await?,
+        );
+    }
     let _telemetry = telemetry::init("etappe", &config.log, config.otel_endpoint.as_deref())?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(&config).await,
@@ -82,6 +107,7 @@ async fn main() -> anyhow::Result<()> {
             etappe_workers::runtime::run_worker_process(work, config.worker_addr).await?;
             Ok(())
         }
+        Command::Health { .. } => Ok(()),
         Command::Migrate => {
             open_backend(&config).await.context("migrating")?;
             println!("migrations applied");

@@ -18,6 +18,8 @@ impl From<&Config> for WorkSettings {
             redis_url: config.redis_url.clone(),
             queue_prefix: config.queue_prefix.clone(),
             allowed_source_hosts: config.allowed_source_hosts.clone(),
+            fetch_proxy: config.fetch_proxy.clone(),
+            fetch_hooks: config.fetch_hooks.clone(),
             concurrency: config.worker_concurrency,
             upstreams: config.upstreams.clone(),
             retry_unit: std::time::Duration::from_millis(config.retry_unit_ms.max(1)),

@@ -200,7 +200,8 @@ async fn the_first_start_prints_a_working_token_and_traces_reach_the_collector()
             "traceparent",
             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
         )
-        .json(&serde_json::json!({"sourceUrl": "https://example.org/a.gpx"}))
+        // A documentation address: the fetcher refuses it before connecting anywhere.
+        .json(&serde_json::json!({"sourceUrl": "https://192.0.2.1/a.gpx"}))
         .send()
         .await
         .expect("create");

@@ -11,6 +11,7 @@
 //! - [`queue`]: the queue port, in-process and RabbitMQ adapters.
 //! - [`worker`], [`pipeline`]: consuming jobs and what a job does.
 //! - [`fetch`]: SSRF-safe fetching of route links.
+//! - [`health`]: the binaries' `health --live|--ready` probe.
 //! - [`labels`], [`track`]: day labels and the stored track.
 //! - [`progress`]: live progress, in memory or Redis.
 //! - [`metrics`], [`telemetry`]: Prometheus metrics, tracing and OpenTelemetry.
@@ -20,6 +21,7 @@ mod enrich;
 pub mod fetch;
 pub mod geometry;
 pub mod giving_up;
+pub mod health;
 pub mod jobs;
 pub mod labels;
 pub mod metrics;

@@ -25,7 +25,8 @@ use etappe_route::sources::{
 };
 use uuid::Uuid;
 
-use crate::fetch::{FetchError, Fetcher};
+use crate::fetch::origins::RouteService;
+use crate::fetch::{FetchError, Fetcher, SourceOrigins};
 use crate::jobs::Job;
 use crate::labels::{Labeller, utc_offset_minutes};
 use crate::progress::{ProgressState, ProgressStore, Reporter};
@@ -73,6 +74,9 @@ const NEEDS_A_PROVIDER: [(Category, &str); 3] = [
 pub struct Pipeline {
     pub store: Arc<dyn Store>,
     pub fetcher: Fetcher,
+    /// Where Komoot, Strava and RideWithGPS pages come from (their real origins unless a
+    /// test points them at a local server).
+    pub source_origins: SourceOrigins,
     pub progress: Arc<dyn ProgressStore>,
     pub labeller: Arc<dyn Labeller>,
     pub upstreams: crate::upstreams::Upstreams,
@@ -545,50 +549,57 @@ impl Pipeline {
             SourceType::GpxLink => parse_gpx_bytes(&self.fetch(url).await?),
             SourceType::StravaRoute => {
                 let id = last_segment(url);
-                parse_gpx_bytes(
-                    &self
-                        .fetch(&format!("https://www.strava.com/routes/{id}/export_gpx"))
-                        .await?,
-                )
+                let export = format!("https://www.strava.com/routes/{id}/export_gpx");
+                let export = self.source_origins.rebase(RouteService::Strava, &export);
+                parse_gpx_bytes(&self.fetch(&export).await?)
             }
             SourceType::RideWithGps => {
                 let id = last_segment(url);
-                let bytes = self
-                    .fetch(&format!("https://ridewithgps.com/routes/{id}.json"))
-                    .await?;
+                let json = format!("https://ridewithgps.com/routes/{id}.json");
+                let json = self.source_origins.rebase(RouteService::RideWithGps, &json);
+                let bytes = self.fetch(&json).await?;
                 parse_ridewithgps_json(&bytes)
                     .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
             }
             SourceType::KomootTour => {
-                let html = String::from_utf8_lossy(&self.fetch(url).await?).into_owned();
+                let page = self.source_origins.rebase(RouteService::Komoot, url);
+                let html = String::from_utf8_lossy(&self.fetch(&page).await?).into_owned();
                 parse_komoot_tour_html(&html)
                     .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
             }
-            SourceType::KomootCollection => {
-                let html = String::from_utf8_lossy(&self.fetch(url).await?).into_owned();
-                let ids = komoot_collection_tour_ids(&html)
-                    .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))?;
-                let mut tracks = Vec::new();
-                let mut name = None;
-                for id in ids {
-                    let page = String::from_utf8_lossy(
-                        &self
-                            .fetch(&format!("https://www.komoot.com/tour/{id}"))
-                            .await?,
-                    )
-                    .into_owned();
-                    let tour = parse_komoot_tour_html(&page)
-                        .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))?;
-                    name = name.or(tour.name);
-                    tracks.extend(tour.tracks);
-                }
-                Ok(ParsedRoute {
-                    name,
-                    tracks,
-                    ..ParsedRoute::default()
-                })
-            }
+            SourceType::KomootCollection => self.fetch_komoot_collection(url).await,
         }
+    }
+
+    /// A Komoot collection: its page, then each of its tours, within a budget of tours and
+    /// bytes (a collection is a caller's link; it must not make the worker fetch without end).
+    async fn fetch_komoot_collection(&self, url: &str) -> Result<ParsedRoute, RouteFailure> {
+        let page = self.source_origins.rebase(RouteService::Komoot, url);
+        let collection = self.fetch(&page).await?;
+        let mut budget = CollectionBudget::default();
+        budget.spend(collection.len())?;
+        let html = String::from_utf8_lossy(&collection).into_owned();
+        let ids = komoot_collection_tour_ids(&html)
+            .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))?;
+        budget.check_tour_count(ids.len())?;
+        let mut tracks = Vec::new();
+        let mut name = None;
+        for id in ids {
+            let tour = format!("https://www.komoot.com/tour/{id}");
+            let tour = self.source_origins.rebase(RouteService::Komoot, &tour);
+            let bytes = self.fetch(&tour).await?;
+            budget.spend(bytes.len())?;
+            let page = String::from_utf8_lossy(&bytes).into_owned();
+            let tour = parse_komoot_tour_html(&page)
+                .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))?;
+            name = name.or(tour.name);
+            tracks.extend(tour.tracks);
+        }
+        Ok(ParsedRoute {
+            name,
+            tracks,
+            ..ParsedRoute::default()
+        })
     }
 
     async fn fetch(&self, url: &str) -> Result<Vec<u8>, RouteFailure> {
@@ -609,6 +620,39 @@ impl Pipeline {
 enum RouteFailure {
     Transient(String),
     Terminal(String),
+}
+
+/// The most tours one Komoot collection may bring (a long trip has a few dozen stages).
+pub const MAX_COLLECTION_TOURS: usize = 100;
+/// The most bytes a Komoot collection may bring, its page and all its tours together.
+pub const MAX_COLLECTION_BYTES: usize = 64 * 1024 * 1024;
+
+/// What a Komoot collection has fetched so far, against its caps.
+#[derive(Debug, Default)]
+struct CollectionBudget {
+    bytes: usize,
+}
+
+impl CollectionBudget {
+    fn check_tour_count(&self, tours: usize) -> Result<(), RouteFailure> {
+        if tours > MAX_COLLECTION_TOURS {
+            return Err(RouteFailure::Terminal(format!(
+                "the Komoot collection lists {tours} tours; at most {MAX_COLLECTION_TOURS} are fetched: split it into smaller collections"
+            )));
+        }
+        Ok(())
+    }
+
+    fn spend(&mut self, bytes: usize) -> Result<(), RouteFailure> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes > MAX_COLLECTION_BYTES {
+            return Err(RouteFailure::Terminal(format!(
+                "the Komoot collection's pages exceed {} MB together: split it into smaller collections",
+                MAX_COLLECTION_BYTES / (1024 * 1024)
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// A route error in words for the rider (also used to refuse an upload at the door).
@@ -786,6 +830,30 @@ mod tests {
     use etappe_events::trip::{TripEvent, fold};
 
     use super::*;
+
+    fn terminal_reason(result: Result<(), RouteFailure>) -> Option<String> {
+        match result {
+            Err(RouteFailure::Terminal(reason)) => Some(reason),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_komoot_collection_is_capped_in_tours_and_bytes_and_says_so() {
+        let mut budget = CollectionBudget::default();
+        assert!(budget.check_tour_count(MAX_COLLECTION_TOURS).is_ok());
+        let reason = terminal_reason(budget.check_tour_count(MAX_COLLECTION_TOURS + 1))
+            .expect("too many tours");
+        assert!(
+            reason.contains("101 tours") && reason.contains("at most 100"),
+            "{reason}"
+        );
+
+        assert!(budget.spend(MAX_COLLECTION_BYTES - 1).is_ok());
+        assert!(budget.spend(1).is_ok());
+        let reason = terminal_reason(budget.spend(1)).expect("too many bytes");
+        assert!(reason.contains("64 MB"), "{reason}");
+    }
 
     /// `km` kilometres due north from 45°N 6°E, a point every 100 m, rising by `grade`.
     fn line(km: f64, grade: f64, lon: f64) -> Vec<TrackPoint> {

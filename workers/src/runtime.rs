@@ -15,7 +15,7 @@ use etappe_events::store::{PostgresStore, SqliteStore, Store, StoreError};
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::fetch::{FetchError, Fetcher};
+use crate::fetch::{FetchError, FetchHooks, Fetcher};
 use crate::labels::{Labeller, NoLabels};
 use crate::metrics::Metrics;
 use crate::pipeline::Pipeline;
@@ -51,6 +51,11 @@ pub struct WorkSettings {
     pub redis_url: Option<String>,
     pub queue_prefix: String,
     pub allowed_source_hosts: Vec<String>,
+    /// The proxy source links are fetched through (`ETAPPE_FETCH_PROXY`); `None`: none, and
+    /// the environment's proxy variables are ignored.
+    pub fetch_proxy: Option<String>,
+    /// The fetcher's resolver and service origins (tests plug in loopback ones).
+    pub fetch_hooks: FetchHooks,
     pub concurrency: u16,
     pub upstreams: crate::upstreams::UpstreamSettings,
     /// The first retry's delay; later ones are 5× and 30× it (1 s in production; tests
@@ -126,7 +131,8 @@ impl Work {
             queue: Arc::clone(&self.queue),
             pipeline: Pipeline {
                 store: Arc::clone(&self.store),
-                fetcher: Fetcher::new(self.settings.allowed_source_hosts.clone())?,
+                fetcher: self.fetcher()?,
+                source_origins: self.settings.fetch_hooks.source_origins.clone(),
                 progress: Arc::clone(&self.progress),
                 labeller: labeller(),
                 upstreams: self.upstreams.clone(),
@@ -137,6 +143,16 @@ impl Work {
             grace: Duration::from_secs(20),
             retry_unit: self.settings.retry_unit,
         })
+    }
+
+    /// The fetcher of source links the settings describe.
+    pub fn fetcher(&self) -> Result<Fetcher, FetchError> {
+        let mut builder = Fetcher::builder(self.settings.allowed_source_hosts.clone())
+            .proxy(self.settings.fetch_proxy.clone());
+        if let Some(resolver) = &self.settings.fetch_hooks.resolver {
+            builder = builder.resolver(Arc::clone(resolver));
+        }
+        builder.build()
     }
 
     /// The readiness of the work side: the queue answers and at least one worker is alive.
