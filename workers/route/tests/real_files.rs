@@ -99,6 +99,11 @@ fn disjoint_tracks_count_only_what_was_recorded() {
     assert!(!breaks.is_empty(), "{:?}", joined.gaps);
     let (joined_climb, _) = day_climb(&joined.points, &breaks);
     let (bridged_climb, _) = elevation_gain_loss(&joined.points);
+    eprintln!(
+        "korita-zbevnica: {km:.2} km and {joined_climb:.0} m ridden, {} gaps ({} breaks); bridged: {bridged_climb:.0} m",
+        joined.gaps.len(),
+        breaks.len()
+    );
     assert!(
         joined_climb <= bridged_climb,
         "{joined_climb} vs {bridged_climb}"
@@ -108,6 +113,11 @@ fn disjoint_tracks_count_only_what_was_recorded() {
     let all: Vec<_> = cerknicko.tracks.iter().flatten().copied().collect();
     let bridged_km = cumulative_distances(&all).last().copied().unwrap_or(0.0) / 1000.0;
     let joined = join_pieces(&cerknicko).expect("a route");
+    eprintln!(
+        "cerknicko: {:.2} km ridden, {bridged_km:.2} km bridged, {} gaps",
+        joined.distance_m() / 1000.0,
+        joined.gaps.len()
+    );
     assert!(
         joined.distance_m() / 1000.0 < bridged_km / 2.0,
         "{} km vs {bridged_km} km bridged",
