@@ -5,6 +5,7 @@
 
 pub mod fixtures;
 pub mod openapi;
+pub mod server_bench;
 pub mod standins;
 
 use std::path::PathBuf;
@@ -289,6 +290,27 @@ pub struct Servers {
 }
 
 impl Servers {
+    /// The same servers with a PostgreSQL database of this test's own (created empty on the
+    /// configured server), so no other test's trips reach its dispatcher and workers.
+    pub async fn with_own_database(&self) -> Servers {
+        use sqlx::Connection;
+        let name = format!("etappe_t_{}", uuid::Uuid::now_v7().simple());
+        let mut admin = sqlx::postgres::PgConnection::connect(&self.database_url)
+            .await
+            .expect("connect to PostgreSQL");
+        // The name is ours (a prefix and a UUID's hex digits): nothing of a caller's in it.
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut admin)
+            .await
+            .expect("create a test database");
+        let mut url = url::Url::parse(&self.database_url).expect("DATABASE_URL");
+        url.set_path(&format!("/{name}"));
+        Servers {
+            database_url: url.to_string(),
+            ..self.clone()
+        }
+    }
+
     /// The configured servers, or `None`.
     pub fn from_env() -> Option<Servers> {
         let get = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());

@@ -215,7 +215,9 @@ async fn bad_routes_end_as_a_failure_with_a_clear_reason() {
             json!("failed"),
             "{url}: {detail}"
         );
-        assert_eq!(detail["partial"], json!(true));
+        // A failed route is an answer: partial ends, the status says failed.
+        assert_eq!(detail["partial"], json!(false));
+        assert_eq!(detail["status"], json!("failed"));
         let shown = detail["unavailable"]["route"].as_str().unwrap_or("");
         assert!(
             shown.contains(reason),

@@ -273,15 +273,15 @@ async fn a_settings_change_needs_if_match_and_refuses_a_stale_version(app: TestA
         StatusCode::OK,
         "If-Match: * means whatever is current"
     );
-    assert_eq!(any.header("etag"), Some("\"3\""));
+    assert_eq!(any.header("etag"), Some("\"4\""));
 
     // Clearing a date with null.
     let dated = app
-        .patch(&token, &id, Some("\"3\""), &json!({"endDate": in_days(40)}))
+        .patch(&token, &id, Some("\"4\""), &json!({"endDate": in_days(40)}))
         .await;
     assert_eq!(dated.status, StatusCode::OK);
     let cleared = app
-        .patch(&token, &id, Some("\"4\""), &json!({"endDate": null}))
+        .patch(&token, &id, Some("\"5\""), &json!({"endDate": null}))
         .await;
     assert_eq!(cleared.status, StatusCode::OK);
     assert_eq!(cleared.body["endDate"], Value::Null);

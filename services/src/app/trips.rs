@@ -273,7 +273,9 @@ impl TripService {
             digest: canonical_digest(&[&Value::String(original_id.to_string())]),
         };
         let trip_id = keyed.trip_id();
-        let events = decide_duplicate(None, trip_id, principal.user_id, &original.trip, today())?;
+        let mut events =
+            decide_duplicate(None, trip_id, principal.user_id, &original.trip, today())?;
+        self.copy_files_for(trip_id, &mut events).await?;
         let recomputes_route = events
             .iter()
             .any(|e| matches!(e, TripEvent::RouteRequested { .. }));
@@ -291,6 +293,40 @@ impl TripService {
         }
         self.append_new_trip(principal, context, trip_id, &events, Some(&keyed))
             .await
+    }
+
+    /// A copy owns its files: the original's track and detours are copied under the copy's
+    /// keys and the copy's image points at them, so deleting the original (which deletes its
+    /// files) leaves the copy whole.
+    async fn copy_files_for(&self, copy: TripId, events: &mut [TripEvent]) -> Result<(), AppError> {
+        for event in events.iter_mut() {
+            let TripEvent::TripDuplicated {
+                route,
+                stages,
+                generation,
+                ..
+            } = event
+            else {
+                continue;
+            };
+            if let Some(route) = route.as_mut() {
+                let key = etappe_workers::track::key(copy, *generation);
+                if let Some(bytes) = self.store.get_blob(&route.track_key).await? {
+                    self.store.put_blob(&key, &bytes).await?;
+                    route.track_key = key;
+                }
+            }
+            for stage in stages.iter_mut() {
+                if let Some(detour) = stage.detour.as_mut() {
+                    let key = format!("detour:{copy}:{}:copy", stage.id);
+                    if let Some(bytes) = self.store.get_blob(&detour.track_key).await? {
+                        self.store.put_blob(&key, &bytes).await?;
+                        detour.track_key = key;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Appends the first events of a new trip; with a key, the events have ids derived from

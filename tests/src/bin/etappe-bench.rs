@@ -7,6 +7,7 @@
 //!   its queueing), against the real application started in this process.
 //! - `route`: time from `POST /trips` to `partial: false` for a synthetic route served on
 //!   loopback, in process or on the servers with separate worker processes.
+//! - `exports`, `streams`, `half-open`: the server's defences (`etappe_tests::server_bench`).
 //! - `mcp`: latency of the agent surface, `tools/call` of `get_trip` then of `edit_stages`
 //!   (relabelling a day, with the version each answer carries) through `/mcp`, open loop at
 //!   a fixed rate over trips whose days exist, one user per trip; refusals (the per-user rate
@@ -36,6 +37,26 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Memory and time of parallel anonymous GPX exports of one large shared trip.
+    Exports {
+        /// Points of the trip (2.5 m apart).
+        #[arg(long, default_value_t = 800_000)]
+        points: usize,
+        /// Exports at once.
+        #[arg(long, default_value_t = 16)]
+        parallel: usize,
+    },
+    /// CPU of idle live streams (SSE) on one trip.
+    Streams {
+        /// Streams held open.
+        #[arg(long, default_value_t = 400)]
+        count: usize,
+        /// How long they are watched.
+        #[arg(long, default_value_t = 20)]
+        seconds: u64,
+    },
+    /// How long a connection with half-sent request headers is held.
+    HalfOpen,
     /// Durable single-event appends per second.
     Appends {
         /// Concurrent clients.
@@ -819,6 +840,13 @@ async fn mcp(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::Res
 async fn main() -> anyhow::Result<()> {
     etappe_services::telemetry::install_tls_provider();
     match Cli::parse().command {
+        Command::Exports { points, parallel } => {
+            etappe_tests::server_bench::exports(points, parallel).await
+        }
+        Command::Streams { count, seconds } => {
+            etappe_tests::server_bench::streams(count, seconds).await
+        }
+        Command::HalfOpen => etappe_tests::server_bench::half_open().await,
         Command::Appends {
             clients,
             seconds,
