@@ -2,9 +2,16 @@
 //! chosen backend, mint users and tokens, call it over HTTP, and check every answer against
 //! the published OpenAPI document (its status must be documented for the route, and its body
 //! must match the documented schema).
+//!
+//! Nothing under test reaches outside the machine: the application's fetcher resolves names
+//! with a resolver that answers loopback names only and records every other name (or
+//! non-loopback address) something tried; a test whose code tried one fails when its
+//! `TestApp` is dropped. Komoot, Strava and RideWithGPS pages are answered by a local server
+//! (`config.fetch_hooks.source_origins`), never by the services themselves.
 
 pub mod fixtures;
 pub mod openapi;
+pub mod route_services;
 pub mod server_bench;
 pub mod standins;
 
@@ -14,6 +21,15 @@ use etappe_services::config::Config;
 use etappe_services::http::AppState;
 use etappe_services::identity::Scope;
 use etappe_services::startup::Application;
+use etappe_workers::fetch::{LoopbackOnlyResolver, SourceOrigins};
+
+/// A loopback origin where nothing listens (the discard port): fetching from it fails at
+/// once, as an unreachable source does, without leaving the machine.
+pub const UNREACHABLE_ORIGIN: &str = "http://127.0.0.1:9";
+
+/// A source link for tests that do not care about the fetch: a GPX file at
+/// [`UNREACHABLE_ORIGIN`] (allowed over http in tests; the fetch fails as unreachable).
+pub const UNFETCHED_GPX: &str = "http://127.0.0.1:9/a.gpx";
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
@@ -82,8 +98,43 @@ pub struct TestApp {
     pub backend: Backend,
     /// The embedded data directory (SQLite file, first-start token).
     pub data_dir: std::path::PathBuf,
+    /// Every outside name the application tried to resolve (none, or the test fails).
+    pub resolver: LoopbackOnlyResolver,
+    outside_allowed: std::sync::atomic::AtomicBool,
     _dir: TempDir,
     _stop: oneshot::Sender<()>,
+}
+
+impl TestApp {
+    /// Fails the test if anything under it tried to reach outside the machine.
+    pub fn assert_stayed_inside(&self) {
+        let outside = self.resolver.outside_attempts();
+        assert!(
+            outside.is_empty(),
+            "the code under test tried to reach outside the machine: {outside:?}"
+        );
+    }
+}
+
+impl TestApp {
+    /// Waives the end-of-test check, for a test that provokes an outside attempt on purpose
+    /// (and has asserted it).
+    pub fn allow_outside_attempts(&self) {
+        self.outside_allowed
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        // A test already failing keeps its own message (a second panic would abort).
+        let waived = self
+            .outside_allowed
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if !std::thread::panicking() && !waived {
+            self.assert_stayed_inside();
+        }
+    }
 }
 
 /// An answer, already checked against the OpenAPI document.
@@ -116,6 +167,11 @@ impl TestApp {
         // A directory the application creates itself, as on a first start.
         let mut config = Config::embedded(dir.path().join("data"));
         config.allowed_source_hosts = vec!["127.0.0.1".into()];
+        let resolver = LoopbackOnlyResolver::new();
+        config.fetch_hooks.resolver = Some(std::sync::Arc::new(resolver.clone()));
+        // Komoot, Strava and RideWithGPS links fail as unreachable unless a test points
+        // them at `route_services`.
+        config.fetch_hooks.source_origins = SourceOrigins::all_at(UNREACHABLE_ORIGIN);
         if backend == Backend::Postgres {
             config.database_url = Some(postgres_url()?);
             config.db_max_connections = 8;
@@ -136,6 +192,8 @@ impl TestApp {
             state,
             local_token,
             backend,
+            resolver,
+            outside_allowed: std::sync::atomic::AtomicBool::new(false),
             _dir: dir,
             _stop: stop,
         })
@@ -350,6 +408,11 @@ impl Servers {
 
     /// Starts an `etappe-worker` process on the servers (built first if needed).
     pub fn spawn_worker(&self) -> WorkerProcess {
+        self.spawn_worker_at("127.0.0.1:0")
+    }
+
+    /// Starts an `etappe-worker` process whose own HTTP server listens on `addr`.
+    pub fn spawn_worker_at(&self, addr: &str) -> WorkerProcess {
         let binary = worker_binary();
         ensure_worker_built();
         let child = std::process::Command::new(&binary)
@@ -358,7 +421,7 @@ impl Servers {
             .env("REDIS_URL", &self.redis_url)
             .env("ETAPPE_QUEUE_PREFIX", &self.prefix)
             .env("ETAPPE_ALLOWED_SOURCE_HOSTS", "127.0.0.1")
-            .env("ETAPPE_WORKER_ADDR", "127.0.0.1:0")
+            .env("ETAPPE_WORKER_ADDR", addr)
             .env("ETAPPE_LOG", "warn")
             // Retries through the 1 s delay queue, so a job gives up within seconds.
             .env("ETAPPE_RETRY_UNIT_MS", "5")
@@ -378,34 +441,54 @@ impl Servers {
 /// process tests never run a stale binary (`cargo test` builds test targets, not binaries).
 fn ensure_worker_built() {
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let profile_dir = worker_binary()
-            .parent()
-            .map(std::path::Path::to_path_buf)
-            .expect("profile dir");
-        let mut command = std::process::Command::new(cargo);
-        command.args(["build", "-p", "etappe-workers", "--bin", "etappe-worker"]);
-        if profile_dir.file_name().is_some_and(|n| n == "release") {
-            command.arg("--release");
-        }
-        if let Some(target) = profile_dir.parent() {
-            command.env("CARGO_TARGET_DIR", target);
-        }
-        let status = command.status().expect("run cargo build for etappe-worker");
-        assert!(status.success(), "building etappe-worker failed");
-    });
+    BUILT.get_or_init(|| build_binary("etappe-workers", "etappe-worker"));
+}
+
+/// Builds `etappe` (the API binary) once per test process; answers its path.
+pub fn api_binary() -> PathBuf {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| build_binary("etappe-services", "etappe"));
+    binary("etappe")
+}
+
+/// Builds `etappe-worker` once per test process; answers its path.
+pub fn built_worker_binary() -> PathBuf {
+    ensure_worker_built();
+    worker_binary()
+}
+
+fn build_binary(package: &str, bin: &str) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let profile_dir = binary(bin)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .expect("profile dir");
+    let mut command = std::process::Command::new(cargo);
+    command.args(["build", "-p", package, "--bin", bin]);
+    if profile_dir.file_name().is_some_and(|n| n == "release") {
+        command.arg("--release");
+    }
+    if let Some(target) = profile_dir.parent() {
+        command.env("CARGO_TARGET_DIR", target);
+    }
+    let status = command.status().expect("run cargo build");
+    assert!(status.success(), "building {bin} failed");
 }
 
 /// The `etappe-worker` binary next to this test's own executable.
 pub fn worker_binary() -> PathBuf {
+    binary("etappe-worker")
+}
+
+/// A binary of the workspace next to this test's own executable.
+pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let mut dir = exe.parent().expect("exe dir");
     // Test executables live in target/<profile>/deps, binaries in target/<profile>.
     if dir.file_name().is_some_and(|n| n == "deps") {
         dir = dir.parent().expect("profile dir");
     }
-    dir.join("etappe-worker")
+    dir.join(name)
 }
 
 /// A worker process, killed when dropped.

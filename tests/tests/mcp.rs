@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use etappe_services::mcp::catalogue::CATALOGUE;
-use etappe_tests::{Backend, TestApp, fixtures};
+use etappe_tests::{Backend, TestApp, UNFETCHED_GPX, fixtures};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationCapability, FormElicitationCapability, ProtocolVersion,
@@ -300,7 +300,7 @@ fn sample_arguments(tool: &str, trip: &str, stage: &str) -> Value {
             "waypointLat" => json!(45.1),
             "waypointLon" => json!(6.1),
             "q" => json!("Lyon"),
-            "sourceUrl" => json!("https://example.org/a.gpx"),
+            "sourceUrl" => json!(UNFETCHED_GPX),
             _ => json!("x"),
         };
         out.insert(a.name.to_owned(), v);
@@ -538,7 +538,7 @@ async fn a_client_that_can_ask_its_person_confirms_through_a_form() {
     let created = app
         .create_trip(
             &token,
-            &json!({"sourceUrl": "https://example.org/a.gpx", "title": "Jura"}),
+            &json!({"sourceUrl": UNFETCHED_GPX, "title": "Jura"}),
         )
         .await;
     let id = created.body["id"].as_str().expect("id").to_owned();
@@ -581,7 +581,7 @@ async fn a_client_that_can_ask_its_person_confirms_through_a_form() {
     // A client of the initialize era cannot be asked mid-call by a stateless server: it gets
     // the token flow, even when it declares elicitation.
     let other = app
-        .create_trip(&token, &json!({"sourceUrl": "https://example.org/b.gpx"}))
+        .create_trip(&token, &json!({"sourceUrl": "http://127.0.0.1:9/b.gpx"}))
         .await;
     let other_id = other.body["id"].as_str().expect("id").to_owned();
     let legacy_person = Person::new(true);
@@ -794,7 +794,7 @@ async fn scopes_are_checked_on_every_call_and_tokens_at_the_door() {
     let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
     let owner = app.user().await;
     let created = app
-        .create_trip(&owner, &json!({"sourceUrl": "https://example.org/a.gpx"}))
+        .create_trip(&owner, &json!({"sourceUrl": UNFETCHED_GPX}))
         .await;
     let id = created.body["id"].as_str().expect("id").to_owned();
     // A read-only token of another user reads its own world and cannot write anything.

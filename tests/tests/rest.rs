@@ -4,7 +4,7 @@
 
 use chrono::{Days, Utc};
 use etappe_services::identity::Scope;
-use etappe_tests::{Backend, TestApp};
+use etappe_tests::{Backend, TestApp, UNFETCHED_GPX};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -17,7 +17,7 @@ fn days_ago(n: u64) -> String {
 }
 
 fn gpx() -> Value {
-    json!({"sourceUrl": "https://example.org/routes/alps.gpx"})
+    json!({"sourceUrl": "http://127.0.0.1:9/routes/alps.gpx"})
 }
 
 async fn new_trip(app: &TestApp, token: &str, extra: Value) -> String {
@@ -85,8 +85,7 @@ async fn creating_a_trip_answers_at_once_with_its_location_and_partial(app: Test
 async fn an_idempotency_key_replays_the_same_trip_and_refuses_another_body(app: TestApp) {
     let token = app.user().await;
     let key = uuid::Uuid::now_v7().to_string();
-    let body =
-        json!({"sourceUrl": "https://example.org/a.gpx", "title": "Loire", "averageSpeed": 18});
+    let body = json!({"sourceUrl": UNFETCHED_GPX, "title": "Loire", "averageSpeed": 18});
     let call = |body: Value, key: String| {
         let app = &app;
         let token = token.clone();
@@ -105,8 +104,7 @@ async fn an_idempotency_key_replays_the_same_trip_and_refuses_another_body(app: 
     let first = call(body.clone(), key.clone()).await;
     assert_eq!(first.status, StatusCode::ACCEPTED);
     // Same key, same body with keys in another order: the same trip.
-    let reordered =
-        json!({"averageSpeed": 18, "title": "Loire", "sourceUrl": "https://example.org/a.gpx"});
+    let reordered = json!({"averageSpeed": 18, "title": "Loire", "sourceUrl": UNFETCHED_GPX});
     let second = call(reordered, key.clone()).await;
     assert_eq!(second.status, StatusCode::ACCEPTED);
     assert_eq!(second.body["id"], first.body["id"]);
@@ -121,7 +119,7 @@ async fn an_idempotency_key_replays_the_same_trip_and_refuses_another_body(app: 
     );
 
     let other = call(
-        json!({"sourceUrl": "https://example.org/a.gpx", "title": "Rhine"}),
+        json!({"sourceUrl": UNFETCHED_GPX, "title": "Rhine"}),
         key.clone(),
     )
     .await;
@@ -510,7 +508,7 @@ async fn bad_input_is_refused_by_name_with_what_is_accepted(app: TestApp) {
     let no_source = app.create_trip(&token, &json!({"title": "x"})).await;
     assert_eq!(field_errors(&no_source)[0].0, "sourceUrl");
     let plain_http = app
-        .create_trip(&token, &json!({"sourceUrl": "http://example.org/a.gpx"}))
+        .create_trip(&token, &json!({"sourceUrl": "http://192.0.2.1/a.gpx"}))
         .await;
     assert_eq!(plain_http.status, StatusCode::UNPROCESSABLE_ENTITY);
     let fixture = app

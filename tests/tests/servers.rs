@@ -11,7 +11,7 @@ use etappe_events::store::{EventMetadata, ExpectedVersion};
 use etappe_events::trip::settings::SettingsPatch;
 use etappe_events::trip::source::SourceUrl;
 use etappe_events::trip::{TripCommand, decide};
-use etappe_tests::{Backend, Servers, TestApp, fixtures};
+use etappe_tests::{Backend, Servers, TestApp, UNFETCHED_GPX, fixtures};
 use futures::StreamExt;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -467,7 +467,7 @@ async fn two_api_replicas_share_the_agent_surface_confirmations_and_budgets() {
     let (a, b) = (app_on(&servers).await, app_on(&servers).await);
     let token = a.user().await;
     let created = a
-        .create_trip(&token, &json!({"sourceUrl": "https://example.org/a.gpx"}))
+        .create_trip(&token, &json!({"sourceUrl": UNFETCHED_GPX}))
         .await;
     let id = created.body["id"].as_str().expect("id").to_owned();
 

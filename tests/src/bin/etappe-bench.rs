@@ -247,7 +247,9 @@ async fn patch(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::R
         let answer: serde_json::Value = client
             .post(format!("{base}/trips"))
             .bearer_auth(&token)
-            .json(&json!({"sourceUrl": "https://example.org/bench.gpx", "title": format!("bench {i}")}))
+            .json(
+                &json!({"sourceUrl": "https://192.0.2.1/bench.gpx", "title": format!("bench {i}")}),
+            )
             .send()
             .await?
             .json()
