@@ -58,6 +58,38 @@ pub fn postgres_url() -> Option<String> {
     }
 }
 
+/// A new, empty PostgreSQL database on the server `url` names, for one test alone: no other
+/// test's trips reach its dispatcher and workers, and none of its own reach theirs. Created
+/// from a thread of its own, so it can be called from any context. Named `etappe_t_…` so that
+/// CI drops them all at the end.
+pub fn own_database(url: &str) -> String {
+    let admin = url.to_owned();
+    let name = format!("etappe_t_{}", uuid::Uuid::now_v7().simple());
+    let created = name.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async move {
+            use sqlx::Connection;
+            let mut connection = sqlx::postgres::PgConnection::connect(&admin)
+                .await
+                .expect("connect to PostgreSQL");
+            // The name is ours (a prefix and a UUID's hex digits): nothing of a caller's in it.
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {created}")))
+                .execute(&mut connection)
+                .await
+                .expect("create a test database");
+        });
+    })
+    .join()
+    .expect("the database thread");
+    let mut own = url::Url::parse(url).expect("DATABASE_URL");
+    own.set_path(&format!("/{name}"));
+    own.to_string()
+}
+
 /// A directory removed when dropped.
 #[derive(Debug)]
 pub struct TempDir(PathBuf);
@@ -173,7 +205,7 @@ impl TestApp {
         // them at `route_services`.
         config.fetch_hooks.source_origins = SourceOrigins::all_at(UNREACHABLE_ORIGIN);
         if backend == Backend::Postgres {
-            config.database_url = Some(postgres_url()?);
+            config.database_url = Some(own_database(&postgres_url()?));
             config.db_max_connections = 8;
         }
         tweak(&mut config);
@@ -348,27 +380,6 @@ pub struct Servers {
 }
 
 impl Servers {
-    /// The same servers with a PostgreSQL database of this test's own (created empty on the
-    /// configured server), so no other test's trips reach its dispatcher and workers.
-    pub async fn with_own_database(&self) -> Servers {
-        use sqlx::Connection;
-        let name = format!("etappe_t_{}", uuid::Uuid::now_v7().simple());
-        let mut admin = sqlx::postgres::PgConnection::connect(&self.database_url)
-            .await
-            .expect("connect to PostgreSQL");
-        // The name is ours (a prefix and a UUID's hex digits): nothing of a caller's in it.
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut admin)
-            .await
-            .expect("create a test database");
-        let mut url = url::Url::parse(&self.database_url).expect("DATABASE_URL");
-        url.set_path(&format!("/{name}"));
-        Servers {
-            database_url: url.to_string(),
-            ..self.clone()
-        }
-    }
-
     /// The configured servers, or `None`.
     pub fn from_env() -> Option<Servers> {
         let get = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
@@ -377,7 +388,7 @@ impl Servers {
                 if database_url.starts_with("postgres") =>
             {
                 Some(Servers {
-                    database_url,
+                    database_url: own_database(&database_url),
                     amqp_url,
                     redis_url,
                     prefix: format!("etappe-test-{}", uuid::Uuid::now_v7().simple()),

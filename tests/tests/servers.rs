@@ -208,8 +208,6 @@ async fn a_job_whose_retries_run_out_on_rabbitmq_fails_its_trip_then_is_dead_let
     let Some(servers) = Servers::from_env() else {
         return;
     };
-    // Its own database: the dispatcher must not first publish every other test's trips.
-    let servers = servers.with_own_database().await;
     let _serial = ONE_AT_A_TIME.lock().await;
     let app = app_on(&servers).await;
     // A source that answers 503 to every try.
