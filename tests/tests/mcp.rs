@@ -521,12 +521,34 @@ async fn budgets_hold_with_a_real_tokenizer() {
     let list = raw_tools_list(&app, &token).await;
     let total = tokens(&list);
     eprintln!("tools/list: {total} tokens");
-    for tool in list["tools"].as_array().expect("tools") {
-        let n = tokens(tool);
-        eprintln!("  {:<22} {n}", tool["name"].as_str().unwrap_or_default());
-        assert!(n <= 260, "{}: {n} tokens", tool["name"]);
+    // Every tool is printed before any limit is checked, so a failure shows the whole list.
+    let sizes: Vec<(String, usize)> = list["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|tool| {
+            (
+                tool["name"].as_str().unwrap_or_default().to_owned(),
+                tokens(tool),
+            )
+        })
+        .collect();
+    for (name, n) in &sizes {
+        eprintln!("  {name:<22} {n}");
     }
-    assert!(total <= 2_400, "tools/list is {total} tokens");
+    // 260 a tool, except the three that carry a typed object: the ten settings with their
+    // ranges and the accommodation enum cost about 185 tokens per copy, the edit's change
+    // about 110. The ceilings sit just above the measured sizes (372, 371, 313), so any
+    // growth fails here.
+    for (name, n) in &sizes {
+        let ceiling = match name.as_str() {
+            "create_trip" | "update_trip_settings" => 380,
+            "edit_stages" => 320,
+            _ => 260,
+        };
+        assert!(*n <= ceiling, "{name}: {n} tokens, over {ceiling}");
+    }
+    assert!(total <= 2_700, "tools/list is {total} tokens");
     let client = legacy_client(&app, &token).await;
     let help = ok(&call(&client, "etappe_help", json!({})).await);
     eprintln!("help index: {} tokens", tokens(&help));
@@ -995,17 +1017,17 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
 
 /// A raw POST to `/mcp`: the HTTP status and the JSON body (`Null` when it is not JSON).
 async fn post_raw(app: &TestApp, token: &str, body: &str) -> (u16, Value) {
-    let response = app
+    let mut request = app
         .client
         .post(format!("{}/mcp", app.base))
         .bearer_auth(token)
         .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(body.to_owned())
-        .send()
-        .await
-        .expect("mcp");
+        .header("accept", "application/json, text/event-stream");
+    // An initialize names its revision in its params; everything else in the header.
+    if !body.contains("\"initialize\"") {
+        request = request.header("mcp-protocol-version", "2025-11-25");
+    }
+    let response = request.body(body.to_owned()).send().await.expect("mcp");
     let status = response.status().as_u16();
     let text = response.text().await.unwrap_or_default();
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))

@@ -85,10 +85,11 @@ fn scope_name<S: serde::Serializer>(scope: &Scope, s: S) -> Result<S::Ok, S::Err
     s.serialize_str(scope.as_str())
 }
 
-const UUID: Kind = Kind::Format("uuid");
-const TRIP_ID: Arg = required("id", UUID, "");
-const TRIP_ID_AS_TRIP: Arg = required("tripId", UUID, "");
-const STAGE_ID: Arg = required("stageId", UUID, "");
+/// Ids are plain strings: a malformed one is answered like a missing one.
+const ID: Kind = Kind::Text { min: 0, max: 0 };
+const TRIP_ID: Arg = required("id", ID, "");
+const TRIP_ID_AS_TRIP: Arg = required("tripId", ID, "");
+const STAGE_ID: Arg = required("stageId", ID, "");
 const VERSION: Arg = required(
     "version",
     Kind::Integer {
@@ -99,7 +100,7 @@ const VERSION: Arg = required(
 );
 const TOKEN: Arg = arg(
     "confirmationToken",
-    Kind::Text { min: 1, max: 64 },
+    Kind::Text { min: 0, max: 0 },
     "From the first call",
 );
 
@@ -130,22 +131,18 @@ const fn settings_fields(nullable_dates: bool) -> [Field; 10] {
             "",
         ),
         field("startDate", date, ""),
-        field("endDate", date, "The days follow the dates"),
+        field("endDate", date, ""),
         field(
             "maxDistancePerDay",
             Kind::Number(MAX_DISTANCE_PER_DAY),
             "km",
         ),
         field("averageSpeed", Kind::Number(AVERAGE_SPEED), "km/h"),
-        field(
-            "fatigueFactor",
-            Kind::Number(FATIGUE_FACTOR),
-            "Each day this share of the last",
-        ),
+        field("fatigueFactor", Kind::Number(FATIGUE_FACTOR), ""),
         field(
             "elevationPenalty",
             Kind::Number(ELEVATION_PENALTY),
-            "m of climb worth 1 km",
+            "m climbed = 1 km",
         ),
         field("departureHour", Kind::Integer { min: 0, max: 23 }, ""),
         field("ebikeMode", Kind::Boolean, ""),
@@ -169,8 +166,8 @@ const CREATE_ARGS: [Arg; 3] = [
     arg("settings", Kind::Object(&CREATE_SETTINGS), ""),
     arg(
         "idempotencyKey",
-        Kind::Text { min: 1, max: 64 },
-        "For a deliberate duplicate",
+        Kind::Text { min: 0, max: 0 },
+        "For a deliberate copy",
     ),
 ];
 
@@ -194,19 +191,22 @@ const CHANGE_FIELDS: [Field; 4] = [
     field(
         "distance",
         Kind::Number(schema::POSITIVE),
-        "add, update: km from the day's start",
+        "add/update: km into the day",
     ),
-    field("endPoint", Kind::Point, "add, update: or this point"),
+    field("endPoint", Kind::Point, "add/update"),
     Field {
         name: "label",
         kind: Kind::Text { min: 1, max: 255 },
-        description: "add, update; null clears",
+        description: "add/update",
         nullable: true,
     },
     field(
         "toIndex",
-        Kind::Integer { min: 0, max: 1_000 },
-        "move: 0-based",
+        Kind::Integer {
+            min: 0,
+            max: i64::MAX,
+        },
+        "move",
     ),
 ];
 
@@ -239,7 +239,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
                 "page",
                 Kind::Integer {
                     min: 1,
-                    max: 100_000,
+                    max: i64::MAX,
                 },
                 "",
             ),
@@ -251,7 +251,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
                 },
                 "",
             ),
-            arg("title", Kind::Text { min: 1, max: 255 }, "Title contains"),
+            arg("title", Kind::Text { min: 0, max: 0 }, "Title contains"),
         ],
         help: "Answers {totalItems, member: [{id, title, startDate, endDate, status, isLocked, stageCount, totalDistance}]}.",
         run: run::list_trips,

@@ -109,7 +109,14 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
         Kind::Format(format) => json!({"type": "string", "format": format}),
         Kind::Date { nullable: true } => json!({"type": ["string", "null"], "format": "date"}),
         Kind::Date { nullable: false } => json!({"type": "string", "format": "date"}),
-        Kind::Integer { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
+        Kind::Integer { min, max } => {
+            let mut s = json!({"type": "integer", "minimum": min});
+            // `i64::MAX` means no upper bound worth publishing.
+            if max < i64::MAX {
+                s["maximum"] = json!(max);
+            }
+            s
+        }
         Kind::Number(range) => {
             let mut s = json!({"type": "number"});
             let bound = if range.min_inclusive {
@@ -126,7 +133,7 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
         Kind::Boolean => json!({"type": "boolean"}),
         Kind::OneOf(values) => json!({"type": "string", "enum": values}),
         Kind::AnyOf(values) => {
-            json!({"type": "array", "items": {"enum": values}, "uniqueItems": true})
+            json!({"type": "array", "items": {"enum": values}})
         }
         Kind::Point => json!({
             "type": "object",
@@ -172,120 +179,51 @@ pub fn error_schema() -> Value {
     })
 }
 
-/// The output schema of tool `name`: what its `structuredContent` holds when it succeeds.
-/// Refusals (`isError: true`) carry [`error_schema`] instead.
+/// The output schema of tool `name`: what its `structuredContent` holds when it succeeds
+/// (refusals, `isError: true`, carry [`error_schema`] instead). Only what an agent reads to
+/// go on is declared, typed: ids, `version`, `partial`, `nextAction`, `confirmationToken`,
+/// the day fields it passes to the next call. Other fields may come too.
 pub fn output(name: &str) -> Value {
     let s = json!({"type": "string"});
-    let s_null = json!({"type": ["string", "null"]});
     let int = json!({"type": "integer"});
     let num = json!({"type": "number"});
     let boolean = json!({"type": "boolean"});
-    let id = json!({"type": "string", "format": "uuid"});
-    // What every write answers: what happened, and what to call next.
-    let written = || {
-        json!({
-            "type": "object",
-            "properties": {"result": s, "version": int, "partial": boolean, "nextAction": s},
-            "required": ["result", "version", "nextAction"],
-        })
-    };
-    // A confirmation challenge, or the change done: the same flat object.
-    let confirmed = |done: &[&str]| {
-        json!({
-            "type": "object",
-            "properties": {
-                "result": s, "version": int, "partial": boolean, "nextAction": s,
-                "confirmationRequired": boolean, "confirmationToken": s,
-                "impact": {"type": "object"}, "expiresInSeconds": int,
-            },
-            "required": ["result", "nextAction"],
-            "if": {"required": ["confirmationRequired"]},
-            "then": {"required": ["confirmationToken", "impact"]},
-            "else": {"required": done},
-        })
-    };
+    let object = |properties: Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required});
+    let list = |item: Value| json!({"type": "array", "items": item});
+    let point = || object(json!({"lat": num, "lon": num}), &["lat", "lon"]);
     match name {
-        "list_trips" => json!({
-            "type": "object",
-            "properties": {
-                "totalItems": int,
-                "member": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {"id": id, "title": s_null, "isLocked": boolean, "stageCount": int, "totalDistance": num},
-                    "required": ["id"],
-                }},
-            },
-            "required": ["totalItems", "member"],
-        }),
-        "get_trip" => json!({
-            "type": "object",
-            "properties": {
-                "id": id, "version": int, "title": s_null, "partial": boolean, "isLocked": boolean,
-                "startDate": s_null, "endDate": s_null,
-                "settings": {"type": "object"}, "categoryStatus": {"type": "object"},
-                "stages": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {"stageId": id, "day": int, "km": num, "climb": num, "alerts": int},
-                    "required": ["stageId", "day", "km"],
-                }},
-                "nextAction": s,
-            },
-            "required": ["id", "version", "partial", "stages", "nextAction"],
-        }),
-        "get_stage" => json!({
-            "type": "object",
-            "properties": {
-                "stageId": id, "dayNumber": int, "distance": num, "version": int,
-                "alerts": {"type": "array"},
-                "accommodations": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {"name": s_null, "lat": num, "lon": num},
-                    "required": ["lat", "lon"],
-                }},
-            },
-            "required": ["stageId", "version", "accommodations"],
-        }),
-        "search_places" => json!({
-            "type": "object",
-            "properties": {
-                "totalItems": int,
-                "items": {"type": "array", "items": {
-                    "type": "object",
-                    "properties": {"name": s, "lat": num, "lon": num},
-                    "required": ["name", "lat", "lon"],
-                }},
-                "source": s,
-            },
-            "required": ["items"],
-        }),
-        "create_trip" => json!({
-            "type": "object",
-            "properties": {"id": id, "partial": boolean, "result": s, "nextAction": s},
-            "required": ["id", "partial", "nextAction"],
-        }),
-        "update_trip_settings" => confirmed(&["version"]),
-        "unshare_trip" | "delete_trip" => confirmed(&[]),
-        "edit_stages" | "choose_accommodation" => written(),
-        "add_waypoint" => json!({
-            "type": "object",
-            "properties": {"result": s, "version": int, "nextAction": s},
-            "required": ["result", "nextAction"],
-        }),
-        "analyze_trip" => json!({
-            "type": "object",
-            "properties": {"result": s, "nextAction": s},
-            "required": ["result", "nextAction"],
-        }),
-        "share_trip" => json!({
-            "type": "object",
-            "properties": {"url": {"type": "string", "format": "uri"}, "shortCode": s, "result": s},
-            "required": ["url", "shortCode"],
-        }),
-        _ => json!({
-            "type": "object",
-            "properties": {"topic": s},
-            "required": ["topic"],
-        }),
+        "list_trips" => object(
+            json!({"totalItems": int, "member": list(object(json!({"id": s}), &["id"]))}),
+            &["totalItems", "member"],
+        ),
+        "get_trip" => object(
+            json!({
+                "version": int, "partial": boolean, "nextAction": s,
+                "stages": list(object(json!({"stageId": s}), &["stageId"])),
+            }),
+            &["version", "partial", "stages", "nextAction"],
+        ),
+        "get_stage" => object(
+            json!({"version": int, "accommodations": list(point())}),
+            &["version", "accommodations"],
+        ),
+        "search_places" => object(json!({"items": list(point())}), &["items"]),
+        "create_trip" => object(
+            json!({"id": s, "partial": boolean, "nextAction": s}),
+            &["id", "partial", "nextAction"],
+        ),
+        // A confirmation challenge (with its token), or the change done.
+        "update_trip_settings" | "unshare_trip" | "delete_trip" => object(
+            json!({"confirmationToken": s, "version": int, "nextAction": s}),
+            &["nextAction"],
+        ),
+        "edit_stages" | "choose_accommodation" => object(
+            json!({"version": int, "partial": boolean, "nextAction": s}),
+            &["version", "nextAction"],
+        ),
+        "add_waypoint" | "analyze_trip" => object(json!({"nextAction": s}), &["nextAction"]),
+        "share_trip" => object(json!({"url": s, "shortCode": s}), &["url", "shortCode"]),
+        _ => object(json!({"topic": s}), &["topic"]),
     }
 }
 
