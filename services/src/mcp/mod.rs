@@ -2,11 +2,14 @@
 //! any replica answers), for clients that `initialize` (2025-06-18, 2025-11-25) and for the
 //! 2026-07-28 era (rmcp answers `server/discover` and checks the per-request metadata).
 //!
-//! Tools come from the one catalogue (`catalogue`), are dispatched here by name, and each
+//! Tools come from the one catalogue (`catalogue`), which names each tool's handler, and each
 //! calls the same application service as its REST twin (`tools`). The guards every call goes
-//! through, in order: unknown tool (a JSON-RPC error), unknown arguments (named, with the
-//! accepted list), scope, rate limits; then the service's own (ownership, lock, version).
+//! through, in order: a malformed message (a JSON-RPC error, `screen`), unknown tool (a
+//! JSON-RPC error), unknown arguments (named, with the accepted list), scope, rate limits;
+//! then the service's own (ownership, lock, version) and, for what cannot be undone, the
+//! confirmation (`confirm`). Every refusal has one shape (`refusal`).
 
+mod arguments;
 pub mod catalogue;
 mod confirm;
 mod elicit;
