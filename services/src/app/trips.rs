@@ -415,6 +415,18 @@ impl TripService {
     }
 
     /// One page of the caller's trips.
+    /// A trip's detail and its share link from one read (what the agent surface's
+    /// confirmation checks and summarises).
+    pub async fn detail_with_share(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<(TripDetail, Option<ShareLink>), AppError> {
+        require(principal, Scope::TripsRead)?;
+        let view = self.owned_view(principal, trip_id).await?;
+        Ok((TripDetail::of(&view, today()), view.trip.share.clone()))
+    }
+
     pub async fn list(
         &self,
         principal: &Principal,

@@ -2,14 +2,21 @@
 //! any replica answers), for clients that `initialize` (2025-06-18, 2025-11-25) and for the
 //! 2026-07-28 era (rmcp answers `server/discover` and checks the per-request metadata).
 //!
-//! Tools come from the one catalogue (`catalogue`), are dispatched here by name, and each
+//! Tools come from the one catalogue (`catalogue`), which names each tool's handler, and each
 //! calls the same application service as its REST twin (`tools`). The guards every call goes
-//! through, in order: unknown tool (a JSON-RPC error), unknown arguments (named, with the
-//! accepted list), scope, rate limits; then the service's own (ownership, lock, version).
+//! through, in order: a malformed message (a JSON-RPC error, `screen`), unknown tool (a
+//! JSON-RPC error), unknown arguments (named, with the accepted list), scope, rate limits;
+//! then the service's own (ownership, lock, version) and, for what cannot be undone, the
+//! confirmation (`confirm`). Every refusal has one shape (`refusal`).
 
+mod arguments;
 pub mod catalogue;
+mod confirm;
 mod elicit;
 pub mod guard;
+pub mod refusal;
+pub mod schema;
+pub mod screen;
 pub mod tools;
 
 use std::sync::Arc;
@@ -20,8 +27,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
@@ -33,8 +40,16 @@ use serde_json::{Map, Value, json};
 
 use self::catalogue::{CATALOGUE, ToolSpec};
 pub use self::guard::Guards;
+use self::refusal::ToolError;
 use crate::http::AppState;
 use crate::identity::Principal;
+
+/// The protocol revisions served, oldest first.
+pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
 
 /// The URI of the catalogue resource.
 pub const TOOLS_URI: &str = "etappe://tools";
@@ -58,10 +73,9 @@ pub struct McpSettings {
 
 /// A tool's definition, from its catalogue entry.
 fn tool_of(spec: &ToolSpec) -> Tool {
-    // A thin output schema (results are JSON objects): the shapes are served by
-    // `etappe_help`, and the tool list's budget (1,700 tokens for all) cannot carry every
-    // result's full schema.
-    let output: Map<String, Value> = match json!({"type": "object"}) {
+    // What a successful answer holds: the fields an agent passes on (ids, version,
+    // partial, nextAction, confirmationToken), typed; refusals carry `schema::error_schema`.
+    let output: Map<String, Value> = match schema::output(spec.name) {
         Value::Object(map) => map,
         _ => Map::new(),
     };
@@ -99,10 +113,6 @@ impl Etappe {
             tools: Arc::new(tool_definitions()),
         }
     }
-}
-
-fn refusal(text: String) -> CallToolResponse {
-    CallToolResult::error(vec![ContentBlock::text(text)]).into()
 }
 
 /// Unknown argument names, refused by name with the accepted list.
@@ -144,6 +154,13 @@ impl ServerHandler for Etappe {
         .with_instructions(catalogue::instructions())
     }
 
+    /// 2025-06-18 and later: 2025-03-26 required JSON-RPC batches, which 2025-06-18 removed
+    /// and this server refuses (see `screen`), so it does not claim the older revisions. An
+    /// `initialize` asking for one is answered with the newest handshake revision.
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(SUPPORTED_VERSIONS)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -175,18 +192,19 @@ impl ServerHandler for Etappe {
         };
         let mut args = request.arguments.clone().unwrap_or_default();
         if let Some(message) = unknown_arguments(spec, &args) {
-            return Ok(refusal(message));
+            return Ok(ToolError::Refused(message).into_response());
         }
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let Some(principal) = parts.and_then(|p| p.extensions.get::<Principal>()).cloned() else {
             return Err(McpError::internal_error("no authenticated caller", None));
         };
         if !principal.has(spec.scope) {
-            return Ok(refusal(format!(
+            return Ok(ToolError::Refused(format!(
                 "{} needs the {} scope, which this token lacks. Create a token with it.",
                 spec.name,
                 spec.scope.as_str()
-            )));
+            ))
+            .into_response());
         }
         // The client is the credential it calls with: a header it chooses could not be one,
         // or changing it would reset its budget.
@@ -197,7 +215,7 @@ impl ServerHandler for Etappe {
             return Err(McpError::internal_error("no authenticated caller", None));
         };
         if let Err(message) = self.guards.admit(&principal, &client, spec.mutates).await {
-            return Ok(refusal(message));
+            return Ok(ToolError::Refused(message).into_response());
         }
         // A retry carrying the person's answer to a confirmation form (see `elicit`).
         let confirms = spec.args.iter().any(|a| a.name == "confirmationToken");
@@ -212,10 +230,11 @@ impl ServerHandler for Etappe {
                 Some(elicit::Answer::Refused(token)) => {
                     // Spent, so that the same form cannot be answered twice.
                     self.guards.redeem(&token, "").await;
-                    return Ok(CallToolResult::structured_error(json!({
-                        "error": "The person declined: nothing was changed. Ask them before trying again."
-                    }))
-                    .into());
+                    return Ok(ToolError::Refused(
+                        "The person declined: nothing was changed. Ask them before trying again."
+                            .to_owned(),
+                    )
+                    .into_response());
                 }
                 None => {}
             }
@@ -229,7 +248,7 @@ impl ServerHandler for Etappe {
             args: &args,
             headers: parts.map_or(&no_headers, |p| &p.headers),
         };
-        let outcome = tools::dispatch(spec.name, &call).await;
+        let outcome = (spec.run)(&call).await;
         if let Ok(challenge) = &outcome
             && confirms
             && elicit::client_can_elicit(&context)
@@ -239,7 +258,7 @@ impl ServerHandler for Etappe {
         }
         Ok(match outcome {
             Ok(value) => CallToolResult::structured(value).into(),
-            Err(error) => CallToolResult::structured_error(error).into(),
+            Err(error) => error.into_response(),
         })
     }
 
@@ -270,7 +289,19 @@ impl ServerHandler for Etappe {
                 None,
             ));
         }
-        let body = json!({"instructions": catalogue::instructions(), "tools": CATALOGUE});
+        let tools: Vec<Value> = CATALOGUE
+            .iter()
+            .map(|spec| {
+                let mut entry = json!(spec);
+                entry["outputSchema"] = schema::output(spec.name);
+                entry
+            })
+            .collect();
+        let body = json!({
+            "instructions": catalogue::instructions(),
+            "tools": tools,
+            "errorSchema": schema::error_schema(),
+        });
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(body.to_string(), TOOLS_URI).with_mime_type("application/json"),
         ])
@@ -356,5 +387,6 @@ pub fn router(state: AppState, settings: &McpSettings) -> Router<AppState> {
     );
     Router::new()
         .route_service("/mcp", service)
+        .route_layer(middleware::from_fn(screen::screen))
         .route_layer(middleware::from_fn_with_state(state, bearer))
 }

@@ -1,6 +1,11 @@
-//! Each tool: a thin wrapper over the application service its REST twin calls. Arguments are
-//! read with the same parsers; answers carry `version` and `nextAction`; refusals are messages
-//! an agent can act on (one place maps service errors to them: [`refusal`]).
+//! Each tool: a thin wrapper over the application service its REST twin calls. The catalogue
+//! names each tool's handler (`ToolSpec::run`), so a tool without one does not compile. Each
+//! handler reads its typed arguments (ids, version, counts: each refusal names the argument),
+//! hands the body of the change to the service's own parser, and answers with `version` and
+//! `nextAction`; every refusal is a [`ToolError`], mapped once (`refusal`).
+
+use std::future::Future;
+use std::pin::Pin;
 
 use chrono::Utc;
 use etappe_events::ids::TripId;
@@ -11,103 +16,172 @@ use etappe_events::trip::edits::input::parse_action;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::guard::{CONFIRMATION_TTL, Guards};
-use crate::app::trips::{BaseVersion, canonical_digest};
+use super::confirm::{Confirmation, confirm_or_challenge};
+use super::guard::Guards;
+use super::refusal::ToolError;
+use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
+use crate::app::trips::{
+    BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, canonical_digest,
+};
 use crate::app::views::TripDetail;
 use crate::app::{AppError, RequestContext};
 use crate::http::AppState;
 use crate::identity::Principal;
 
 /// One call's inputs.
-pub(super) struct Call<'a> {
-    pub state: &'a AppState,
-    pub guards: &'a Guards,
-    pub principal: &'a Principal,
-    pub client: &'a str,
-    pub args: &'a Map<String, Value>,
+#[derive(Debug)]
+pub struct Call<'a> {
+    pub(crate) state: &'a AppState,
+    pub(crate) guards: &'a Guards,
+    pub(crate) principal: &'a Principal,
+    pub(crate) client: &'a str,
+    pub(crate) args: &'a Map<String, Value>,
     /// The HTTP request's headers (the Host that share links are built on).
-    pub headers: &'a axum::http::HeaderMap,
+    pub(crate) headers: &'a axum::http::HeaderMap,
 }
 
-type Answer = Result<Value, Value>;
+/// What a tool answers: its `structuredContent`, or why it did nothing.
+pub type Answer = Result<Value, ToolError>;
+/// A running tool call.
+pub type Run<'a> = Pin<Box<dyn Future<Output = Answer> + Send + 'a>>;
+/// A tool's handler, as the catalogue names it.
+pub type Handler = for<'a, 'b> fn(&'a Call<'b>) -> Run<'a>;
 
-/// The one mapping of service errors to tool refusals an agent can act on.
-#[allow(clippy::needless_pass_by_value)] // taken by value so `.map_err(|e| refusal(e, ..))` reads simply
-fn refusal(error: AppError, trip: Option<&str>) -> Value {
-    let trip = trip.map(quote).unwrap_or_default();
-    let message = match &error {
-        AppError::NotFound => format!("Trip {trip} not found. Call list_trips for your trip ids."),
-        AppError::StageNotFound => {
-            format!("No day with this stageId in trip {trip}. Read the stage ids from get_trip.")
-        }
-        AppError::StaleVersion { expected, current } => format!(
-            "Trip {trip} has moved on: you edited version {expected}, the current one is {current}. Reload it and reapply your change."
-        ),
-        AppError::Locked => format!(
-            "Trip {trip} is locked: its start date is today or past. Days, settings and analysis can no longer change; delete and share still work."
-        ),
-        AppError::NotReady => {
-            format!("Trip {trip} has no days yet. Call get_trip until partial is false.")
-        }
-        AppError::Input(input) => format!("{input}. See etappe_help."),
-        AppError::Upstream(failure) => {
-            return json!({
-                "error": failure.to_string(),
-                "upstream": failure.upstream,
-                "failure": failure.failure,
-                "retryable": failure.retryable,
-            });
-        }
-        other => other.to_string(),
-    };
-    json!({"error": message})
+/// Handlers as the catalogue names them: each boxes its tool's future (futures of different
+/// tools differ in type and size; a box keeps the table one type).
+pub mod run {
+    use super::{Call, Run};
+
+    macro_rules! handlers {
+        ($($name:ident),* $(,)?) => {$(
+            #[doc = concat!("`", stringify!($name), "`")]
+            pub fn $name<'a>(call: &'a Call<'_>) -> Run<'a> {
+                Box::pin(super::$name(call))
+            }
+        )*};
+    }
+
+    handlers!(
+        etappe_help,
+        list_trips,
+        get_trip,
+        get_stage,
+        search_places,
+        create_trip,
+        update_trip_settings,
+        edit_stages,
+        add_waypoint,
+        choose_accommodation,
+        analyze_trip,
+        share_trip,
+        unshare_trip,
+        delete_trip,
+    );
 }
 
-fn context() -> RequestContext {
+pub(super) fn context() -> RequestContext {
     RequestContext {
         correlation_id: Some(Uuid::now_v7()),
         traceparent: crate::telemetry::current_traceparent(),
     }
 }
 
-fn string<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a str, Value> {
-    args.get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| json!({"error": format!("{name} is required (a string). See etappe_help.")}))
+/// A refusal of a service about trip `trip`, for `map_err`.
+fn refusal(trip: Option<&str>) -> impl FnOnce(AppError) -> ToolError + '_ {
+    move |error| ToolError::service(error, trip)
 }
 
-fn trip_id(args: &Map<String, Value>, name: &str) -> Result<(TripId, String), Value> {
-    let raw = string(args, name)?;
-    match raw.parse::<TripId>() {
-        Ok(id) => Ok((id, raw.to_owned())),
-        // A malformed id is a missing trip, like any other.
-        Err(_) => Err(refusal(AppError::NotFound, Some(raw))),
+fn string<'a>(args: &'a Map<String, Value>, name: &str) -> Result<&'a str, ToolError> {
+    args.get(name).and_then(Value::as_str).ok_or_else(|| {
+        ToolError::Argument(format!("{name} is required (a string). See etappe_help."))
+    })
+}
+
+/// An optional whole number in `1..=max`, `default` when absent.
+fn count(args: &Map<String, Value>, name: &str, default: u32, max: u32) -> Result<u32, ToolError> {
+    match args.get(name) {
+        None => Ok(default),
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                ToolError::Argument(format!("{name} must be a whole number from 1 to {max}."))
+            }),
     }
 }
 
-fn stage_id(args: &Map<String, Value>, trip: &str) -> Result<Uuid, Value> {
-    let raw = string(args, "stageId")?;
-    Uuid::parse_str(raw).map_err(|_| refusal(AppError::StageNotFound, Some(trip)))
+/// A trip named by the caller: the parsed id, and the text it sent (quoted back).
+pub(super) struct TripRef {
+    pub(super) id: TripId,
+    pub(super) raw: String,
+}
+
+impl TripRef {
+    fn read(args: &Map<String, Value>, name: &str) -> Result<Self, ToolError> {
+        let raw = string(args, name)?;
+        match raw.parse::<TripId>() {
+            Ok(id) => Ok(Self {
+                id,
+                raw: raw.to_owned(),
+            }),
+            // A malformed id is a missing trip, like any other.
+            Err(_) => Err(ToolError::service(AppError::NotFound, Some(raw))),
+        }
+    }
+}
+
+/// A day of a trip.
+struct StageRef {
+    trip: TripRef,
+    stage: Uuid,
+}
+
+impl StageRef {
+    fn read(args: &Map<String, Value>) -> Result<Self, ToolError> {
+        let trip = TripRef::read(args, "tripId")?;
+        let stage = Uuid::parse_str(string(args, "stageId")?)
+            .map_err(|_| ToolError::service(AppError::StageNotFound, Some(&trip.raw)))?;
+        Ok(Self { trip, stage })
+    }
 }
 
 /// `version`: required, a number; `*` and anything else refused.
-fn version(args: &Map<String, Value>) -> Result<u64, Value> {
+fn version(args: &Map<String, Value>) -> Result<u64, ToolError> {
     match args.get("version") {
         Some(v) if v.is_u64() => Ok(v.as_u64().unwrap_or_default()),
-        Some(Value::String(s)) if s.trim() == "*" => Err(
-            json!({"error": "version \"*\" is not accepted: pass the number read from get_trip, so a change made meanwhile is not overwritten."}),
-        ),
-        Some(other) => Err(
-            json!({"error": format!("version must be the whole number read from get_trip; got {}.", etappe_events::trip::input::describe(other))}),
-        ),
-        None => Err(
-            json!({"error": "This tool requires a \"version\" argument: the trip's version from get_trip."}),
-        ),
+        Some(Value::String(s)) if s.trim() == "*" => Err(ToolError::Argument(
+            "version \"*\" is not accepted: pass the number read from get_trip, so a change made meanwhile is not overwritten.".to_owned(),
+        )),
+        Some(other) => Err(ToolError::Argument(format!(
+            "version must be the whole number read from get_trip; got {}.",
+            etappe_events::trip::input::describe(other)
+        ))),
+        None => Err(ToolError::Argument(
+            "This tool requires a \"version\" argument: the trip's version from get_trip."
+                .to_owned(),
+        )),
+    }
+}
+
+/// An object argument's entries (none when absent or null).
+fn object(
+    args: &Map<String, Value>,
+    name: &str,
+    example: &str,
+    tool: &str,
+) -> Result<Map<String, Value>, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(map)) => Ok(map.clone()),
+        Some(_) => Err(ToolError::Argument(format!(
+            "{name} must be an object such as {example}. See etappe_help {{\"topic\":\"{tool}\"}}."
+        ))),
     }
 }
 
 /// The arguments without the named control arguments, for binding and service input.
-fn without(args: &Map<String, Value>, names: &[&str]) -> Map<String, Value> {
+pub(super) fn without(args: &Map<String, Value>, names: &[&str]) -> Map<String, Value> {
     args.iter()
         .filter(|(k, _)| !names.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -118,44 +192,20 @@ fn written(detail: &TripDetail, result: &str, next: &str) -> Value {
     json!({"result": result, "version": detail.version, "partial": detail.partial, "nextAction": next})
 }
 
-/// Runs tool `name`.
-pub(super) async fn dispatch(name: &str, call: &Call<'_>) -> Answer {
-    match name {
-        "etappe_help" => super::catalogue::help(call.args.get("topic").and_then(Value::as_str))
-            .map_err(|e| json!({"error": e})),
-        "list_trips" => list_trips(call).await,
-        "get_trip" => get_trip(call).await,
-        "get_stage" => get_stage(call).await,
-        "search_places" => search_places(call).await,
-        "create_trip" => create_trip(call).await,
-        "update_trip_settings" => update_trip_settings(call).await,
-        "edit_stages" => edit_stages(call).await,
-        "add_waypoint" => add_waypoint(call).await,
-        "choose_accommodation" => choose_accommodation(call).await,
-        "analyze_trip" => analyze_trip(call).await,
-        "share_trip" => share_trip(call).await,
-        "unshare_trip" => unshare_trip(call).await,
-        "delete_trip" => delete_trip(call).await,
-        other => Err(json!({"error": format!("Tool {} has no handler.", quote(other))})),
-    }
+async fn etappe_help(call: &Call<'_>) -> Answer {
+    super::catalogue::help(call.args.get("topic").and_then(Value::as_str))
+        .map_err(ToolError::Argument)
 }
 
 async fn list_trips(call: &Call<'_>) -> Answer {
     let a = call.args;
-    let count = |name: &str, default: u32, max: u32| -> Result<u32, Value> {
-        match a.get(name) {
-            None => Ok(default),
-            Some(v) => v
-                .as_u64()
-                .and_then(|n| u32::try_from(n).ok())
-                .filter(|n| (1..=max).contains(n))
-                .ok_or_else(
-                    || json!({"error": format!("{name} must be a whole number from 1 to {max}.")}),
-                ),
-        }
-    };
-    let page = count("page", 1, 100_000)?;
-    let per_page = count("itemsPerPage", 20, 30)?;
+    let page = count(a, "page", 1, 100_000)?;
+    let per_page = count(
+        a,
+        "itemsPerPage",
+        DEFAULT_ITEMS_PER_PAGE,
+        MAX_ITEMS_PER_PAGE,
+    )?;
     let filter = TripFilter {
         title: a.get("title").and_then(Value::as_str).map(str::to_owned),
         start_date: None,
@@ -166,18 +216,18 @@ async fn list_trips(call: &Call<'_>) -> Answer {
         .trips
         .list(call.principal, &filter, Page { page, per_page })
         .await
-        .map_err(|e| refusal(e, None))?;
+        .map_err(refusal(None))?;
     Ok(json!({"totalItems": list.total_items, "member": list.items}))
 }
 
 async fn get_trip(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "id")?;
+    let trip = TripRef::read(call.args, "id")?;
     let detail = call
         .state
         .trips
-        .detail(call.principal, id)
+        .detail(call.principal, trip.id)
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
+        .map_err(refusal(Some(&trip.raw)))?;
     Ok(digest(&detail))
 }
 
@@ -266,37 +316,39 @@ fn next_after_reading(detail: &TripDetail) -> String {
 }
 
 async fn get_stage(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "tripId")?;
-    let stage = stage_id(call.args, &raw)?;
-    let (version, day) = call
+    let day = StageRef::read(call.args)?;
+    let (version, stage) = call
         .state
         .trips
-        .stage_detail(call.principal, id, stage)
+        .stage_detail(call.principal, day.trip.id, day.stage)
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
-    let mut value = json!(day);
+        .map_err(refusal(Some(&day.trip.raw)))?;
+    let mut value = json!(stage);
     value["version"] = json!(version);
     Ok(value)
 }
 
 async fn search_places(call: &Call<'_>) -> Answer {
     let q = string(call.args, "q")?;
-    let limit = match call.args.get("limit") {
-        None => crate::app::places::DEFAULT_PLACES,
-        Some(v) => v
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(0),
-    };
-    let places =
-        crate::app::places::search_places(call.principal, &call.state.work.upstreams, q, limit)
-            .await
-            .map_err(|e| refusal(e, None))?;
+    let limit = count(
+        call.args,
+        "limit",
+        u32::try_from(DEFAULT_PLACES).unwrap_or(u32::MAX),
+        u32::try_from(MAX_PLACES).unwrap_or(u32::MAX),
+    )?;
+    let places = crate::app::places::search_places(
+        call.principal,
+        &call.state.work.upstreams,
+        q,
+        usize::try_from(limit).unwrap_or(DEFAULT_PLACES),
+    )
+    .await
+    .map_err(refusal(None))?;
     Ok(json!(places))
 }
 
 /// The binding of a call: user, client, tool and canonical arguments.
-fn binding(call: &Call<'_>, tool: &str, args: &Map<String, Value>) -> String {
+pub(super) fn binding(call: &Call<'_>, tool: &str, args: &Map<String, Value>) -> String {
     canonical_digest(&[
         &json!(call.principal.user_id.to_string()),
         &json!(call.client),
@@ -305,19 +357,10 @@ fn binding(call: &Call<'_>, tool: &str, args: &Map<String, Value>) -> String {
     ])
 }
 
-/// The `settings` object's entries (none when absent).
-fn settings(args: &Map<String, Value>) -> Result<Map<String, Value>, Value> {
-    match args.get("settings") {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(map)) => Ok(map.clone()),
-        Some(_) => Err(
-            json!({"error": "settings must be an object such as {\"maxDistancePerDay\": 60}. See etappe_help {\"topic\":\"create_trip\"}."}),
-        ),
-    }
-}
+const SETTINGS_EXAMPLE: &str = "{\"maxDistancePerDay\": 60}";
 
 async fn create_trip(call: &Call<'_>) -> Answer {
-    let mut input = settings(call.args)?;
+    let mut input = object(call.args, "settings", SETTINGS_EXAMPLE, "create_trip")?;
     if let Some(url) = call.args.get("sourceUrl") {
         input.insert("sourceUrl".into(), url.clone());
     }
@@ -341,7 +384,7 @@ async fn create_trip(call: &Call<'_>) -> Answer {
         .trips
         .create(call.principal, &input, Some(&key[..32]), &context())
         .await
-        .map_err(|e| refusal(e, None))?;
+        .map_err(refusal(None))?;
     Ok(json!({
         "id": created.trip.id,
         "partial": created.trip.partial,
@@ -350,77 +393,19 @@ async fn create_trip(call: &Call<'_>) -> Answer {
     }))
 }
 
-/// Lock, then version, then confirmation: nobody is sent to confirm what would be refused.
-async fn confirm_or_challenge(
-    call: &Call<'_>,
-    tool: &str,
-    id: TripId,
-    raw: &str,
-    expected: Option<u64>,
-    action: &str,
-) -> Result<Option<Value>, Value> {
-    let detail = call
-        .state
-        .trips
-        .detail(call.principal, id)
-        .await
-        .map_err(|e| refusal(e, Some(raw)))?;
-    if tool == "update_trip_settings" && detail.is_locked {
-        return Err(refusal(AppError::Locked, Some(raw)));
-    }
-    if let Some(expected) = expected
-        && expected != detail.version
-    {
-        return Err(refusal(
-            AppError::StaleVersion {
-                expected,
-                current: detail.version,
-            },
-            Some(raw),
-        ));
-    }
-    let bound = binding(call, tool, &without(call.args, &["confirmationToken"]));
-    match call.args.get("confirmationToken").and_then(Value::as_str) {
-        Some(token) if call.guards.redeem(token, &bound).await => Ok(None),
-        Some(_) => Err(
-            json!({"error": format!("This confirmationToken is not valid for this call: it was minted for different arguments, has already been used, or has expired. Call {tool} again without a token to get a new one.")}),
-        ),
-        None => {
-            let shared = call
-                .state
-                .trips
-                .share_link(call.principal, id)
-                .await
-                .ok()
-                .flatten()
-                .is_some();
-            Ok(Some(json!({
-                "confirmationRequired": true,
-                "confirmationToken": call.guards.mint(&bound).await,
-                "action": action,
-                "impact": {
-                    "tripId": detail.id,
-                    "title": detail.title,
-                    "stageCount": detail.stage_count,
-                    "startDate": detail.start_date,
-                    "endDate": detail.end_date,
-                    "hasActiveShareLink": shared,
-                },
-                "expiresInSeconds": CONFIRMATION_TTL.as_secs(),
-                "nextAction": format!("Nothing was changed. Show the impact to the user; if they agree, call {tool} again with the same arguments and this confirmationToken."),
-            })))
-        }
-    }
-}
-
 async fn update_trip_settings(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "id")?;
+    let trip = TripRef::read(call.args, "id")?;
     let expected = version(call.args)?;
-    if let Some(challenge) = confirm_or_challenge(
+    let patch = object(
+        call.args,
+        "settings",
+        SETTINGS_EXAMPLE,
+        "update_trip_settings",
+    )?;
+    if let Confirmation::Challenge(challenge) = confirm_or_challenge(
         call,
         "update_trip_settings",
-        id,
-        &raw,
+        &trip,
         Some(expected),
         "Change the trip's settings (pacing and dates re-cut the days).",
     )
@@ -428,21 +413,19 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
     {
         return Ok(challenge);
     }
-    let patch = settings(call.args)?;
-    let before = expected;
     let detail = call
         .state
         .trips
         .update_settings(
             call.principal,
-            id,
+            trip.id,
             &patch,
             Some(BaseVersion::Exact(expected)),
             &context(),
         )
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
-    Ok(if detail.version == before {
+        .map_err(refusal(Some(&trip.raw)))?;
+    Ok(if detail.version == expected {
         written(
             &detail,
             "Nothing changed: the settings already had these values.",
@@ -459,45 +442,45 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
             &detail,
             "Settings changed: the days are being recomputed (new day ids; chosen accommodations are gone).",
             &format!(
-                "Call get_trip with id {raw} shortly; partial is true until the new days exist."
+                "Call get_trip with id {} shortly; partial is true until the new days exist.",
+                trip.raw
             ),
         )
     })
 }
 
 async fn edit_stages(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "tripId")?;
+    let trip = TripRef::read(call.args, "tripId")?;
     let action_name = string(call.args, "action")?;
     let Some(action) = parse_action(action_name) else {
-        return Err(
-            json!({"error": format!("action {} is not one of add, update, move, delete, rest_day. See etappe_help {{\"topic\":\"edit_stages\"}}.", quote(action_name))}),
-        );
+        return Err(ToolError::Argument(format!(
+            "action {} is not one of {}. See etappe_help {{\"topic\":\"edit_stages\"}}.",
+            quote(action_name),
+            super::catalogue::EDIT_ACTIONS.join(", ")
+        )));
     };
     let expected = version(call.args)?;
-    let stage = stage_id(call.args, &raw)?;
-    let input = match call.args.get("change") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(fields)) => fields.clone(),
-        Some(_) => {
-            return Err(
-                json!({"error": "change must be an object of the action's fields: distance, endPoint, label or toIndex. See etappe_help {\"topic\":\"edit_stages\"}."}),
-            );
-        }
-    };
+    let day = StageRef::read(call.args)?;
+    let input = object(
+        call.args,
+        "change",
+        "{\"distance\": 40} (distance, endPoint, label or toIndex)",
+        "edit_stages",
+    )?;
     let detail = call
         .state
         .trips
         .edit_stage(
             call.principal,
-            id,
+            trip.id,
             action,
-            stage,
+            day.stage,
             &input,
             Some(BaseVersion::Exact(expected)),
             &context(),
         )
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
+        .map_err(refusal(Some(&trip.raw)))?;
     let result = match action_name {
         "add" => "Day inserted.",
         "update" => "Day changed.",
@@ -513,25 +496,23 @@ async fn edit_stages(call: &Call<'_>) -> Answer {
 }
 
 async fn add_waypoint(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "tripId")?;
-    let stage = stage_id(call.args, &raw)?;
+    let day = StageRef::read(call.args)?;
     let input = without(call.args, &["tripId", "stageId"]);
     let accepted = call
         .state
         .trips
-        .add_waypoint(call.principal, id, stage, &input, &context())
+        .add_waypoint(call.principal, day.trip.id, day.stage, &input, &context())
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
+        .map_err(refusal(Some(&day.trip.raw)))?;
     Ok(json!({
         "result": "The day is being re-routed through the point. The trip version has not moved.",
         "version": accepted.version,
-        "nextAction": format!("Call get_stage with tripId {raw} and stageId {} in a little while to read the detour.", accepted.stage_id),
+        "nextAction": format!("Call get_stage with tripId {} and stageId {} in a little while to read the detour.", day.trip.raw, accepted.stage_id),
     }))
 }
 
 async fn choose_accommodation(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "tripId")?;
-    let stage = stage_id(call.args, &raw)?;
+    let day = StageRef::read(call.args)?;
     let expected = version(call.args)?;
     let input = without(call.args, &["tripId", "stageId", "version"]);
     let clearing = input.is_empty();
@@ -540,14 +521,14 @@ async fn choose_accommodation(call: &Call<'_>) -> Answer {
         .trips
         .choose_accommodation(
             call.principal,
-            id,
-            stage,
+            day.trip.id,
+            day.stage,
             &input,
             Some(BaseVersion::Exact(expected)),
             &context(),
         )
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
+        .map_err(refusal(Some(&day.trip.raw)))?;
     Ok(written(
         &detail,
         if clearing {
@@ -560,29 +541,29 @@ async fn choose_accommodation(call: &Call<'_>) -> Answer {
 }
 
 async fn analyze_trip(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "id")?;
+    let trip = TripRef::read(call.args, "id")?;
     call.state
         .trips
-        .analyze(call.principal, id, &context())
+        .analyze(call.principal, trip.id, &context())
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
+        .map_err(refusal(Some(&trip.raw)))?;
     Ok(json!({
         "result": "Analysis requested. Nothing is ready yet.",
-        "nextAction": format!("Call get_trip with id {raw} in a little while, usually under a minute, and read categoryStatus."),
+        "nextAction": format!("Call get_trip with id {} in a little while, usually under a minute, and read categoryStatus.", trip.raw),
     }))
 }
 
 async fn share_trip(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "tripId")?;
+    let trip = TripRef::read(call.args, "tripId")?;
     // The same base as REST: the configured public URL, else the Host this call came to.
-    let base = crate::http::share::base_url(call.state, call.headers)
-        .map_err(|e| refusal(e, Some(&raw)))?;
+    let base =
+        crate::http::share::base_url(call.state, call.headers).map_err(refusal(Some(&trip.raw)))?;
     let (link, _) = call
         .state
         .trips
-        .share(call.principal, id, &context())
+        .share(call.principal, trip.id, &context())
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
+        .map_err(refusal(Some(&trip.raw)))?;
     Ok(json!({
         "url": format!("{base}/s/{}", link.code),
         "shortCode": link.code,
@@ -592,36 +573,29 @@ async fn share_trip(call: &Call<'_>) -> Answer {
 }
 
 async fn unshare_trip(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "tripId")?;
-    if let Some(challenge) = confirm_or_challenge(
-        call,
-        "unshare_trip",
-        id,
-        &raw,
-        None,
-        "Revoke the public link.",
-    )
-    .await?
+    let trip = TripRef::read(call.args, "tripId")?;
+    if let Confirmation::Challenge(challenge) =
+        confirm_or_challenge(call, "unshare_trip", &trip, None, "Revoke the public link.").await?
     {
         return Ok(challenge);
     }
     call.state
         .trips
-        .unshare(call.principal, id, &context())
+        .unshare(call.principal, trip.id, &context())
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
-    Ok(
-        json!({"result": "The share link is revoked. The address no longer resolves, for anyone who kept it."}),
-    )
+        .map_err(refusal(Some(&trip.raw)))?;
+    Ok(json!({
+        "result": "The share link is revoked. The address no longer resolves, for anyone who kept it.",
+        "nextAction": "Nothing to do; share_trip makes a new link if one is wanted.",
+    }))
 }
 
 async fn delete_trip(call: &Call<'_>) -> Answer {
-    let (id, raw) = trip_id(call.args, "id")?;
-    if let Some(challenge) = confirm_or_challenge(
+    let trip = TripRef::read(call.args, "id")?;
+    if let Confirmation::Challenge(challenge) = confirm_or_challenge(
         call,
         "delete_trip",
-        id,
-        &raw,
+        &trip,
         None,
         "Delete the trip for good.",
     )
@@ -631,10 +605,11 @@ async fn delete_trip(call: &Call<'_>) -> Answer {
     }
     call.state
         .trips
-        .delete(call.principal, id, &context())
+        .delete(call.principal, trip.id, &context())
         .await
-        .map_err(|e| refusal(e, Some(&raw)))?;
-    Ok(
-        json!({"result": "The trip is deleted, with its days, its computations and any share link. This cannot be undone."}),
-    )
+        .map_err(refusal(Some(&trip.raw)))?;
+    Ok(json!({
+        "result": "The trip is deleted, with its days, its computations and any share link. This cannot be undone.",
+        "nextAction": "Nothing to do; list_trips shows the trips left.",
+    }))
 }

@@ -1,0 +1,254 @@
+//! JSON Schema for the agent surface: each argument's type with its range, enum or format as
+//! schema keywords (a client or model can check a value before sending it), and each tool's
+//! output schema, which its `structuredContent` conforms to (a test validates every answer of
+//! the journey). The ranges are the domain's own constants, so the schema cannot drift from
+//! the rule that refuses the value.
+//!
+//! Kept lean on purpose: `tools/list` is paid for in every conversation (2,400 o200k tokens
+//! for all, 260 per tool), so a keyword stands in for prose wherever it says the same thing.
+
+use etappe_events::trip::settings::Range;
+use serde_json::{Map, Value, json};
+
+/// The type of an argument (or of a field of an object argument).
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// A string of `min..=max` characters (`max` 0: no maximum).
+    Text {
+        min: u32,
+        max: u32,
+    },
+    /// A string with a format (`uuid`, `uri`).
+    Format(&'static str),
+    /// A `YYYY-MM-DD` date; `nullable` where `null` clears it.
+    Date {
+        nullable: bool,
+    },
+    /// A whole number in `min..=max`.
+    Integer {
+        min: i64,
+        max: i64,
+    },
+    /// A number in a domain range.
+    Number(Range),
+    Boolean,
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+    /// Any of these strings, each at most once.
+    AnyOf(&'static [&'static str]),
+    /// `{lat, lon}`.
+    Point,
+    /// An object of exactly these fields (none required).
+    Object(&'static [Field]),
+}
+
+/// A field of an object argument.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Only where the name and the keywords do not say it all.
+    pub description: &'static str,
+    /// Whether `null` is accepted too (it clears the value).
+    pub nullable: bool,
+}
+
+/// A field that is not nullable.
+pub const fn field(name: &'static str, kind: Kind, description: &'static str) -> Field {
+    Field {
+        name,
+        kind,
+        description,
+        nullable: false,
+    }
+}
+
+/// Latitude, degrees.
+pub const LAT: Range = Range {
+    min: -90.0,
+    max: 90.0,
+    min_inclusive: true,
+};
+/// Longitude, degrees.
+pub const LON: Range = Range {
+    min: -180.0,
+    max: 180.0,
+    min_inclusive: true,
+};
+/// A positive number (no upper bound).
+pub const POSITIVE: Range = Range {
+    min: 0.0,
+    max: f64::MAX,
+    min_inclusive: false,
+};
+
+fn number(n: f64) -> Value {
+    // Whole bounds print as integers: `30`, not `30.0` (fewer tokens, same meaning).
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        let whole = n as i64;
+        json!(whole)
+    } else {
+        json!(n)
+    }
+}
+
+/// The schema of `kind`, with `description` when it is not empty.
+pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
+    let mut schema = match kind {
+        Kind::Text { min, max } => {
+            let mut s = json!({"type": "string"});
+            if min > 0 {
+                s["minLength"] = json!(min);
+            }
+            if max > 0 {
+                s["maxLength"] = json!(max);
+            }
+            s
+        }
+        Kind::Format(format) => json!({"type": "string", "format": format}),
+        Kind::Date { nullable: true } => json!({"type": ["string", "null"], "format": "date"}),
+        Kind::Date { nullable: false } => json!({"type": "string", "format": "date"}),
+        Kind::Integer { min, max } => {
+            let mut s = json!({"type": "integer", "minimum": min});
+            // `i64::MAX` means no upper bound worth publishing.
+            if max < i64::MAX {
+                s["maximum"] = json!(max);
+            }
+            s
+        }
+        Kind::Number(range) => {
+            let mut s = json!({"type": "number"});
+            let bound = if range.min_inclusive {
+                "minimum"
+            } else {
+                "exclusiveMinimum"
+            };
+            s[bound] = number(range.min);
+            if range.max < f64::MAX {
+                s["maximum"] = number(range.max);
+            }
+            s
+        }
+        Kind::Boolean => json!({"type": "boolean"}),
+        Kind::OneOf(values) => json!({"type": "string", "enum": values}),
+        Kind::AnyOf(values) => {
+            json!({"type": "array", "items": {"enum": values}})
+        }
+        Kind::Point => json!({
+            "type": "object",
+            "properties": {
+                "lat": render(Kind::Number(LAT), "", false),
+                "lon": render(Kind::Number(LON), "", false),
+            },
+            "required": ["lat", "lon"],
+        }),
+        Kind::Object(fields) => object(fields),
+    };
+    if nullable && let Some(kind) = schema.get("type").cloned() {
+        schema["type"] = json!([kind, "null"]);
+    }
+    if !description.is_empty() {
+        schema["description"] = json!(description);
+    }
+    schema
+}
+
+/// An object of exactly `fields`, none required.
+fn object(fields: &[Field]) -> Value {
+    let properties: Map<String, Value> = fields
+        .iter()
+        .map(|f| (f.name.to_owned(), render(f.kind, f.description, f.nullable)))
+        .collect();
+    json!({"type": "object", "properties": properties, "additionalProperties": false})
+}
+
+/// The shape of every refused call's `structuredContent` (`isError: true`): the message an
+/// agent acts on, and for an upstream failure which upstream, how, and whether to retry.
+pub fn error_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "error": {"type": "string"},
+            "upstream": {"type": "string"},
+            "failure": {"type": "string"},
+            "retryable": {"type": "boolean"},
+        },
+        "required": ["error"],
+        "additionalProperties": false,
+    })
+}
+
+/// The output schema of tool `name`: what its `structuredContent` holds when it succeeds
+/// (refusals, `isError: true`, carry [`error_schema`] instead). Only what an agent reads to
+/// go on is declared, typed: ids, `version`, `partial`, `nextAction`, `confirmationToken`,
+/// the day fields it passes to the next call. Other fields may come too.
+pub fn output(name: &str) -> Value {
+    let s = json!({"type": "string"});
+    let int = json!({"type": "integer"});
+    let num = json!({"type": "number"});
+    let boolean = json!({"type": "boolean"});
+    let object = |properties: Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required});
+    let list = |item: Value| json!({"type": "array", "items": item});
+    let point = || object(json!({"lat": num, "lon": num}), &["lat", "lon"]);
+    match name {
+        "list_trips" => object(
+            json!({"totalItems": int, "member": list(object(json!({"id": s}), &["id"]))}),
+            &["totalItems", "member"],
+        ),
+        "get_trip" => object(
+            json!({
+                "version": int, "partial": boolean, "nextAction": s,
+                "stages": list(object(json!({"stageId": s}), &["stageId"])),
+            }),
+            &["version", "partial", "stages", "nextAction"],
+        ),
+        "get_stage" => object(
+            json!({"version": int, "accommodations": list(point())}),
+            &["version", "accommodations"],
+        ),
+        "search_places" => object(json!({"items": list(point())}), &["items"]),
+        "create_trip" => object(
+            json!({"id": s, "partial": boolean, "nextAction": s}),
+            &["id", "partial", "nextAction"],
+        ),
+        // A confirmation challenge (with its token), or the change done.
+        "update_trip_settings" | "unshare_trip" | "delete_trip" => object(
+            json!({"confirmationToken": s, "version": int, "nextAction": s}),
+            &["nextAction"],
+        ),
+        "edit_stages" | "choose_accommodation" => object(
+            json!({"version": int, "partial": boolean, "nextAction": s}),
+            &["version", "nextAction"],
+        ),
+        "add_waypoint" | "analyze_trip" => object(json!({"nextAction": s}), &["nextAction"]),
+        "share_trip" => object(json!({"url": s, "shortCode": s}), &["url", "shortCode"]),
+        _ => object(json!({"topic": s}), &["topic"]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etappe_events::trip::settings::{ELEVATION_PENALTY, MAX_DISTANCE_PER_DAY};
+
+    #[test]
+    fn ranges_become_keywords() {
+        assert_eq!(
+            render(Kind::Number(MAX_DISTANCE_PER_DAY), "km", false),
+            json!({"type": "number", "minimum": 30, "maximum": 300, "description": "km"})
+        );
+        assert_eq!(
+            render(Kind::Number(ELEVATION_PENALTY), "", false),
+            json!({"type": "number", "exclusiveMinimum": 0, "maximum": 10000})
+        );
+        assert_eq!(
+            render(Kind::Text { min: 1, max: 255 }, "", true),
+            json!({"type": ["string", "null"], "minLength": 1, "maxLength": 255})
+        );
+        assert_eq!(
+            render(Kind::Date { nullable: true }, "", false),
+            json!({"type": ["string", "null"], "format": "date"})
+        );
+    }
+}

@@ -1,0 +1,218 @@
+//! What reaches the MCP transport is one well-formed JSON-RPC message; anything else is
+//! answered here in JSON-RPC terms, because the transport answers every body it cannot read
+//! with a plain-text HTTP 415, which no client maps to a reason:
+//!
+//! - a body that is not JSON: `-32700` (parse error), HTTP 400, id `null`;
+//! - a batch (a JSON array): `-32600`, HTTP 400. Batches were required by 2025-03-26 only and
+//!   removed by 2025-06-18, the oldest revision this server offers, so they are refused rather
+//!   than half-served;
+//! - a `tools/call` without a string `name`, or with `arguments` that are not an object, and
+//!   any other request whose params the protocol's schema refuses: `-32602` (invalid params),
+//!   with the request's id, so the client can tie it to its call;
+//! - a message that is not a JSON-RPC request, notification or response: `-32600`.
+//!
+//! Only `POST` with a JSON content type is read; the transport keeps answering the rest.
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::model::ClientJsonRpcMessage;
+use serde_json::{Value, json};
+
+/// The largest body read (the transport's own limit).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How much of a parser's message is quoted back (it may echo the caller's text).
+const DETAIL_CHARS: usize = 160;
+
+/// A JSON-RPC error answered before the transport.
+#[derive(Debug, PartialEq)]
+pub struct Rejection {
+    pub status: StatusCode,
+    pub id: Value,
+    pub code: i64,
+    pub message: String,
+}
+
+impl IntoResponse for Rejection {
+    fn into_response(self) -> Response {
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": self.id,
+            "error": {"code": self.code, "message": self.message},
+        });
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
+    }
+}
+
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The middleware: reads the body once, answers what the transport could not, and hands the
+/// same bytes on otherwise.
+pub async fn screen(request: Request, next: Next) -> Response {
+    if request.method() != Method::POST || !is_json(&request) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Payload Too Large: request body exceeds {MAX_BODY_BYTES} bytes"),
+        )
+            .into_response();
+    };
+    match check(&bytes) {
+        Ok(()) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(rejection) => rejection.into_response(),
+    }
+}
+
+fn bounded(detail: &str) -> String {
+    etappe_events::text::strip_controls(detail)
+        .chars()
+        .take(DETAIL_CHARS)
+        .collect()
+}
+
+/// `Ok` when `body` is one message the transport reads.
+pub fn check(body: &Bytes) -> Result<(), Rejection> {
+    let message: Value = serde_json::from_slice(body).map_err(|e| Rejection {
+        status: StatusCode::BAD_REQUEST,
+        id: Value::Null,
+        code: -32700,
+        message: format!(
+            "Parse error: the body is not JSON ({}).",
+            bounded(&e.to_string())
+        ),
+    })?;
+    let invalid_request = |id: Value, message: String| Rejection {
+        status: StatusCode::BAD_REQUEST,
+        id,
+        code: -32600,
+        message,
+    };
+    let Value::Object(object) = &message else {
+        return Err(if message.is_array() {
+            invalid_request(
+                Value::Null,
+                "Batches are not supported: send one JSON-RPC message per POST (this server speaks MCP 2025-06-18 and later, which removed batching).".to_owned(),
+            )
+        } else {
+            invalid_request(
+                Value::Null,
+                "Invalid request: a JSON-RPC message is an object.".to_owned(),
+            )
+        });
+    };
+    let id = match object.get("id") {
+        Some(id @ (Value::String(_) | Value::Number(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    let method = object.get("method").and_then(Value::as_str);
+    let invalid_params = |message: String| Rejection {
+        status: StatusCode::OK,
+        id: id.clone(),
+        code: -32602,
+        message,
+    };
+    if method == Some("tools/call") {
+        let params = object.get("params");
+        let name = params.and_then(|p| p.get("name"));
+        if !name.is_some_and(Value::is_string) {
+            return Err(invalid_params(
+                "Invalid params: tools/call needs params.name, a tool name (a string); see tools/list.".to_owned(),
+            ));
+        }
+        if params
+            .and_then(|p| p.get("arguments"))
+            .is_some_and(|a| !a.is_object() && !a.is_null())
+        {
+            return Err(invalid_params(
+                "Invalid params: tools/call params.arguments must be an object of the tool's arguments.".to_owned(),
+            ));
+        }
+    }
+    match serde_json::from_value::<ClientJsonRpcMessage>(message.clone()) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(match (method, id.is_null()) {
+            (Some(method), false) => invalid_params(format!(
+                "Invalid params for {}: {}.",
+                etappe_events::text::quote(method),
+                bounded(&e.to_string())
+            )),
+            _ => invalid_request(
+                id.clone(),
+                format!(
+                    "Invalid request: not a JSON-RPC 2.0 message ({}).",
+                    bounded(&e.to_string())
+                ),
+            ),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(body: &str) -> Option<(u16, i64, Value)> {
+        check(&Bytes::from(body.to_owned()))
+            .err()
+            .map(|r| (r.status.as_u16(), r.code, r.id))
+    }
+
+    #[test]
+    fn each_malformed_body_gets_its_json_rpc_error() {
+        assert_eq!(code("{not json"), Some((400, -32700, Value::Null)));
+        assert_eq!(
+            code(r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#),
+            Some((400, -32600, Value::Null))
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#),
+            Some((200, -32602, json!(7)))
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":3}}"#),
+            Some((200, -32602, json!("a")))
+        );
+        assert_eq!(
+            code(
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_trip","arguments":[1]}}"#
+            ),
+            Some((200, -32602, json!(8)))
+        );
+        assert_eq!(code("42"), Some((400, -32600, Value::Null)));
+    }
+
+    #[test]
+    fn a_well_formed_message_passes() {
+        assert_eq!(
+            code(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_trip","arguments":{"id":"x"}}}"#
+            ),
+            None
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            None
+        );
+    }
+}
