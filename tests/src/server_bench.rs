@@ -115,9 +115,14 @@ pub async fn exports(points: usize, parallel: usize) -> anyhow::Result<()> {
         let client = app.client.clone();
         let url = format!("{}/s/{code}.gpx", app.base);
         async move {
-            let response = client.get(url).send().await?;
+            let mut response = client.get(url).send().await?;
             anyhow::ensure!(response.status() == StatusCode::OK, "{}", response.status());
-            Ok::<usize, anyhow::Error>(response.bytes().await?.len())
+            // Counted as it arrives, not kept: the client's memory is not what is measured.
+            let mut received = 0;
+            while let Some(chunk) = response.chunk().await? {
+                received += chunk.len();
+            }
+            Ok::<usize, anyhow::Error>(received)
         }
     });
     let sizes = futures::future::try_join_all(downloads).await?;
