@@ -59,7 +59,6 @@
 mod fit;
 mod geo;
 mod gpx;
-mod xml;
 
 pub use fit::{
     FitIdentity, MAX_COURSE_POINTS, MAX_RECORDS, course_point_name, day_course_name, fit_serial,

@@ -53,8 +53,9 @@ use std::fmt;
 use std::io::Read;
 use std::sync::OnceLock;
 
+/// The distance [`Nearest::distance_m`] is measured with (one formula across Etappe).
+pub use etappe_geo::{EARTH_RADIUS_M, haversine_m};
 pub use fold::fold;
-pub use geo::{EARTH_RADIUS_M, haversine_m};
 pub use search::{MAX_LIMIT, MatchKind};
 
 /// Queries are cut to this many characters before folding: no place name is

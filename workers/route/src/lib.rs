@@ -11,6 +11,7 @@
 //! - [`pieces`]: joining a file's pieces, with gaps that are not ridden.
 //! - [`pacing`]: the product's day-cutting rule (and a balanced variant).
 //! - [`synthetic`]: deterministic test routes with a known profile.
+//! - [`xml`]: XML text escaping for every GPX writer.
 //!
 //! Decisions worth knowing before changing the code:
 //!
@@ -56,6 +57,7 @@ pub mod pacing;
 pub mod pieces;
 pub mod sources;
 pub mod synthetic;
+pub mod xml;
 
 pub use error::RouteError;
 pub use gpx::{ParsedRoute, TrackPoint, parse_gpx};
