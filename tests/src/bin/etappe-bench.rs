@@ -25,7 +25,7 @@ use etappe_events::store::{
 };
 use etappe_services::config::Config;
 use etappe_services::startup::Application;
-use etappe_tests::TempDir;
+use etappe_tests::{TempDir, temp_dir};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -163,7 +163,7 @@ async fn open_store(sqlite: bool, dir: &TempDir) -> anyhow::Result<(Arc<dyn Stor
 }
 
 async fn appends(clients: usize, seconds: u64, sqlite: bool) -> anyhow::Result<()> {
-    let dir = TempDir::new();
+    let dir = temp_dir();
     let (store, backend) = open_store(sqlite, &dir).await?;
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let started = Instant::now();
@@ -215,7 +215,7 @@ async fn appends(clients: usize, seconds: u64, sqlite: bool) -> anyhow::Result<(
 }
 
 async fn patch(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::Result<()> {
-    let dir = TempDir::new();
+    let dir = temp_dir();
     let mut config = Config::embedded(dir.path().to_path_buf());
     config.db_max_connections = 32;
     if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
@@ -329,7 +329,7 @@ async fn route(
     let source = format!("http://{}/route.gpx", listener.local_addr()?);
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let dir = TempDir::new();
+    let dir = temp_dir();
     let mut config = Config::embedded(dir.path().to_path_buf());
     config.allowed_source_hosts = vec!["127.0.0.1".into()];
     config.worker_concurrency = workers;
@@ -597,7 +597,7 @@ async fn mcp(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::Res
     anyhow::ensure!(rate > 0 && trips > 0, "--rate and --trips must be positive");
     let fixtures = etappe_tests::fixtures::start().await;
     let source = fixtures.url("/route.gpx");
-    let dir = TempDir::new();
+    let dir = temp_dir();
     let mut config = Config::embedded(dir.path().to_path_buf());
     config.db_max_connections = 32;
     config.allowed_source_hosts = vec!["127.0.0.1".into()];
