@@ -9,6 +9,7 @@
 //! `TestApp` is dropped. Komoot, Strava and RideWithGPS pages are answered by a local server
 //! (`config.fetch_hooks.source_origins`), never by the services themselves.
 
+pub mod bench;
 pub mod fixtures;
 pub mod openapi;
 pub mod route_services;
