@@ -3,11 +3,19 @@
 //! # Layout
 //!
 //! - [`config`]: every setting, from flags or environment variables, with its default.
-//! - [`telemetry`]: `tracing` set up once, with OpenTelemetry export when configured.
+//! - [`telemetry`]: `tracing` set up once, with OpenTelemetry export when configured (owned
+//!   by the workers crate, re-exported here).
 //! - [`identity`]: users, personal access tokens (stored hashed) and their scopes.
-//! - [`app`]: the application services. REST (and, later, MCP) call these and nothing else,
-//!   so a rule is written once whichever transport a caller uses.
+//! - [`app`]: the application services. REST and MCP call these and nothing else, so a rule
+//!   is written once whichever transport a caller uses.
+//! - [`budgets`]: request budgets per caller, shared by REST and MCP.
 //! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
+//! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`.
+//! - [`streams`]: live event streams held open per user, with a per-user cap.
+//! - [`server`]: the HTTP server's own defences (connection cap, header, idle and body
+//!   deadlines).
+//! - [`runtime`]: the dispatcher and, on the embedded default, the workers, started and
+//!   stopped with the server.
 //! - [`startup`]: opens the backend chosen by the configuration and runs the server.
 
 pub mod app;

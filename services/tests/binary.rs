@@ -10,22 +10,16 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::routing::post;
 
+use tempfile::TempDir;
+
 const BIN: &str = env!("CARGO_BIN_EXE_etappe");
 
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new() -> Self {
-        let path = std::env::temp_dir().join(format!("etappe-bin-{}", uuid::Uuid::now_v7()));
-        std::fs::create_dir_all(&path).expect("temp dir");
-        Self(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A data directory of its own for one test, removed when dropped.
+fn temp_dir() -> TempDir {
+    tempfile::Builder::new()
+        .prefix("etappe-bin-")
+        .tempdir()
+        .expect("temp dir")
 }
 
 fn etappe(data_dir: &std::path::Path, args: &[&str]) -> Command {
@@ -40,7 +34,7 @@ fn etappe(data_dir: &std::path::Path, args: &[&str]) -> Command {
 }
 
 fn run(dir: &TempDir, args: &[&str]) -> String {
-    let output = etappe(&dir.0, args).output().expect("run etappe");
+    let output = etappe(dir.path(), args).output().expect("run etappe");
     assert!(
         output.status.success(),
         "etappe {args:?} failed: {}",
@@ -51,7 +45,7 @@ fn run(dir: &TempDir, args: &[&str]) -> String {
 
 #[test]
 fn operator_commands_migrate_mint_tokens_and_rebuild_projections() {
-    let dir = TempDir::new();
+    let dir = temp_dir();
     assert!(run(&dir, &["migrate"]).contains("migrations applied"));
     let token = run(
         &dir,
@@ -74,7 +68,7 @@ fn operator_commands_migrate_mint_tokens_and_rebuild_projections() {
         "{rebuilt}"
     );
     let refused = etappe(
-        &dir.0,
+        dir.path(),
         &[
             "token",
             "create",
@@ -178,9 +172,9 @@ async fn the_first_start_prints_a_working_token_and_traces_reach_the_collector()
     let collector_addr = listener.local_addr().expect("addr");
     tokio::spawn(async move { axum::serve(listener, collector).await });
 
-    let dir = TempDir::new();
+    let dir = temp_dir();
     let endpoint = format!("http://{collector_addr}");
-    let data_dir = dir.0.clone();
+    let data_dir = dir.path().to_path_buf();
     let (child, addr, token) = tokio::task::spawn_blocking(move || {
         serve(&data_dir, &[("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)])
     })
@@ -188,7 +182,7 @@ async fn the_first_start_prints_a_working_token_and_traces_reach_the_collector()
     .expect("serve");
     let running = Running(Some(child));
     assert!(token.starts_with("etp_"), "the first start prints a token");
-    let saved = std::fs::read_to_string(dir.0.join("local-token")).expect("token saved");
+    let saved = std::fs::read_to_string(dir.path().join("local-token")).expect("token saved");
     assert_eq!(saved.trim(), token);
 
     etappe_services::telemetry::install_tls_provider();

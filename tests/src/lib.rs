@@ -9,6 +9,7 @@
 //! `TestApp` is dropped. Komoot, Strava and RideWithGPS pages are answered by a local server
 //! (`config.fetch_hooks.source_origins`), never by the services themselves.
 
+pub mod bench;
 pub mod fixtures;
 pub mod openapi;
 pub mod route_services;
@@ -91,33 +92,15 @@ pub fn own_database(url: &str) -> String {
 }
 
 /// A directory removed when dropped.
-#[derive(Debug)]
-pub struct TempDir(PathBuf);
+pub use tempfile::TempDir;
 
-impl TempDir {
-    /// A new empty directory under the system's temporary directory.
-    pub fn new() -> Self {
-        let path = std::env::temp_dir().join(format!("etappe-e2e-{}", uuid::Uuid::now_v7()));
-        std::fs::create_dir_all(&path).expect("create temp dir");
-        Self(path)
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Default for TempDir {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A new empty directory under the system's temporary directory, named so a leftover one
+/// (after a killed run) is recognisable.
+pub fn temp_dir() -> TempDir {
+    tempfile::Builder::new()
+        .prefix("etappe-e2e-")
+        .tempdir()
+        .expect("create temp dir")
 }
 
 /// A running Etappe and a client for it.
@@ -195,7 +178,7 @@ impl TestApp {
     /// Starts Etappe on `backend` with a configuration adjusted by `tweak`.
     pub async fn spawn_with(backend: Backend, tweak: impl FnOnce(&mut Config)) -> Option<TestApp> {
         etappe_services::telemetry::install_tls_provider();
-        let dir = TempDir::new();
+        let dir = temp_dir();
         // A directory the application creates itself, as on a first start.
         let mut config = Config::embedded(dir.path().join("data"));
         config.allowed_source_hosts = vec!["127.0.0.1".into()];

@@ -634,12 +634,7 @@ fn remeasure(stage: &mut Stage, route: &dyn RouteGeometry) {
 
 /// Great-circle distance between two points, metres.
 pub fn straight_m(a: Point, b: Point) -> f64 {
-    const EARTH_RADIUS_M: f64 = 6_371_008.8;
-    let (la1, la2) = (a.lat.to_radians(), b.lat.to_radians());
-    let dlat = la2 - la1;
-    let dlon = (b.lon - a.lon).to_radians();
-    let h = (dlat / 2.0).sin().powi(2) + la1.cos() * la2.cos() * (dlon / 2.0).sin().powi(2);
-    2.0 * EARTH_RADIUS_M * h.sqrt().min(1.0).asin()
+    etappe_geo::haversine_m(a.lat, a.lon, b.lat, b.lon)
 }
 
 #[cfg(test)]

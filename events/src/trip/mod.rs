@@ -296,7 +296,6 @@ fn current_generation(trip: &Trip, generation: u64) -> Result<(), TripError> {
     }
 }
 
-/// Judges a command against the current state and answers the events it causes.
 /// The guard of every command that sets work on the days (analysis, scans, detours): the
 /// trip exists, is not locked (judged on the state before the command), and has its days.
 fn days_open_to_work(live: Option<&Trip>, today: NaiveDate) -> Result<&Trip, TripError> {
@@ -310,6 +309,7 @@ fn days_open_to_work(live: Option<&Trip>, today: NaiveDate) -> Result<&Trip, Tri
     Ok(trip)
 }
 
+/// Judges a command against the current state and answers the events it causes.
 pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEvent>, TripError> {
     let live = state.filter(|t| !t.deleted);
     match command {

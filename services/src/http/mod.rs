@@ -104,7 +104,7 @@ pub fn router(state: AppState) -> Router {
                 .delete(trips::delete),
         ),
         ("/trips/{id}/detail", get(trips::detail)),
-        ("/trips/{id}/analyze", axum::routing::post(work::analyze)),
+        ("/trips/{id}/analyze", axum::routing::post(work::analyse)),
         ("/trips/{id}/events", get(work::events)),
         (
             "/trips/gpx-upload",

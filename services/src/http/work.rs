@@ -20,7 +20,7 @@ use crate::app::{AppError, RequestContext};
 use crate::identity::Principal;
 
 /// `POST /trips/{id}/analyze`: 202; the workers re-analyse meanwhile.
-pub(super) async fn analyze(
+pub(super) async fn analyse(
     State(state): State<AppState>,
     Caller(principal): Caller,
     context: RequestContext,

@@ -4,21 +4,13 @@
 //! Earth (haversine) is plenty: its error (< 0.5 %) is far below the 100 m /
 //! 500 m thresholds it feeds.
 
-/// Mean Earth radius in metres (IUGG), the usual choice for haversine.
-pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+pub use etappe_geo::EARTH_RADIUS_M;
 
-/// Haversine distance in metres between two (lat, lon) pairs in degrees.
+/// Haversine distance in metres between two (lat, lon) pairs in degrees
+/// (Etappe's one formula, `etappe_geo::haversine_m`).
 /// Returns NaN if any input is NaN; callers check `is_finite`.
 pub fn haversine_m(a: (f64, f64), b: (f64, f64)) -> f64 {
-    let (lat1, lon1) = (a.0.to_radians(), a.1.to_radians());
-    let (lat2, lon2) = (b.0.to_radians(), b.1.to_radians());
-    let dlat = lat2 - lat1;
-    let dlon = lon2 - lon1;
-    let h = (dlat / 2.0).sin().powi(2) + lat1.cos() * lat2.cos() * (dlon / 2.0).sin().powi(2);
-    // Clamp because rounding can push `h` a hair above 1 for antipodes,
-    // which would make `sqrt(1 - h)` NaN.
-    let h = h.clamp(0.0, 1.0);
-    2.0 * EARTH_RADIUS_M * h.sqrt().atan2((1.0 - h).sqrt())
+    etappe_geo::haversine_m(a.0, a.1, b.0, b.1)
 }
 
 #[cfg(test)]

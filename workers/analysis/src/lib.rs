@@ -19,6 +19,24 @@
 //! - Messages are built from numbers, dates, fixed English text and
 //!   validated two-letter country codes only.
 //! - Inputs that are not finite never panic: the affected rule stays silent.
+//!
+//! Limits:
+//! - Holidays are national only (no German Länder, Swiss cantons, Spanish
+//!   communities, Scotland), for the countries in
+//!   [`holidays::SUPPORTED_COUNTRIES`]; Easter and Whit Sunday also raise
+//!   the Sunday nudge. Swiss Whit Monday is included on purpose, and Spanish
+//!   national holidays falling on a Sunday are kept where regions may move
+//!   them.
+//! - Civil dusk follows the NOAA equations; against an ephemeris the error
+//!   stayed under 10 s on the reference table in `tests/sunset.rs` (the tests
+//!   allow 2 min). Oslo in June does have a civil dusk (after midnight);
+//!   twilight lasts all night only north of about 60.6° N. Civil polar night
+//!   alerts on every riding day.
+//! - Arrival uses a flat average speed, with no breaks or slowdown on
+//!   climbs. Without `utc_offset_minutes` the offset is estimated from the
+//!   longitude, which ignores summer time and political time zones.
+//! - The steep-gradient rule assumes monotone distances; its 5-sample median
+//!   removes up to two adjacent bad samples, not a long wrong plateau.
 
 mod catalogue;
 mod format;

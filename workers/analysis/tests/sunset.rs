@@ -50,7 +50,7 @@ fn civil_dusk_matches_reference_within_two_minutes() {
         );
         worst = worst.max(err.abs());
     }
-    // Printed with `cargo test -- --nocapture`; recorded in REPORT.md.
+    // Printed with `cargo test -- --nocapture`.
     println!("worst civil dusk error: {worst:.2} min");
 }
 

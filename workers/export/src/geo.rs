@@ -1,11 +1,11 @@
 //! Small geodesy helpers shared by the exporters: coordinate sanitising, great-circle
-//! distances and the FIT semicircle conversion.
+//! distances (from `etappe-geo`) and the FIT semicircle conversion.
 
 use crate::ExportPoint;
 
-/// Mean Earth radius (IUGG), the usual choice for haversine distances; the error against
-/// the ellipsoid is well under 0.5 %, far below what matters for a distance display.
-pub(crate) const EARTH_RADIUS_M: f64 = 6_371_008.8;
+/// Great-circle distance in metres between two positions given in degrees (Etappe's one
+/// formula, so a course's distance matches the day's length in the app).
+pub(crate) use etappe_geo::haversine_m;
 
 /// A position that both formats can hold, or `None` if it cannot be written at all.
 ///
@@ -35,16 +35,6 @@ pub(crate) fn sanitize_point(p: &ExportPoint) -> Option<ExportPoint> {
     Some(ExportPoint { lat, lon, ele })
 }
 
-/// Great-circle distance in metres between two positions given in degrees.
-pub(crate) fn haversine_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
-    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
-    let dp = p2 - p1;
-    let dl = (lon2 - lon1).to_radians();
-    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    // min(1.0) guards asin against a value a hair above 1 from rounding at antipodes.
-    2.0 * EARTH_RADIUS_M * a.sqrt().min(1.0).asin()
-}
-
 /// Degrees to FIT semicircles (2^31 semicircles = 180°).
 ///
 /// The result is clamped below `i32::MAX` because 0x7FFFFFFF is FIT's "invalid" marker
@@ -70,12 +60,6 @@ mod tests {
         assert_eq!(sanitize(0.0, f64::INFINITY), None);
         let (lat, lon) = sanitize(-0.0, -0.0).unwrap_or((1.0, 1.0));
         assert!(lat.is_sign_positive() && lon.is_sign_positive());
-    }
-
-    #[test]
-    fn haversine_one_degree_of_latitude() {
-        let d = haversine_m(0.0, 0.0, 1.0, 0.0);
-        assert!((d - 111_195.0).abs() < 5.0, "{d}");
     }
 
     #[test]

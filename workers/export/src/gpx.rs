@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use crate::geo::{sanitize, sanitize_point};
-use crate::xml::push_escaped;
 use crate::{ExportDay, ExportWaypoint, WaypointKind};
+use etappe_route::xml::push_escaped;
 
 /// The `creator` attribute, which the GPX schema makes mandatory.
 const CREATOR: &str = "Etappe";

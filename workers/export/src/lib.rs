@@ -14,6 +14,24 @@
 //! whole file invalid); latitudes are clamped to ±90° and longitudes wrapped into
 //! [-180°, 180°), the range both GPX's schema and FIT's semicircles accept.
 //!
+//! FIT decisions, all tested against the `fitparser` decoder:
+//!
+//! - Names are cut to 15 bytes of UTF-8 on a character boundary (plus NUL):
+//!   the FIT SDK's own profile declares course and course-point names 16
+//!   bytes long.
+//! - FIT has no lodging course-point type, so lodging is written as
+//!   `generic`; GPX gets `<sym>Lodging</sym>`.
+//! - Timestamps are synthetic (15 km/h from a fixed epoch), so the same
+//!   input gives the same bytes; they are not a schedule.
+//! - Course points are sorted by route position, because devices announce
+//!   them in file order; on an out-and-back route the first closest pass wins.
+//! - Total ascent and descent are raw sums of elevation deltas, meant for
+//!   DEM elevations.
+//!
+//! The GPX test validates against the official GPX 1.1 schema with
+//! `xmllint` (`libxml2-utils`) when it is installed and says SKIPPED
+//! otherwise, falling back to a well-formedness check.
+//!
 //! ```
 //! use etappe_export::{ExportDay, ExportPoint, ExportWaypoint, WaypointKind, to_gpx, trip_to_fit};
 //!
@@ -41,7 +59,6 @@
 mod fit;
 mod geo;
 mod gpx;
-mod xml;
 
 pub use fit::{
     FitIdentity, MAX_COURSE_POINTS, MAX_RECORDS, course_point_name, day_course_name, fit_serial,

@@ -8,21 +8,8 @@
 //! they are ordinary places. The reported distance is then computed with the
 //! haversine formula from the original coordinates.
 
-/// Mean Earth radius (IUGG), metres.
-pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
-
 /// Subtrees this small are scanned linearly: cheaper than descending further.
 const LEAF_SIZE: usize = 8;
-
-/// Great-circle distance in metres between two (lat, lon) points in degrees.
-pub fn haversine_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
-    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
-    let dp = p2 - p1;
-    let dl = (lon2 - lon1).to_radians();
-    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    // Clamp: rounding can push `a` a hair above 1 for antipodal points.
-    2.0 * EARTH_RADIUS_M * a.clamp(0.0, 1.0).sqrt().asin()
-}
 
 /// Unit vector of a (lat, lon) point in degrees.
 pub(crate) fn unit_vector(lat: f64, lon: f64) -> [f64; 3] {
@@ -141,17 +128,7 @@ fn widest_axis(nodes: &[Node]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn haversine_known_distance() {
-        // Paris (Notre-Dame) to London (Charing Cross): ~343.5 km.
-        let d = haversine_m(48.853, 2.3499, 51.5073, -0.12755);
-        assert!((d - 343_500.0).abs() < 1_500.0, "{d}");
-        assert_eq!(haversine_m(10.0, 20.0, 10.0, 20.0), 0.0);
-        // Antipodes: half the circumference.
-        let half = std::f64::consts::PI * EARTH_RADIUS_M;
-        assert!((haversine_m(0.0, 0.0, 0.0, 180.0) - half).abs() < 1.0);
-    }
+    use etappe_geo::haversine_m;
 
     #[test]
     fn kd_tree_matches_brute_force() {

@@ -22,10 +22,12 @@
 //! kilometres the distortion is below 2 %, far below what a 5–20 m display
 //! tolerance can notice, and it costs no trigonometry per comparison.
 
+use etappe_geo::haversine_with_cos_m;
+
 use crate::TrackPoint;
 
 /// Mean Earth radius (IUGG), metres.
-pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+pub use etappe_geo::EARTH_RADIUS_M;
 /// Total width of the distance-based moving average applied to elevations.
 pub const SMOOTHING_WINDOW_M: f64 = 100.0;
 /// Minimum smoothed elevation swing counted as climbing or descending.
@@ -33,19 +35,7 @@ pub const HYSTERESIS_M: f64 = 5.0;
 
 /// Great-circle distance between two points, metres.
 pub fn haversine_m(a: &TrackPoint, b: &TrackPoint) -> f64 {
-    let (lat_a, lat_b) = (a.lat.to_radians(), b.lat.to_radians());
-    haversine_rad(lat_a, lat_a.cos(), lat_b, lat_b.cos(), b.lon - a.lon)
-}
-
-/// Haversine with the latitudes' cosines supplied, so a walk along a track
-/// computes each cosine once instead of twice.
-fn haversine_rad(lat_a: f64, cos_a: f64, lat_b: f64, cos_b: f64, dlon_deg: f64) -> f64 {
-    let s_lat = ((lat_b - lat_a) * 0.5).sin();
-    let s_lon = (dlon_deg.to_radians() * 0.5).sin();
-    let h = s_lat * s_lat + cos_a * cos_b * s_lon * s_lon;
-    // Rounding can push h a hair above 1 for antipodal points; asin would
-    // then return NaN.
-    2.0 * EARTH_RADIUS_M * h.sqrt().min(1.0).asin()
+    etappe_geo::haversine_m(a.lat, a.lon, b.lat, b.lon)
 }
 
 /// Distance along the track from the first point to each point, metres.
@@ -64,7 +54,7 @@ pub fn cumulative_distances(points: &[TrackPoint]) -> Vec<f64> {
     for p in iter {
         let lat = p.lat.to_radians();
         let cos = lat.cos();
-        total += haversine_rad(prev_lat, prev_cos, lat, cos, p.lon - prev_lon);
+        total += haversine_with_cos_m(prev_lat, prev_cos, lat, cos, p.lon - prev_lon);
         out.push(total);
         (prev_lat, prev_cos, prev_lon) = (lat, cos, p.lon);
     }

@@ -103,7 +103,9 @@ fn destination(lat: f64, lon: f64, bearing: f64, angle: f64) -> (f64, f64) {
 /// about 1 cm; elevation to 1 cm).
 pub fn to_gpx(points: &[TrackPoint], name: &str) -> String {
     let mut out = String::with_capacity(256 + points.len() * 72);
-    let name = escape_xml(name);
+    let mut escaped = String::with_capacity(name.len());
+    crate::xml::push_escaped(&mut escaped, name);
+    let name = escaped;
     out.push_str(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <gpx version=\"1.1\" creator=\"etappe route synthetic\" \
@@ -120,24 +122,6 @@ pub fn to_gpx(points: &[TrackPoint], name: &str) -> String {
         out.push_str("</trkpt>\n");
     }
     out.push_str(" </trkseg></trk>\n</gpx>\n");
-    out
-}
-
-/// Escapes XML specials and drops characters XML 1.0 cannot carry at all.
-fn escape_xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
     out
 }
 

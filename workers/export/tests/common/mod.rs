@@ -1,19 +1,14 @@
-//! Shared fixtures for the integration tests: a synthetic multi-day trip and an
-//! independent haversine, so the tests do not check the crate against itself.
+//! Shared fixtures for the integration tests: a synthetic multi-day trip and the path
+//! length it should have.
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
 use etappe_export::{ExportDay, ExportPoint, ExportWaypoint, WaypointKind};
 
-/// Same mean radius the crate documents; any radius would do for a 0.5 % check as long as
-/// the reference uses it consistently.
-pub(crate) const R: f64 = 6_371_008.8;
-
+/// Etappe's one haversine (tested on its own in `etappe-geo`): these tests check how the
+/// exporter accumulates and encodes distances, not the formula.
 pub(crate) fn haversine(a: &ExportPoint, b: &ExportPoint) -> f64 {
-    let (la1, la2) = (a.lat.to_radians(), b.lat.to_radians());
-    let h = ((la2 - la1) / 2.0).sin().powi(2)
-        + la1.cos() * la2.cos() * ((b.lon - a.lon).to_radians() / 2.0).sin().powi(2);
-    2.0 * R * h.sqrt().asin()
+    etappe_geo::haversine_m(a.lat, a.lon, b.lat, b.lon)
 }
 
 pub(crate) fn path_length(points: &[ExportPoint]) -> f64 {

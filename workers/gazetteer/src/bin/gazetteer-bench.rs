@@ -1,6 +1,6 @@
 //! Benchmark of the embedded gazetteer: start-up, memory, forward search and
 //! reverse lookup latency. Run with `cargo run --release --bin
-//! gazetteer-bench`; the numbers in REPORT.md come from it.
+//! gazetteer-bench`.
 //!
 //! Queries and points come from a fixed-seed xorshift generator so runs are
 //! comparable; every query is timed individually so that percentiles reflect

@@ -1,5 +1,5 @@
 //! Benchmark of the whole import pipeline (parse → distances → climbing →
-//! pacing) on generated GPX files, std only, so the figures in REPORT.md can
+//! pacing) on generated GPX files, std only, so its figures can
 //! be reproduced with one command and compared with other parsers on the
 //! very same bytes (`--out DIR` writes the files).
 //!

@@ -1,4 +1,4 @@
-//! XML text escaping for the GPX writer.
+//! XML text escaping for the GPX writers (the export's and the synthetic test routes').
 //!
 //! GPX is XML 1.0, which forbids most control characters outright (even as character
 //! references), so user-entered names are cleaned before they are escaped.
@@ -14,7 +14,7 @@
 ///   in a place name.
 /// * `& < > " '` are replaced by their predefined entities, so the same routine serves
 ///   text and attributes.
-pub(crate) fn push_escaped(out: &mut String, text: &str) {
+pub fn push_escaped(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),

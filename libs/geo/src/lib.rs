@@ -1,0 +1,79 @@
+//! Great-circle distance on a spherical Earth, the one formula every Etappe crate measures
+//! with, so a day's length, a gap between stages, an accommodation's distance and an
+//! exported course agree to the last metre.
+//!
+//! A sphere of the IUGG mean radius is within 0.5 % of the ellipsoid over any bearing, far
+//! below what a cycling distance, a 100 m continuity threshold or a map display can notice.
+//! The crate has no dependencies so that the lowest crates (the event model, the pure
+//! workers) can use it without taking on anything else.
+
+#![forbid(unsafe_code)]
+
+/// Mean Earth radius (IUGG), metres.
+pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
+
+/// Haversine distance in metres between two WGS84 positions given in degrees.
+///
+/// Not-a-number in any input gives NaN (callers that accept untrusted numbers check
+/// `is_finite`); identical points give exactly 0.
+pub fn haversine_m(lat_a: f64, lon_a: f64, lat_b: f64, lon_b: f64) -> f64 {
+    let (phi_a, phi_b) = (lat_a.to_radians(), lat_b.to_radians());
+    haversine_with_cos_m(phi_a, phi_a.cos(), phi_b, phi_b.cos(), lon_b - lon_a)
+}
+
+/// [`haversine_m`] with the latitudes in radians and their cosines supplied, so a walk
+/// along a track computes each cosine once instead of twice. `dlon_deg` is the longitude
+/// difference in degrees.
+pub fn haversine_with_cos_m(lat_a: f64, cos_a: f64, lat_b: f64, cos_b: f64, dlon_deg: f64) -> f64 {
+    let s_lat = ((lat_b - lat_a) * 0.5).sin();
+    let s_lon = (dlon_deg.to_radians() * 0.5).sin();
+    let h = s_lat * s_lat + cos_a * cos_b * s_lon * s_lon;
+    // Rounding can push h a hair outside [0, 1] at antipodes (or below 0 for a latitude
+    // beyond the poles); asin would then give NaN. `clamp` keeps a NaN input NaN, where
+    // `min(1.0)` would have turned it into half the circumference.
+    2.0 * EARTH_RADIUS_M * h.clamp(0.0, 1.0).sqrt().asin()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_distances() {
+        // One degree of latitude on this sphere: R·π/180.
+        let one_degree = EARTH_RADIUS_M * std::f64::consts::PI / 180.0;
+        assert!((haversine_m(47.0, 8.0, 48.0, 8.0) - one_degree).abs() < 1e-6);
+        // Paris–London, about 343.5 km on the sphere.
+        let d = haversine_m(48.8530, 2.3499, 51.5073, -0.12755);
+        assert!((d - 343_500.0).abs() < 1_500.0, "{d}");
+        // Antipodes: half the circumference, not NaN.
+        let half = std::f64::consts::PI * EARTH_RADIUS_M;
+        assert!((haversine_m(0.0, 0.0, 0.0, 180.0) - half).abs() < 1e-6);
+        assert!((haversine_m(90.0, 0.0, -90.0, 0.0) - half).abs() < 1e-6);
+    }
+
+    #[test]
+    fn identical_points_are_zero_and_symmetry_holds() {
+        assert_eq!(haversine_m(10.0, 20.0, 10.0, 20.0), 0.0);
+        let (a, b) = (
+            haversine_m(45.0, 6.0, 45.5, 6.7),
+            haversine_m(45.5, 6.7, 45.0, 6.0),
+        );
+        assert!((a - b).abs() < 1e-9);
+        // Across the antimeridian the short way round is measured.
+        assert!(haversine_m(0.0, 179.9, 0.0, -179.9) < 23_000.0);
+    }
+
+    #[test]
+    fn not_a_number_stays_not_a_number() {
+        assert!(haversine_m(f64::NAN, 0.0, 0.0, 0.0).is_nan());
+        assert!(haversine_m(0.0, 0.0, 0.0, f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn supplied_cosines_give_the_same_distance() {
+        let (a, b) = (45.1_f64.to_radians(), 45.3_f64.to_radians());
+        let with_cos = haversine_with_cos_m(a, a.cos(), b, b.cos(), 6.4 - 6.0);
+        assert_eq!(with_cos, haversine_m(45.1, 6.0, 45.3, 6.4));
+    }
+}
