@@ -12,17 +12,14 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use redis::aio::ConnectionManager;
 use sha2::{Digest, Sha256};
+
+use crate::redis_link::RedisLink;
 
 /// The window every budget counts in.
 pub const WINDOW: Duration = Duration::from_secs(60);
 /// How many windows the memory keeps before the quiet ones are forgotten.
 const PRUNE_AT: usize = 4_096;
-/// How long a Redis round trip may take before the budgets decide without it.
-const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
-/// After a Redis failure, how long budgets are counted in memory before Redis is asked again.
-const REDIS_BACKOFF: Duration = Duration::from_secs(5);
 
 /// One budget: `limit` calls of a kind a minute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,15 +180,10 @@ impl Default for Budgets {
 impl Budgets {
     /// Budgets shared through Redis when `redis_url` is set (keys under `{prefix}:budget:`).
     pub fn new(settings: BudgetSettings, redis_url: Option<&str>, prefix: &str) -> Self {
-        let redis = redis_url
-            .filter(|u| !u.is_empty())
-            .and_then(|u| redis::Client::open(u).ok())
-            .map(|client| SharedWindows {
-                client,
-                connection: tokio::sync::Mutex::new(None),
-                down_until: Mutex::new(None),
-                prefix: format!("{prefix}:budget"),
-            });
+        let redis = RedisLink::new(redis_url).map(|link| SharedWindows {
+            link,
+            prefix: format!("{prefix}:budget"),
+        });
         Self {
             settings,
             memory: Mutex::new(HashMap::new()),
@@ -255,9 +247,7 @@ impl Budgets {
 
 /// Every replica's windows, in Redis.
 struct SharedWindows {
-    client: redis::Client,
-    connection: tokio::sync::Mutex<Option<ConnectionManager>>,
-    down_until: Mutex<Option<Instant>>,
+    link: RedisLink,
     prefix: String,
 }
 
@@ -286,41 +276,8 @@ fn now_ms() -> u64 {
 }
 
 impl SharedWindows {
-    fn failed(&self, error: String) -> String {
-        if let Ok(mut down) = self.down_until.lock() {
-            *down = Some(Instant::now() + REDIS_BACKOFF);
-        }
-        error
-    }
-
-    async fn connection(&self) -> Result<ConnectionManager, String> {
-        let resting = self
-            .down_until
-            .lock()
-            .ok()
-            .and_then(|d| *d)
-            .is_some_and(|until| Instant::now() < until);
-        if resting {
-            return Err(format!(
-                "failed less than {} s ago",
-                REDIS_BACKOFF.as_secs()
-            ));
-        }
-        let mut slot = self.connection.lock().await;
-        if let Some(c) = slot.as_ref() {
-            return Ok(c.clone());
-        }
-        let manager =
-            tokio::time::timeout(Duration::from_secs(2), self.client.get_connection_manager())
-                .await
-                .map_err(|_| self.failed("no connection within 2s".to_owned()))?
-                .map_err(|e| self.failed(e.to_string()))?;
-        *slot = Some(manager.clone());
-        Ok(manager)
-    }
-
     async fn admit(&self, key: &str, budgets: &[Budget]) -> Result<Result<(), Exceeded>, String> {
-        let mut connection = self.connection().await?;
+        let mut connection = self.link.connection().await?;
         let now = now_ms();
         let window = u64::try_from(WINDOW.as_millis()).unwrap_or(60_000);
         let member = format!("{now}-{}", hex::encode(rand::random::<[u8; 6]>()));
@@ -333,13 +290,10 @@ impl SharedWindows {
         for budget in budgets {
             invocation.arg(budget.limit);
         }
-        let (verdict, oldest): (usize, u64) =
-            tokio::time::timeout(REDIS_TIMEOUT, invocation.invoke_async(&mut connection))
-                .await
-                .map_err(|_| {
-                    self.failed(format!("no answer within {} ms", REDIS_TIMEOUT.as_millis()))
-                })?
-                .map_err(|e| self.failed(e.to_string()))?;
+        let (verdict, oldest): (usize, u64) = self
+            .link
+            .bounded(invocation.invoke_async(&mut connection))
+            .await?;
         if verdict == 0 {
             return Ok(Ok(()));
         }

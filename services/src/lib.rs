@@ -9,6 +9,7 @@
 //! - [`app`]: the application services. REST and MCP call these and nothing else, so a rule
 //!   is written once whichever transport a caller uses.
 //! - [`budgets`]: request budgets per caller, shared by REST and MCP.
+//! - [`redis_link`]: the one way budgets and confirmations reach Redis (bounded, resting after a failure).
 //! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
 //! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`.
 //! - [`streams`]: live event streams held open per user, with a per-user cap.
@@ -24,6 +25,7 @@ pub mod config;
 pub mod http;
 pub mod identity;
 pub mod mcp;
+pub mod redis_link;
 pub mod runtime;
 pub mod server;
 pub mod startup;

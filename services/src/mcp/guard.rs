@@ -14,17 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::AsyncCommands;
-use redis::aio::ConnectionManager;
 
 use crate::budgets::Budgets;
+use crate::redis_link::RedisLink;
 
 /// How long a confirmation token is valid.
 pub const CONFIRMATION_TTL: Duration = Duration::from_secs(300);
-/// How long a Redis round trip may take before the guards decide without it.
-const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
-/// After a Redis failure, how long calls decide without asking it again (so a Redis that is
-/// down costs one slow call, not every call).
-const REDIS_BACKOFF: Duration = Duration::from_secs(5);
 
 /// The budgets and pending confirmations.
 #[derive(Default)]
@@ -46,15 +41,10 @@ impl Guards {
     /// Guards shared through Redis when `redis_url` is set (keys under `{prefix}:mcp:`),
     /// counting calls in `budgets`.
     pub fn new(budgets: Arc<Budgets>, redis_url: Option<&str>, prefix: &str) -> Self {
-        let redis = redis_url
-            .filter(|u| !u.is_empty())
-            .and_then(|u| redis::Client::open(u).ok())
-            .map(|client| RedisGuards {
-                client,
-                connection: tokio::sync::Mutex::new(None),
-                down_until: Mutex::new(None),
-                prefix: format!("{prefix}:mcp"),
-            });
+        let redis = RedisLink::new(redis_url).map(|link| RedisGuards {
+            link,
+            prefix: format!("{prefix}:mcp"),
+        });
         Self {
             budgets,
             memory: MemoryGuards::default(),
@@ -140,70 +130,24 @@ impl MemoryGuards {
 
 /// The guards of every replica, in Redis.
 struct RedisGuards {
-    client: redis::Client,
-    connection: tokio::sync::Mutex<Option<ConnectionManager>>,
-    /// Set after a failure: until then, Redis is not asked.
-    down_until: Mutex<Option<Instant>>,
+    link: RedisLink,
     prefix: String,
 }
 
 impl RedisGuards {
-    fn resting(&self) -> bool {
-        self.down_until
-            .lock()
-            .ok()
-            .and_then(|d| *d)
-            .is_some_and(|until| Instant::now() < until)
-    }
-
-    fn failed(&self, error: String) -> String {
-        if let Ok(mut down) = self.down_until.lock() {
-            *down = Some(Instant::now() + REDIS_BACKOFF);
-        }
-        error
-    }
-
-    async fn connection(&self) -> Result<ConnectionManager, String> {
-        if self.resting() {
-            return Err(format!(
-                "failed less than {} s ago",
-                REDIS_BACKOFF.as_secs()
-            ));
-        }
-        let mut slot = self.connection.lock().await;
-        if let Some(c) = slot.as_ref() {
-            return Ok(c.clone());
-        }
-        let manager =
-            tokio::time::timeout(Duration::from_secs(2), self.client.get_connection_manager())
-                .await
-                .map_err(|_| self.failed("no connection within 2s".to_owned()))?
-                .map_err(|e| self.failed(e.to_string()))?;
-        *slot = Some(manager.clone());
-        Ok(manager)
-    }
-
-    async fn bounded<T>(
-        &self,
-        future: impl Future<Output = redis::RedisResult<T>>,
-    ) -> Result<T, String> {
-        tokio::time::timeout(REDIS_TIMEOUT, future)
-            .await
-            .map_err(|_| self.failed(format!("no answer within {} ms", REDIS_TIMEOUT.as_millis())))?
-            .map_err(|e| self.failed(e.to_string()))
-    }
-
     async fn put(&self, token: &str, binding: &str) -> Result<(), String> {
-        let mut connection = self.connection().await?;
+        let mut connection = self.link.connection().await?;
         let key = format!("{}:confirm:{token}", self.prefix);
-        self.bounded(connection.set_ex::<_, _, ()>(key, binding, CONFIRMATION_TTL.as_secs()))
+        self.link
+            .bounded(connection.set_ex::<_, _, ()>(key, binding, CONFIRMATION_TTL.as_secs()))
             .await
     }
 
     async fn take(&self, token: &str) -> Result<Option<String>, String> {
-        let mut connection = self.connection().await?;
+        let mut connection = self.link.connection().await?;
         let key = format!("{}:confirm:{token}", self.prefix);
-        self.bounded(connection.get_del::<_, Option<String>>(key))
+        self.link
+            .bounded(connection.get_del::<_, Option<String>>(key))
             .await
     }
 }
