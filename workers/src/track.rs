@@ -34,11 +34,7 @@ pub struct StoredTrack {
 impl StoredTrack {
     /// The points after a break (steps that are not ridden), sorted.
     pub fn breaks(&self) -> Vec<usize> {
-        self.gaps
-            .iter()
-            .filter(|g| !g.bridged)
-            .map(|g| g.index)
-            .collect()
+        etappe_route::pieces::break_indices(&self.gaps)
     }
 
     /// The breaks inside points `first..=last`, as indices into that slice.

@@ -41,6 +41,14 @@ pub struct Gap {
     pub bridged: bool,
 }
 
+/// The indices of the points after a break (gaps not bridged), in the gaps' order.
+pub fn break_indices(gaps: &[Gap]) -> Vec<usize> {
+    gaps.iter()
+        .filter(|g| !g.bridged)
+        .map(|g| g.index)
+        .collect()
+}
+
 /// One point list with the gaps found between its pieces.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct JoinedRoute {
@@ -52,11 +60,7 @@ pub struct JoinedRoute {
 impl JoinedRoute {
     /// Indices of the points after a break (the steps that are not ridden).
     pub fn breaks(&self) -> Vec<usize> {
-        self.gaps
-            .iter()
-            .filter(|g| !g.bridged)
-            .map(|g| g.index)
-            .collect()
+        break_indices(&self.gaps)
     }
 
     /// Distance from the first point to each point, breaks not counted.
