@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 /// The recorded shape of a Nominatim jsonv2 search (three Freiburgs).
 const NOMINATIM_SEARCH: &str =
-    include_str!("../../workers/upstream/tests/fixtures/nominatim_search_freiburg.json");
+    include_str!("../../adapters/upstream/tests/fixtures/nominatim_search_freiburg.json");
 
 /// A running set of stand-ins, and what they were asked.
 #[derive(Debug, Clone)]

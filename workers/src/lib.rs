@@ -12,24 +12,22 @@
 //! - [`worker`], [`pipeline`]: consuming jobs and what a job does.
 //! - [`fetch`]: SSRF-safe fetching of route links.
 //! - [`health`]: the binaries' `health --live|--ready` probe.
-//! - [`labels`], [`track`]: day labels and the stored track.
+//! - `etappe-track` (libs/track): the stored track, its geometry and labels, shared with the API.
 //! - [`progress`]: live progress, in memory or Redis.
 //! - [`metrics`], [`telemetry`]: Prometheus metrics, tracing and OpenTelemetry.
 
+use etappe_track::{labels, stored as track};
 pub mod dispatcher;
 mod enrich;
 pub mod fetch;
-pub mod geometry;
 pub mod giving_up;
 pub mod health;
 pub mod jobs;
-pub mod labels;
 pub mod metrics;
 pub mod pipeline;
 pub mod progress;
 pub mod queue;
 pub mod runtime;
 pub mod telemetry;
-pub mod track;
 pub mod upstreams;
 pub mod worker;

@@ -17,8 +17,8 @@ use etappe_events::trip::{
     FieldError, InputError, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand, decide_stage_edit,
 };
 use etappe_route::gpx::TrackPoint;
-use etappe_workers::geometry::TrackGeometry;
-use etappe_workers::labels::GazetteerLabels;
+use etappe_track::geometry::TrackGeometry;
+use etappe_track::labels::GazetteerLabels;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -90,7 +90,7 @@ impl TripService {
             .get_blob(&route.track_key)
             .await?
             .ok_or(AppError::NotReady)?;
-        etappe_workers::track::decode(&bytes)
+        etappe_track::stored::decode(&bytes)
             .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))
     }
 
@@ -102,7 +102,7 @@ impl TripService {
     ) -> Result<Vec<TrackPoint>, AppError> {
         if let Some(detour) = &stage.detour
             && let Some(bytes) = self.store.get_blob(&detour.track_key).await?
-            && let Some(points) = etappe_workers::track::decode(&bytes)
+            && let Some(points) = etappe_track::stored::decode(&bytes)
         {
             return Ok(points);
         }

@@ -310,7 +310,7 @@ impl TripService {
                 continue;
             };
             if let Some(route) = route.as_mut() {
-                let key = etappe_workers::track::key(copy, *generation);
+                let key = etappe_track::stored::key(copy, *generation);
                 if let Some(bytes) = self.store.get_blob(&route.track_key).await? {
                     self.store.put_blob(&key, &bytes).await?;
                     route.track_key = key;
@@ -693,7 +693,7 @@ impl TripService {
             .get_blob(&route.track_key)
             .await?
             .ok_or(AppError::NotReady)?;
-        let stored = etappe_workers::track::decode_stored(&bytes)
+        let stored = etappe_track::stored::decode_stored(&bytes)
             .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))?;
         let points = &stored.points;
         let stages: Vec<_> = match stage_id {
