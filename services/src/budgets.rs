@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
+use crate::config::BudgetSettings;
 use crate::redis_link::RedisLink;
 
 /// The window every budget counts in.
@@ -47,50 +48,6 @@ impl std::fmt::Display for Exceeded {
             "rate_limited: {} {} a minute. Retry in {} seconds.",
             self.limit, self.what, self.retry_after_secs
         )
-    }
-}
-
-/// The sizes of the budgets (flags and environment variables).
-#[derive(clap::Args, Clone, Copy, Debug)]
-pub struct BudgetSettings {
-    /// Reads a credential may make over REST in a minute (sized so the web page never meets it).
-    #[arg(long, env = "ETAPPE_READS_PER_MINUTE", default_value_t = 1200)]
-    pub reads_per_minute: usize,
-    /// Changes a credential may make in a minute, REST and MCP together.
-    #[arg(long, env = "ETAPPE_CHANGES_PER_MINUTE", default_value_t = 20)]
-    pub changes_per_minute: usize,
-    /// MCP calls a credential may make in a minute.
-    #[arg(long, env = "ETAPPE_MCP_CALLS_PER_MINUTE", default_value_t = 60)]
-    pub mcp_calls_per_minute: usize,
-    /// Trips a user may create in a minute (every transport, every credential).
-    #[arg(long, env = "ETAPPE_CREATIONS_PER_MINUTE", default_value_t = 10)]
-    pub creations_per_minute: usize,
-    /// Anonymous share reads one address may make in a minute.
-    #[arg(long, env = "ETAPPE_SHARE_READS_PER_ADDRESS", default_value_t = 120)]
-    pub share_reads_per_address: usize,
-    /// Anonymous reads of one share code in a minute (all addresses together).
-    #[arg(long, env = "ETAPPE_SHARE_READS_PER_CODE", default_value_t = 600)]
-    pub share_reads_per_code: usize,
-    /// Live event streams (SSE) one user may hold open at once.
-    #[arg(long, env = "ETAPPE_STREAMS_PER_USER", default_value_t = 10)]
-    pub streams_per_user: usize,
-    /// Megabytes of uploaded GPX files kept per user (over it, an upload is 413).
-    #[arg(long, env = "ETAPPE_UPLOAD_QUOTA_MB", default_value_t = 200)]
-    pub upload_quota_mb: u64,
-}
-
-impl Default for BudgetSettings {
-    fn default() -> Self {
-        Self {
-            reads_per_minute: 1200,
-            changes_per_minute: 20,
-            mcp_calls_per_minute: 60,
-            creations_per_minute: 10,
-            share_reads_per_address: 120,
-            share_reads_per_code: 600,
-            streams_per_user: 10,
-            upload_quota_mb: 200,
-        }
     }
 }
 

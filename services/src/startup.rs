@@ -9,9 +9,9 @@ use std::sync::Arc;
 use etappe_events::store::{PostgresStore, SqliteStore, Store, StoreError};
 use tokio::net::TcpListener;
 
+use crate::app::App;
 use crate::app::trips::TripService;
 use crate::config::Config;
-use crate::http::{AppState, router};
 use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
 use crate::runtime::{Background, RuntimeError, Work, WorkSettings, open_work};
 
@@ -69,7 +69,7 @@ pub async fn open_backend(config: &Config) -> Result<Backend, StartupError> {
 #[derive(Debug)]
 pub struct Application {
     listener: TcpListener,
-    state: AppState,
+    app: App,
     local_token: Option<String>,
     background: Background,
 }
@@ -91,7 +91,7 @@ impl Application {
             config.redis_url.as_deref(),
             &config.queue_prefix,
         ));
-        let state = AppState {
+        let app = App {
             trips: Arc::new(
                 TripService::new(
                     Arc::clone(&backend.store),
@@ -102,7 +102,7 @@ impl Application {
             identity: Arc::new(backend.identity),
             work,
             public_url: config.public_url.clone(),
-            mcp: config.mcp_settings(),
+            hosts: config.hosts(),
             budgets,
             streams: Arc::default(),
             limits: config.server,
@@ -110,7 +110,7 @@ impl Application {
         let listener = TcpListener::bind(config.addr).await?;
         Ok(Self {
             listener,
-            state,
+            app,
             local_token,
             background,
         })
@@ -121,9 +121,9 @@ impl Application {
         self.listener.local_addr()
     }
 
-    /// The shared state (tests use it to mint users and tokens).
-    pub fn state(&self) -> &AppState {
-        &self.state
+    /// The application (tests use it to mint users and tokens).
+    pub fn app(&self) -> &App {
+        &self.app
     }
 
     /// The token created for the local user on a first embedded start.
@@ -136,12 +136,19 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let limits = self.state.limits;
-        let served =
-            crate::server::serve(self.listener, router(self.state), limits, shutdown).await;
+        let limits = self.app.limits;
+        let served = crate::server::serve(self.listener, routes(self.app), limits, shutdown).await;
         self.background.shutdown().await;
         served
     }
+}
+
+/// Every transport over the one application, wrapped in the layers every request passes
+/// through. The transports are siblings: each takes the `App`, none knows another.
+pub fn routes(app: App) -> axum::Router {
+    let limits = app.limits;
+    let transports = crate::mcp::router(app.clone()).merge(crate::http::router(app));
+    crate::edge::wrap(transports, limits)
 }
 
 /// On the very first embedded start, creates `local@localhost` with a full-scope token,

@@ -18,8 +18,8 @@ pub mod standins;
 
 use std::path::PathBuf;
 
+use etappe_services::app::App;
 use etappe_services::config::Config;
-use etappe_services::http::AppState;
 use etappe_services::identity::Scope;
 use etappe_services::startup::Application;
 use etappe_workers::fetch::{LoopbackOnlyResolver, SourceOrigins};
@@ -108,7 +108,7 @@ pub fn temp_dir() -> TempDir {
 pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
-    pub state: AppState,
+    pub state: App,
     pub local_token: Option<String>,
     pub backend: Backend,
     /// The embedded data directory (SQLite file, first-start token).
@@ -194,7 +194,7 @@ impl TestApp {
         tweak(&mut config);
         let app = Application::build(&config).await.expect("start Etappe");
         let addr = app.local_addr().expect("bound address");
-        let state = app.state().clone();
+        let state = app.app().clone();
         let local_token = app.local_token().map(str::to_owned);
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(app.run_until_stopped(async move {

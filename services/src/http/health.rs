@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::AppState;
+use super::App;
 
 /// `GET /livez`.
 pub(super) async fn live() -> Json<Value> {
@@ -20,7 +20,7 @@ pub(super) async fn live() -> Json<Value> {
 
 /// `GET /readyz`: 200 when the database answers, the queue answers and at least one worker
 /// is alive; else 503 with what is wrong. `upstreams` says how each upstream is.
-pub(super) async fn ready(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+pub(super) async fn ready(State(state): State<App>) -> (StatusCode, Json<Value>) {
     let database = tokio::time::timeout(Duration::from_secs(2), state.trips.ping()).await;
     let (database_ok, database_text) = match database {
         Ok(Ok(())) => (true, "up".to_owned()),

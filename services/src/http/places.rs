@@ -8,7 +8,7 @@ use axum::extract::{Query, State};
 use etappe_events::text::{quote, strip_controls};
 use etappe_events::trip::FieldError;
 
-use super::AppState;
+use super::App;
 use super::extract::Caller;
 use crate::app::AppError;
 use crate::app::places::{DEFAULT_PLACES, PlaceList, search_places};
@@ -16,7 +16,7 @@ use crate::app::places::{DEFAULT_PLACES, PlaceList, search_places};
 const PARAMETERS: [&str; 2] = ["q", "limit"];
 
 pub(super) async fn search(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<PlaceList>, AppError> {

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use etappe_events::trip::edits::StageAction;
 use uuid::Uuid;
 
-use super::AppState;
+use super::App;
 use super::extract::{Caller, IfMatch, OptionalJsonObject, Segments, TripPath, etag};
 use super::trips::detail_response;
 use crate::app::views::StageSummary;
@@ -24,7 +24,7 @@ fn ids(trip: &str, stage: &str) -> Result<(etappe_events::ids::TripId, Uuid), Ap
 /// `POST /trips/{id}/stages` `{stageId, distance?|endPoint?, label?}`: splits the day
 /// `stageId` in two; the new day follows it.
 pub(super) async fn add(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -59,7 +59,7 @@ pub(super) async fn add(
 
 /// `PATCH /trips/{id}/stages/{stageId}`: move the day's end, relabel it.
 pub(super) async fn update(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage)): Segments<(String, String)>,
@@ -81,7 +81,7 @@ pub(super) async fn update(
 
 /// `DELETE /trips/{id}/stages/{stageId}`: the day's route joins its neighbour.
 pub(super) async fn delete(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage)): Segments<(String, String)>,
@@ -102,7 +102,7 @@ pub(super) async fn delete(
 
 /// `GET /trips/{id}/stages/{stageId}/{detail|export.gpx|export.fit}`.
 pub(super) async fn read(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     headers: HeaderMap,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
@@ -131,7 +131,7 @@ pub(super) async fn read(
 
 /// Applies one of the five day edits and answers the trip after it, with its new ETag.
 async fn edit(
-    state: &AppState,
+    state: &App,
     principal: &crate::identity::Principal,
     context: &RequestContext,
     (trip_id, stage_id): (etappe_events::ids::TripId, Uuid),
@@ -159,7 +159,7 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
 
 /// `PATCH /trips/{id}/stages/{stageId}/{move|accommodation}`.
 pub(super) async fn patch_leaf(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
@@ -193,7 +193,7 @@ pub(super) async fn patch_leaf(
 
 /// `POST /trips/{id}/stages/{stageId}/{rest-day|poi-waypoint}`.
 pub(super) async fn post_leaf(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
@@ -227,7 +227,7 @@ pub(super) async fn post_leaf(
 
 /// `POST /trips/{id}/stages/{stageId}/accommodations/manual`: a place entered by hand.
 pub(super) async fn manual_accommodation(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage)): Segments<(String, String)>,
@@ -244,7 +244,7 @@ pub(super) async fn manual_accommodation(
 
 /// `POST /trips/{id}/accommodations/scan` `{radiusKm?, stageId?}`: 202, the workers scan.
 pub(super) async fn scan(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -259,7 +259,7 @@ pub(super) async fn scan(
 
 /// `GET /trips/{id}/route`: the days' lines; 304 when `If-None-Match` names the current tag.
 pub(super) async fn route(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
     headers: HeaderMap,

@@ -12,7 +12,7 @@ use etappe_events::text::quote;
 use etappe_events::trip::FieldError;
 use etappe_events::trip::input::parse_date;
 
-use super::AppState;
+use super::App;
 use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};
 use crate::app::exports::CachedExport;
 use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, ExportFormat, MAX_ITEMS_PER_PAGE};
@@ -40,7 +40,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
 
 /// `POST /trips`: 202 with `Location`; the days are computed by the workers meanwhile.
 pub(super) async fn create(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     headers: HeaderMap,
@@ -72,7 +72,7 @@ fn created_response(status: StatusCode, created: &Created) -> Result<Response, A
 /// `POST /trips/{id}/duplicate`: 201 with `Location`; `Idempotency-Key` is required, so
 /// that a retried click or a lost answer never makes two copies.
 pub(super) async fn duplicate(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
     context: RequestContext,
@@ -111,7 +111,7 @@ fn parse_count(name: &str, raw: &str, max: u32, errors: &mut Vec<FieldError>) ->
 
 /// `GET /trips?page=&itemsPerPage=&title=&startDate=&endDate=`.
 pub(super) async fn list(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, AppError> {
@@ -162,7 +162,7 @@ pub(super) async fn list(
 /// `GET /trips/{id}`: `{id, version, partial, isLocked, computationStatus}`; with a `.gpx` or
 /// `.fit` suffix, the whole trip as a file.
 pub(super) async fn summary(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     headers: HeaderMap,
     Segments(raw): Segments<String>,
@@ -205,7 +205,7 @@ pub(super) fn detail_response(
 
 /// `GET /trips/{id}/detail`, or `?version=N`: the trip as it was at version N.
 pub(super) async fn detail(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
     Query(params): Query<HashMap<String, String>>,
@@ -233,7 +233,7 @@ pub(super) async fn detail(
 
 /// `GET /trips/{id}/history`: every event of the trip, readable.
 pub(super) async fn history(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
 ) -> Result<Response, AppError> {
@@ -243,7 +243,7 @@ pub(super) async fn history(
 
 /// `PATCH /trips/{id}` with `If-Match`.
 pub(super) async fn update(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -259,7 +259,7 @@ pub(super) async fn update(
 
 /// `DELETE /trips/{id}`: 204; allowed when the trip is locked.
 pub(super) async fn delete(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 
-use super::AppState;
+use super::App;
 use super::extract::{Caller, TripPath, Upload, multipart_failure};
 use crate::app::views::{TripSummary, today};
 use crate::app::{AppError, RequestContext};
@@ -21,7 +21,7 @@ use crate::identity::Principal;
 
 /// `POST /trips/{id}/analyze`: 202; the workers re-analyse meanwhile.
 pub(super) async fn analyse(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -33,7 +33,7 @@ pub(super) async fn analyse(
 /// `POST /trips/gpx-upload` (multipart): a `file` part (the GPX, ≤ 30 MB) and an optional
 /// `settings` part (a JSON object of settings).
 pub(super) async fn upload(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Upload(mut multipart): Upload,
@@ -107,7 +107,7 @@ fn trip_event(view: &etappe_events::projection::TripView) -> Event {
 /// starting from the current state. Browsers' `EventSource` cannot send headers, so the token
 /// may also come as `?access_token=`.
 pub(super) async fn events(
-    State(state): State<AppState>,
+    State(state): State<App>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     TripPath(trip_id): TripPath,
@@ -235,28 +235,25 @@ const FALLBACK_POLL: Duration = Duration::from_secs(2);
 const CREDENTIAL_CHECK: Duration = Duration::from_secs(10);
 
 async fn authenticate(
-    state: &AppState,
+    state: &App,
     headers: &HeaderMap,
     query: &HashMap<String, String>,
 ) -> Result<(Principal, String), AppError> {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+    // A browser's EventSource cannot set headers: the token may come as `access_token`.
+    let token = crate::auth::bearer_token(headers)
         .map(str::to_owned)
-        .or_else(|| query.get("access_token").cloned())
+        .or_else(|| query.get("access_token").map(|t| t.trim().to_owned()))
+        .filter(|t| !t.is_empty())
         .ok_or(AppError::Unauthenticated)?;
-    let token = token.trim().to_owned();
-    let principal = state
-        .identity
-        .authenticate(&token)
+    let principal = crate::auth::authenticate(&state.identity, &token)
         .await?
-        .ok_or(AppError::Unauthenticated)?;
+        .ok_or(AppError::Unauthenticated)?
+        .principal;
     Ok((principal, token))
 }
 
 /// `GET /metrics`: Prometheus text exposition.
-pub(super) async fn metrics(State(state): State<AppState>) -> Response {
+pub(super) async fn metrics(State(state): State<App>) -> Response {
     let work = &state.work;
     if let Ok(depth) = work.queue.depth().await {
         work.metrics.set(

@@ -155,7 +155,7 @@ impl RedisGuards {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budgets::BudgetSettings;
+    use crate::config::BudgetSettings;
     use crate::identity::{Principal, Scope};
 
     const CALLS_PER_MINUTE: usize = 60;

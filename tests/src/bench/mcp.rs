@@ -206,7 +206,7 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
         .await
         .context("starting Etappe")?;
     let base = format!("http://{}", app.local_addr()?);
-    let identity = app.state().identity.clone();
+    let identity = app.app().identity.clone();
     let mut tokens = Vec::with_capacity(trips);
     for _ in 0..trips {
         let user = identity

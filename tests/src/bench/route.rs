@@ -57,7 +57,7 @@ pub async fn run(
         .await
         .context("starting Etappe")?;
     let base = format!("http://{}", app.local_addr()?);
-    let identity = app.state().identity.clone();
+    let identity = app.app().identity.clone();
     let user = identity
         .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
         .await?;

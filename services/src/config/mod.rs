@@ -1,5 +1,13 @@
 //! Configuration: every setting is a flag and an environment variable, each with a default,
 //! so that `etappe` with nothing set runs on the embedded defaults.
+//!
+//! A leaf of the crate: it imports nothing from the rest of it (the settings of the server,
+//! the budgets and the admitted hosts live in [`limits`]; their behaviour lives with their
+//! users), so every module may read its settings from here.
+
+mod limits;
+
+pub use self::limits::{BudgetSettings, HostSettings, ServerLimits};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -92,16 +100,16 @@ pub struct Config {
     pub upstreams: etappe_workers::upstreams::UpstreamSettings,
     /// The HTTP server's deadlines and connection cap.
     #[command(flatten)]
-    pub server: crate::server::ServerLimits,
+    pub server: ServerLimits,
     /// Request budgets per caller (REST and MCP share them).
     #[command(flatten)]
-    pub budgets: crate::budgets::BudgetSettings,
+    pub budgets: BudgetSettings,
 }
 
 impl Config {
-    /// The `/mcp` Host and Origin settings: the listed ones plus the public URL's host and
-    /// origin (pages served from it may call `/mcp`).
-    pub fn mcp_settings(&self) -> crate::mcp::McpSettings {
+    /// The hosts and origins the server admits: the listed ones plus the public URL's host
+    /// and origin (pages served from it may call `/mcp`).
+    pub fn hosts(&self) -> HostSettings {
         let mut allowed_hosts = self.mcp_allowed_hosts.clone();
         let mut allowed_origins = self.mcp_allowed_origins.clone();
         if let Some(public) = self
@@ -114,7 +122,7 @@ impl Config {
             }
             allowed_origins.push(public.origin().ascii_serialization());
         }
-        crate::mcp::McpSettings {
+        HostSettings {
             allowed_hosts,
             allowed_origins,
         }
@@ -143,8 +151,8 @@ impl Config {
             upstreams: etappe_workers::upstreams::UpstreamSettings::default(),
             mcp_allowed_hosts: Vec::new(),
             mcp_allowed_origins: Vec::new(),
-            server: crate::server::ServerLimits::default(),
-            budgets: crate::budgets::BudgetSettings::default(),
+            server: ServerLimits::default(),
+            budgets: BudgetSettings::default(),
         }
     }
 
