@@ -9,13 +9,13 @@
 //! in this process's memory: degraded to per-replica limits, never refused for it.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
 use crate::config::BudgetSettings;
-use crate::redis_link::RedisLink;
+use etappe_workers::redis_link::RedisLink;
 
 /// The window every budget counts in.
 pub const WINDOW: Duration = Duration::from_secs(60);
@@ -136,8 +136,8 @@ impl Default for Budgets {
 
 impl Budgets {
     /// Budgets shared through Redis when `redis_url` is set (keys under `{prefix}:budget:`).
-    pub fn new(settings: BudgetSettings, redis_url: Option<&str>, prefix: &str) -> Self {
-        let redis = RedisLink::new(redis_url).map(|link| SharedWindows {
+    pub fn new(settings: BudgetSettings, redis: Option<Arc<RedisLink>>, prefix: &str) -> Self {
+        let redis = redis.map(|link| SharedWindows {
             link,
             prefix: format!("{prefix}:budget"),
         });
@@ -204,7 +204,7 @@ impl Budgets {
 
 /// Every replica's windows, in Redis.
 struct SharedWindows {
-    link: RedisLink,
+    link: Arc<RedisLink>,
     prefix: String,
 }
 
@@ -315,14 +315,26 @@ mod tests {
             return;
         };
         let prefix = format!("etappe-test-{}", uuid::Uuid::now_v7().simple());
-        let a = Budgets::new(BudgetSettings::default(), Some(&url), &prefix);
-        let b = Budgets::new(BudgetSettings::default(), Some(&url), &prefix);
+        let a = Budgets::new(
+            BudgetSettings::default(),
+            RedisLink::open(Some(&url)),
+            &prefix,
+        );
+        let b = Budgets::new(
+            BudgetSettings::default(),
+            RedisLink::open(Some(&url)),
+            &prefix,
+        );
         a_spent_budget_refuses_and_counts_nothing(&a, &b).await;
     }
 
     #[tokio::test]
     async fn with_redis_down_budgets_count_in_this_replica() {
-        let budgets = Budgets::new(BudgetSettings::default(), Some("redis://127.0.0.1:1"), "t");
+        let budgets = Budgets::new(
+            BudgetSettings::default(),
+            RedisLink::open(Some("redis://127.0.0.1:1")),
+            "t",
+        );
         assert!(budgets.admit("k", &[TWO]).await.is_ok());
         assert!(budgets.admit("k", &[TWO]).await.is_ok());
         assert!(budgets.admit("k", &[TWO]).await.is_err());

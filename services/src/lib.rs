@@ -10,7 +10,6 @@
 //!   is written once whichever transport a caller uses.
 //! - [`auth`]: the one reading of a bearer credential, for every transport.
 //! - [`budgets`]: request budgets per caller, shared by REST and MCP.
-//! - [`redis_link`]: the one way budgets and confirmations reach Redis (bounded, resting after a failure).
 //! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
 //! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`. A sibling of `http`:
 //!   both take the [`app::App`] and neither imports the other.
@@ -31,7 +30,6 @@ pub mod edge;
 pub mod http;
 pub mod identity;
 pub mod mcp;
-pub mod redis_link;
 pub mod runtime;
 pub mod server;
 pub mod startup;

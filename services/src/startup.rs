@@ -6,14 +6,15 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use etappe_events::store::{PostgresStore, SqliteStore, Store, StoreError};
+use etappe_events::store::{Store, StoreError};
+use etappe_workers::runtime::Database;
 use tokio::net::TcpListener;
 
 use crate::app::App;
 use crate::app::trips::TripService;
 use crate::config::Config;
 use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
-use crate::runtime::{Background, RuntimeError, Work, WorkSettings, open_work};
+use crate::runtime::{Background, RuntimeError, Work, open_work};
 
 /// Why Etappe could not start.
 #[derive(Debug, thiserror::Error)]
@@ -37,32 +38,18 @@ pub struct Backend {
     pub embedded: bool,
 }
 
-/// Opens (and migrates) the database the configuration names.
+/// Opens (and migrates) the database the configuration names, the one way both binaries do.
 pub async fn open_backend(config: &Config) -> Result<Backend, StartupError> {
-    match config
-        .database_url
-        .as_deref()
-        .filter(|u| !u.trim().is_empty())
-    {
-        Some(url) => {
-            let store = PostgresStore::connect(url, config.db_max_connections).await?;
-            let identity = Identity::new(IdentityDb::Postgres(store.pool().clone()));
-            Ok(Backend {
-                store: Arc::new(store),
-                identity,
-                embedded: false,
-            })
-        }
-        None => {
-            let store = SqliteStore::open(&config.sqlite_path()).await?;
-            let identity = Identity::new(IdentityDb::Sqlite(store.pool().clone()));
-            Ok(Backend {
-                store: Arc::new(store),
-                identity,
-                embedded: true,
-            })
-        }
-    }
+    let database = Database::open(&config.work, config.db_max_connections).await?;
+    let identity = Identity::new(match &database {
+        Database::Postgres(store) => IdentityDb::Postgres(store.pool().clone()),
+        Database::Sqlite(store) => IdentityDb::Sqlite(store.pool().clone()),
+    });
+    Ok(Backend {
+        store: database.store(),
+        identity,
+        embedded: database.is_embedded(),
+    })
 }
 
 /// A running Etappe, bound to its port.
@@ -84,18 +71,18 @@ impl Application {
         } else {
             None
         };
-        let work: Work = open_work(&WorkSettings::from(config), Arc::clone(&backend.store)).await?;
+        let work: Work = open_work(&config.work.settings(), Arc::clone(&backend.store)).await?;
         let background = Background::start(config, &work).await?;
         let budgets = Arc::new(crate::budgets::Budgets::new(
             config.budgets,
-            config.redis_url.as_deref(),
-            &config.queue_prefix,
+            work.redis.clone(),
+            &config.work.queue_prefix,
         ));
         let app = App {
             trips: Arc::new(
                 TripService::new(
                     Arc::clone(&backend.store),
-                    config.allowed_source_hosts.clone(),
+                    config.work.allowed_source_hosts.clone(),
                 )
                 .with_budgets(Arc::clone(&budgets)),
             ),

@@ -95,7 +95,7 @@ impl Etappe {
     fn new(state: App) -> Self {
         let guards = Arc::new(Guards::new(
             Arc::clone(&state.budgets),
-            state.work.settings.redis_url.as_deref(),
+            state.work.redis.clone(),
             &state.work.settings.queue_prefix,
         ));
         Self {
