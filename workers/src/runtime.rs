@@ -213,7 +213,15 @@ pub async fn run_worker_process(work: Work, addr: SocketAddr) -> Result<(), Runt
     let app = axum::Router::new()
         .route(
             "/metrics",
-            get(|State(w): State<Work>| async move { w.metrics.render() }),
+            get(|State(w): State<Work>| async move {
+                (
+                    [(
+                        axum::http::header::CONTENT_TYPE,
+                        crate::metrics::CONTENT_TYPE,
+                    )],
+                    w.metrics.render(),
+                )
+            }),
         )
         .route("/livez", get(|| async { Json(json!({"status": "live"})) }))
         .route(
