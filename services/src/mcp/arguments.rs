@@ -6,8 +6,51 @@ use etappe_events::trip::settings::{
     AVERAGE_SPEED, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY, TITLE_MAX_CHARS,
 };
 
-use super::catalogue::{Arg, arg, required};
+use serde::Serialize;
+use serde_json::{Value, json};
+
 use super::schema::{self, Field, Kind, field};
+
+/// One argument of a tool: its name, its type (ranges, enums and formats as schema
+/// keywords, see [`schema`]), and a description only where those do not say it all.
+#[derive(Clone, Copy, Debug)]
+pub struct Arg {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub description: &'static str,
+    pub required: bool,
+}
+
+impl Arg {
+    /// This argument's JSON Schema.
+    pub fn schema(&self) -> Value {
+        schema::render(self.kind, self.description, false)
+    }
+}
+
+impl Serialize for Arg {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json!({"name": self.name, "required": self.required, "schema": self.schema()}).serialize(s)
+    }
+}
+
+pub(super) const fn arg(name: &'static str, kind: Kind, description: &'static str) -> Arg {
+    Arg {
+        name,
+        kind,
+        description,
+        required: false,
+    }
+}
+
+pub(super) const fn required(name: &'static str, kind: Kind, description: &'static str) -> Arg {
+    Arg {
+        name,
+        kind,
+        description,
+        required: true,
+    }
+}
 
 /// Ids are plain strings: a malformed one is answered like a missing one.
 const ID: Kind = Kind::Text { min: 0, max: 0 };

@@ -6,56 +6,18 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-pub use super::arguments::{ACCOMMODATION_TYPES, EDIT_ACTIONS};
+pub use super::arguments::{ACCOMMODATION_TYPES, Arg, EDIT_ACTIONS};
 use super::arguments::{
-    CREATE_ARGS, EDIT_ARGS, STAGE_ID, TOKEN, TRIP_ID, TRIP_ID_AS_TRIP, UPDATE_ARGS, VERSION,
+    CREATE_ARGS, EDIT_ARGS, STAGE_ID, TOKEN, TRIP_ID, TRIP_ID_AS_TRIP, UPDATE_ARGS, VERSION, arg,
+    required,
 };
+use super::call::{Call, Handler, Run};
+use super::refusal::ToolError;
 use super::schema::{self, Kind};
-use super::tools::{Handler, run};
+use super::tools::run;
 use crate::app::places::MAX_PLACES;
 use crate::app::trips::MAX_ITEMS_PER_PAGE;
 use crate::identity::Scope;
-
-/// One argument of a tool: its name, its type (ranges, enums and formats as schema
-/// keywords, see [`schema`]), and a description only where those do not say it all.
-#[derive(Clone, Copy, Debug)]
-pub struct Arg {
-    pub name: &'static str,
-    pub kind: Kind,
-    pub description: &'static str,
-    pub required: bool,
-}
-
-impl Arg {
-    /// This argument's JSON Schema.
-    pub fn schema(&self) -> Value {
-        schema::render(self.kind, self.description, false)
-    }
-}
-
-impl Serialize for Arg {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        json!({"name": self.name, "required": self.required, "schema": self.schema()}).serialize(s)
-    }
-}
-
-pub(super) const fn arg(name: &'static str, kind: Kind, description: &'static str) -> Arg {
-    Arg {
-        name,
-        kind,
-        description,
-        required: false,
-    }
-}
-
-pub(super) const fn required(name: &'static str, kind: Kind, description: &'static str) -> Arg {
-    Arg {
-        name,
-        kind,
-        description,
-        required: true,
-    }
-}
 
 /// One tool. Every hint is a plain `bool`: a tool cannot be declared without all four.
 #[derive(Debug, Serialize)]
@@ -324,7 +286,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         mutates: false,
         args: &[arg("topic", Kind::Text { min: 1, max: 64 }, "A tool name")],
         help: "No topic: every tool with its title. topic: that tool's arguments, accepted values and semantics.",
-        run: run::etappe_help,
+        run: etappe_help,
     },
 ];
 
@@ -412,4 +374,10 @@ mod tests {
         let domain: Vec<&str> = AccommodationType::ALL.iter().map(|t| t.as_str()).collect();
         assert_eq!(domain, ACCOMMODATION_TYPES);
     }
+}
+
+/// `etappe_help`: the catalogue's own tool, so the handlers need not read the catalogue.
+fn etappe_help<'a>(call: &'a Call<'_>) -> Run<'a> {
+    let answer = help(call.args.get("topic").and_then(Value::as_str)).map_err(ToolError::Argument);
+    Box::pin(std::future::ready(answer))
 }

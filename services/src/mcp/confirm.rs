@@ -12,9 +12,9 @@
 
 use serde_json::{Value, json};
 
+use super::call::{Call, TripRef, binding, without};
 use super::guard::CONFIRMATION_TTL;
 use super::refusal::ToolError;
-use super::tools::{Call, TripRef, binding, without};
 use crate::app::AppError;
 
 /// What the guard decided.

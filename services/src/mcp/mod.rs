@@ -10,6 +10,7 @@
 //! confirmation (`confirm`). Every refusal has one shape (`refusal`).
 
 mod arguments;
+pub mod call;
 pub mod catalogue;
 mod confirm;
 mod elicit;
@@ -235,7 +236,7 @@ impl ServerHandler for Etappe {
             .and_then(|p| p.extensions.get::<crate::app::RequestContext>())
             .cloned()
             .unwrap_or_default();
-        let call = tools::Call {
+        let call = call::Call {
             state: &self.state,
             guards: &self.guards,
             principal: &principal,
