@@ -156,8 +156,9 @@ impl Budgets {
         }
         if let Some(redis) = &self.redis {
             match redis.admit(key, budgets).await {
-                Ok(verdict) => return verdict,
-                Err(e) => {
+                SharedVerdict::Admitted => return Ok(()),
+                SharedVerdict::Exceeded(exceeded) => return Err(exceeded),
+                SharedVerdict::Unavailable(e) => {
                     tracing::warn!(error = %e, "budgets: Redis does not answer; counting in this replica");
                 }
             }
@@ -202,6 +203,14 @@ impl Budgets {
     }
 }
 
+/// What the shared windows decided, or that they could not be asked.
+enum SharedVerdict {
+    Admitted,
+    Exceeded(Exceeded),
+    /// Redis did not answer: the replica decides alone.
+    Unavailable(String),
+}
+
 /// Every replica's windows, in Redis.
 struct SharedWindows {
     link: Arc<RedisLink>,
@@ -233,7 +242,16 @@ fn now_ms() -> u64 {
 }
 
 impl SharedWindows {
-    async fn admit(&self, key: &str, budgets: &[Budget]) -> Result<Result<(), Exceeded>, String> {
+    async fn admit(&self, key: &str, budgets: &[Budget]) -> SharedVerdict {
+        match self.ask(key, budgets).await {
+            Ok(None) => SharedVerdict::Admitted,
+            Ok(Some(exceeded)) => SharedVerdict::Exceeded(exceeded),
+            Err(e) => SharedVerdict::Unavailable(e),
+        }
+    }
+
+    /// The budget that is spent, if one is (the call is then not counted).
+    async fn ask(&self, key: &str, budgets: &[Budget]) -> Result<Option<Exceeded>, String> {
         let mut connection = self.link.connection().await?;
         let now = now_ms();
         let window = u64::try_from(WINDOW.as_millis()).unwrap_or(60_000);
@@ -252,14 +270,14 @@ impl SharedWindows {
             .bounded(invocation.invoke_async(&mut connection))
             .await?;
         if verdict == 0 {
-            return Ok(Ok(()));
+            return Ok(None);
         }
         let budget = budgets[(verdict - 1).min(budgets.len() - 1)];
         let retry = (oldest + window)
             .saturating_sub(now)
             .div_ceil(1000)
             .clamp(1, 60);
-        Ok(Err(Exceeded {
+        Ok(Some(Exceeded {
             limit: budget.limit,
             what: budget.what,
             retry_after_secs: retry,
