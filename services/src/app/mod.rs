@@ -4,6 +4,7 @@
 mod error;
 pub mod exports;
 pub mod places;
+pub mod schema;
 pub mod stages;
 pub mod trips;
 pub mod views;
