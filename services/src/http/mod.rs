@@ -23,7 +23,7 @@ use tower_http::trace::TraceLayer;
 use uuid::Uuid;
 
 pub use self::extract::etag;
-pub use self::openapi::{allowed_methods, document_json, document_value, operations};
+pub use self::openapi::{Document, allowed_methods, document, operations};
 use self::problem::Problem;
 use crate::app::trips::TripService;
 use crate::app::{AppError, RequestContext};
@@ -104,7 +104,7 @@ pub fn router(state: AppState) -> Router {
         ("/s/{code}/stages/{stage}", get(share::public_stage)),
         ("/livez", get(health::live)),
         ("/readyz", get(health::ready)),
-        ("/openapi.json", get(openapi::document)),
+        ("/openapi.json", get(openapi::serve)),
     ];
     let mut router = Router::new();
     for (path, method_router) in routes {

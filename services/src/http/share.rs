@@ -225,7 +225,7 @@ macro_rules! shared_file {
             security(()), params(CodePathParam, IfNoneMatchHeader),
             responses(
                 (status = 200, description = "The file (an attachment)", content_type = $media,
-                    body = Vec<u8>, headers(("ETag" = String))),
+                    body = FileSchema, headers(("ETag" = String))),
                 (status = 304, description = "Unchanged since the ETag sent"),
                 NotFound, Invalid, RateLimited))]
         #[allow(dead_code)]

@@ -371,7 +371,7 @@ macro_rules! file_operation {
             params($params, IfNoneMatchHeader),
             responses(
                 (status = 200, description = "The file (an attachment)", content_type = $media,
-                    body = Vec<u8>, headers(("ETag" = String))),
+                    body = FileSchema, headers(("ETag" = String))),
                 (status = 304, description = "Unchanged since the ETag sent"),
                 Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
         #[allow(dead_code)]

@@ -196,3 +196,19 @@ pub(in crate::http) struct UpstreamHealthSchema {
     /// Always false: an upstream never makes the service unready.
     required: bool,
 }
+
+/// A file (GPX or FIT): its bytes, described by its media type, not by a JSON schema.
+#[derive(Debug)]
+pub(in crate::http) struct FileSchema;
+
+impl utoipa::PartialSchema for FileSchema {
+    fn schema() -> RefOr<Schema> {
+        schema(json!({"description": "The file's bytes, as its media type says"}))
+    }
+}
+
+impl ToSchema for FileSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "File".into()
+    }
+}

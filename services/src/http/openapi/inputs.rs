@@ -9,9 +9,10 @@
 
 use std::borrow::Cow;
 
+use chrono::{Datelike, NaiveDate};
 use etappe_events::trip::SCAN_RADIUS_KM;
 use etappe_events::trip::edits::LABEL_MAX_CHARS;
-use etappe_events::trip::input::NullMeans;
+use etappe_events::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
 use etappe_events::trip::settings::{
     AVERAGE_SPEED, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY, Range,
     SettingField, TITLE_MAX_CHARS, TripSettings,
@@ -26,6 +27,15 @@ use crate::app::schema::schema;
 /// An `If-Match` the server evaluates: `*`, or one or more strong ETags (`"3"`, `"3", "4"`).
 /// A weak tag (`W/"3"`) never matches under strong comparison, so it is refused.
 pub(crate) const IF_MATCH_PATTERN: &str = r#"^(\*|"[0-9]{1,19}"([ \t]*,[ \t]*"[0-9]{1,19}")*)$"#;
+
+/// What a source link must look like: https, a host name (no user name or password), an
+/// optional port, any path. The parser also accepts IP addresses and, for hosts the operator
+/// allowed, http; the document names the form every deployment accepts.
+const SOURCE_URL_PATTERN: &str = r"^\s*[Hh][Tt][Tt][Pp][Ss]://[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z][A-Za-z0-9-]*)*(:[0-9]{1,4})?([/?#][\s\S]*)?\s*$";
+
+/// A name that keeps a visible character once control and format characters are removed
+/// and it is trimmed (`strip_controls`, then `trim`).
+const VISIBLE: &str = r"[^\s\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]";
 
 /// Latitude and longitude as the parsers check them (on the globe).
 fn coordinate(max: f64, nullable: bool) -> Value {
@@ -43,6 +53,32 @@ fn latitude() -> Value {
 
 fn longitude() -> Value {
     coordinate(180.0, false)
+}
+
+/// A `YYYY-MM-DD` date in the years that lie wholly inside the window the parser accepts
+/// on `today` (`DATE_PAST_DAYS` back, `DATE_FUTURE_YEARS` ahead). JSON Schema cannot compare
+/// dates, so the days at the window's two ragged ends are left out: a client that follows
+/// the document is never refused for a date. The document is rebuilt each day.
+pub(crate) fn trip_date_pattern(today: NaiveDate) -> String {
+    let earliest = today - chrono::Duration::days(DATE_PAST_DAYS);
+    let latest = today
+        .with_year(today.year() + DATE_FUTURE_YEARS)
+        .unwrap_or(today + chrono::Duration::days(3652));
+    let first = if earliest.ordinal() == 1 {
+        earliest.year()
+    } else {
+        earliest.year() + 1
+    };
+    let last = if latest.month() == 12 && latest.day() == 31 {
+        latest.year()
+    } else {
+        latest.year() - 1
+    };
+    let years: Vec<String> = (first..=last).map(|y| y.to_string()).collect();
+    format!(
+        "^({})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$",
+        years.join("|")
+    )
 }
 
 /// A number in one of the domain's ranges.
@@ -65,7 +101,7 @@ fn setting(field: SettingField, nulls: NullMeans) -> Value {
     let mut s = match field {
         SettingField::Title => json!({
             "type": "string", "minLength": 1, "maxLength": TITLE_MAX_CHARS,
-            "pattern": r"[^\s\x00-\x1f\x7f]",
+            "pattern": VISIBLE,
             "description": "The trip's name. Control characters are removed; it must keep one visible character."}),
         SettingField::StartDate | SettingField::EndDate => {
             let description = if field == SettingField::StartDate {
@@ -75,7 +111,8 @@ fn setting(field: SettingField, nulls: NullMeans) -> Value {
             };
             // `null` clears a date on an update (and is "absent" on a creation).
             json!({"type": ["string", "null"], "format": "date",
-                "pattern": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "description": description})
+                "pattern": trip_date_pattern(chrono::Utc::now().date_naive()),
+                "description": description})
         }
         SettingField::FatigueFactor => number_in(
             FATIGUE_FACTOR,
@@ -152,7 +189,7 @@ fn create_trip() -> Value {
     properties.insert(
         "sourceUrl".into(),
         json!({"type": "string", "minLength": 1, "maxLength": SOURCE_URL_MAX_CHARS,
-            "pattern": r"^\s*[Hh][Tt][Tt][Pp][Ss]?://",
+            "pattern": SOURCE_URL_PATTERN,
             "description": "https link to a Komoot tour or collection, a Strava route, a RideWithGPS route or a GPX file (http only for hosts the operator allowed). Fixed for the trip's life."}),
     );
     json!({"type": "object", "required": ["sourceUrl"], "properties": properties,
@@ -235,8 +272,7 @@ request_schema! {
     ManualAccommodation => json!({"type": "object", "required": ["name", "lat", "lon"],
         "additionalProperties": false,
         "properties": {
-            "name": {"type": "string", "minLength": 1, "maxLength": 200,
-                "pattern": r"[^\s\x00-\x1f\x7f]"},
+            "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": VISIBLE},
             "lat": latitude(), "lon": longitude(),
             "priceTotal": {"type": ["number", "null"], "minimum": 0, "maximum": 10000,
                 "description": "€ for the night"},
@@ -256,9 +292,12 @@ request_schema! {
     /// `POST /trips/gpx-upload` (multipart/form-data).
     GpxUpload => json!({"type": "object", "required": ["file"], "additionalProperties": false,
         "properties": {
-            "file": {"type": "string", "contentMediaType": "application/gpx+xml",
+            "file": {"type": "string", "format": "binary", "minLength": 1,
+                "contentMediaType": "application/gpx+xml",
                 "description": format!("The GPX file, at most {} MB",
                     etappe_workers::fetch::MAX_SOURCE_BYTES / (1024 * 1024))},
-            "settings": {"type": "string", "contentMediaType": "application/json",
-                "description": "A JSON object of settings, as PATCH /trips/{id} takes them"}}});
+            "settings": {"$ref": "#/components/schemas/UploadSettings"}}});
+    /// The `settings` part of an upload: a JSON object of settings (`null` is "left out").
+    UploadSettings => json!({"type": "object", "additionalProperties": false,
+        "properties": settings_properties(NullMeans::Absent)});
 }

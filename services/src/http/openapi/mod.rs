@@ -11,7 +11,9 @@ pub(super) mod answers;
 pub(super) mod inputs;
 pub(super) mod params;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex};
+
+use chrono::NaiveDate;
 
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -65,7 +67,7 @@ use crate::app::schema::{AccommodationTypeSchema, ComputationStatusSchema};
         super::share::public_route,
         super::health::live,
         super::health::ready,
-        document,
+        serve,
     ),
     components(schemas(
         AccommodationTypeSchema,
@@ -81,6 +83,7 @@ use crate::app::schema::{AccommodationTypeSchema, ComputationStatusSchema};
         inputs::AddWaypoint,
         inputs::ScanAccommodations,
         inputs::GpxUpload,
+        inputs::UploadSettings,
     )),
     security(("bearer" = [])),
     modifiers(&BearerScheme),
@@ -129,23 +132,67 @@ fn close_objects(schema: &mut Value) {
     }
 }
 
-/// The document as JSON.
-pub fn document_value() -> &'static Value {
-    static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| {
-        let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
-        crate::app::schema::splice(&mut doc);
-        if let Some(schemas) = doc.pointer_mut("/components/schemas") {
-            close_objects(schemas);
+/// An absent body is not a `null` one: the server reads a missing body as `{}` and refuses a
+/// `null`, so an optional body's schema is its object's, not "it or null".
+fn unwrap_optional_bodies(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for operation in paths.values_mut().filter_map(Value::as_object_mut) {
+        for op in operation.values_mut() {
+            let Some(content) = op
+                .pointer_mut("/requestBody/content")
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            for media in content.values_mut() {
+                let object = media.pointer("/schema/oneOf/0").cloned();
+                let is_optional =
+                    media.pointer("/schema/oneOf/1") == Some(&json!({"type": "null"}));
+                if let (Some(object), true) = (object, is_optional) {
+                    media["schema"] = object;
+                }
+            }
         }
-        doc
-    })
+    }
 }
 
-/// The document as served.
-pub fn document_json() -> &'static str {
-    static TEXT: OnceLock<String> = OnceLock::new();
-    TEXT.get_or_init(|| document_value().to_string())
+/// The document generated on `today` (the trip-date patterns follow the calendar).
+fn generate() -> Value {
+    let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
+    crate::app::schema::splice(&mut doc);
+    unwrap_optional_bodies(&mut doc);
+    if let Some(schemas) = doc.pointer_mut("/components/schemas") {
+        close_objects(schemas);
+    }
+    doc
+}
+
+/// Today's document, and its text as served.
+#[derive(Debug)]
+pub struct Document {
+    pub value: Value,
+    pub json: String,
+}
+
+/// The document: generated once a day, on first use.
+pub fn document() -> Arc<Document> {
+    static TODAY: Mutex<Option<(NaiveDate, Arc<Document>)>> = Mutex::new(None);
+    let today = chrono::Utc::now().date_naive();
+    let mut cached = TODAY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match cached.as_ref() {
+        Some((day, doc)) if *day == today => doc.clone(),
+        _ => {
+            let value = generate();
+            let json = value.to_string();
+            let doc = Arc::new(Document { value, json });
+            *cached = Some((today, doc.clone()));
+            doc
+        }
+    }
 }
 
 /// The methods the document lists, per path template.
@@ -154,7 +201,7 @@ const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 /// Every operation, as `(METHOD, path template)`.
 pub fn operations() -> Vec<(String, String)> {
     let mut operations = Vec::new();
-    if let Some(paths) = document_value()["paths"].as_object() {
+    if let Some(paths) = document().value["paths"].as_object() {
         for (path, item) in paths {
             for method in METHODS.iter().filter(|m| item.get(**m).is_some()) {
                 operations.push((method.to_ascii_uppercase(), path.clone()));
@@ -203,10 +250,10 @@ pub fn allowed_methods(path: &str) -> Vec<String> {
     summary = "This document", security(()),
     responses((status = 200, description = "The OpenAPI 3.1 document",
         content_type = "application/json", body = Object)))]
-pub(super) async fn document() -> impl IntoResponse {
+pub(super) async fn serve() -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        document_json(),
+        document().json.clone(),
     )
 }
 
@@ -227,7 +274,7 @@ mod tests {
 
     #[test]
     fn every_object_is_closed() {
-        let doc = document_value();
+        let doc = &document().value;
         assert_eq!(doc["openapi"], json!("3.1.0"));
         assert_eq!(
             doc.pointer("/components/schemas/TripSummary/additionalProperties"),

@@ -7,8 +7,8 @@ use utoipa::IntoParams;
 use utoipa::openapi::path::{Parameter, ParameterIn};
 
 use super::inputs::IF_MATCH_PATTERN;
-use crate::app::schema::schema;
 use crate::app::places::MAX_PLACES;
+use crate::app::schema::schema;
 use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, SHARE_CODE_CHARS};
 
 /// The highest page number the list reads (`?page=`).
@@ -21,8 +21,7 @@ fn parameter(mut value: Value) -> Parameter {
         .as_object_mut()
         .and_then(|p| p.remove("schema"))
         .unwrap_or_else(|| json!({}));
-    let mut parameter: Parameter =
-        serde_json::from_value(value).expect("a valid parameter object");
+    let mut parameter: Parameter = serde_json::from_value(value).expect("a valid parameter object");
     parameter.schema = Some(schema(raw));
     parameter
 }
@@ -120,8 +119,8 @@ params! {
     /// `GET /geocode/search`.
     PlaceQuery => [
         json!({"name": "q", "in": "query", "required": true,
-            "schema": {"type": "string", "minLength": 1, "maxLength": 200,
-                "pattern": r"[^\s\x00-\x1f\x7f]"}, "description": "A place name"}),
+            "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
+            "description": "A place name"}),
         json!({"name": "limit", "in": "query", "required": false,
             "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PLACES,
                 "default": crate::app::places::DEFAULT_PLACES}}),
