@@ -9,12 +9,13 @@
 //! in this process's memory: degraded to per-replica limits, never refused for it.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use crate::redis_link::RedisLink;
+use crate::config::BudgetSettings;
+use etappe_workers::redis_link::RedisLink;
 
 /// The window every budget counts in.
 pub const WINDOW: Duration = Duration::from_secs(60);
@@ -47,50 +48,6 @@ impl std::fmt::Display for Exceeded {
             "rate_limited: {} {} a minute. Retry in {} seconds.",
             self.limit, self.what, self.retry_after_secs
         )
-    }
-}
-
-/// The sizes of the budgets (flags and environment variables).
-#[derive(clap::Args, Clone, Copy, Debug)]
-pub struct BudgetSettings {
-    /// Reads a credential may make over REST in a minute (sized so the web page never meets it).
-    #[arg(long, env = "ETAPPE_READS_PER_MINUTE", default_value_t = 1200)]
-    pub reads_per_minute: usize,
-    /// Changes a credential may make in a minute, REST and MCP together.
-    #[arg(long, env = "ETAPPE_CHANGES_PER_MINUTE", default_value_t = 20)]
-    pub changes_per_minute: usize,
-    /// MCP calls a credential may make in a minute.
-    #[arg(long, env = "ETAPPE_MCP_CALLS_PER_MINUTE", default_value_t = 60)]
-    pub mcp_calls_per_minute: usize,
-    /// Trips a user may create in a minute (every transport, every credential).
-    #[arg(long, env = "ETAPPE_CREATIONS_PER_MINUTE", default_value_t = 10)]
-    pub creations_per_minute: usize,
-    /// Anonymous share reads one address may make in a minute.
-    #[arg(long, env = "ETAPPE_SHARE_READS_PER_ADDRESS", default_value_t = 120)]
-    pub share_reads_per_address: usize,
-    /// Anonymous reads of one share code in a minute (all addresses together).
-    #[arg(long, env = "ETAPPE_SHARE_READS_PER_CODE", default_value_t = 600)]
-    pub share_reads_per_code: usize,
-    /// Live event streams (SSE) one user may hold open at once.
-    #[arg(long, env = "ETAPPE_STREAMS_PER_USER", default_value_t = 10)]
-    pub streams_per_user: usize,
-    /// Megabytes of uploaded GPX files kept per user (over it, an upload is 413).
-    #[arg(long, env = "ETAPPE_UPLOAD_QUOTA_MB", default_value_t = 200)]
-    pub upload_quota_mb: u64,
-}
-
-impl Default for BudgetSettings {
-    fn default() -> Self {
-        Self {
-            reads_per_minute: 1200,
-            changes_per_minute: 20,
-            mcp_calls_per_minute: 60,
-            creations_per_minute: 10,
-            share_reads_per_address: 120,
-            share_reads_per_code: 600,
-            streams_per_user: 10,
-            upload_quota_mb: 200,
-        }
     }
 }
 
@@ -179,8 +136,8 @@ impl Default for Budgets {
 
 impl Budgets {
     /// Budgets shared through Redis when `redis_url` is set (keys under `{prefix}:budget:`).
-    pub fn new(settings: BudgetSettings, redis_url: Option<&str>, prefix: &str) -> Self {
-        let redis = RedisLink::new(redis_url).map(|link| SharedWindows {
+    pub fn new(settings: BudgetSettings, redis: Option<Arc<RedisLink>>, prefix: &str) -> Self {
+        let redis = redis.map(|link| SharedWindows {
             link,
             prefix: format!("{prefix}:budget"),
         });
@@ -247,7 +204,7 @@ impl Budgets {
 
 /// Every replica's windows, in Redis.
 struct SharedWindows {
-    link: RedisLink,
+    link: Arc<RedisLink>,
     prefix: String,
 }
 
@@ -358,14 +315,26 @@ mod tests {
             return;
         };
         let prefix = format!("etappe-test-{}", uuid::Uuid::now_v7().simple());
-        let a = Budgets::new(BudgetSettings::default(), Some(&url), &prefix);
-        let b = Budgets::new(BudgetSettings::default(), Some(&url), &prefix);
+        let a = Budgets::new(
+            BudgetSettings::default(),
+            RedisLink::open(Some(&url)),
+            &prefix,
+        );
+        let b = Budgets::new(
+            BudgetSettings::default(),
+            RedisLink::open(Some(&url)),
+            &prefix,
+        );
         a_spent_budget_refuses_and_counts_nothing(&a, &b).await;
     }
 
     #[tokio::test]
     async fn with_redis_down_budgets_count_in_this_replica() {
-        let budgets = Budgets::new(BudgetSettings::default(), Some("redis://127.0.0.1:1"), "t");
+        let budgets = Budgets::new(
+            BudgetSettings::default(),
+            RedisLink::open(Some("redis://127.0.0.1:1")),
+            "t",
+        );
         assert!(budgets.admit("k", &[TWO]).await.is_ok());
         assert!(budgets.admit("k", &[TWO]).await.is_ok());
         assert!(budgets.admit("k", &[TWO]).await.is_err());

@@ -2,30 +2,34 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: every setting, from flags or environment variables, with its default.
+//! - [`config`]: every setting, from flags or environment variables, with its default (a leaf).
 //! - [`telemetry`]: `tracing` set up once, with OpenTelemetry export when configured (owned
 //!   by the workers crate, re-exported here).
 //! - [`identity`]: users, personal access tokens (stored hashed) and their scopes.
 //! - [`app`]: the application services. REST and MCP call these and nothing else, so a rule
 //!   is written once whichever transport a caller uses.
+//! - [`auth`]: the one reading of a bearer credential, for every transport.
 //! - [`budgets`]: request budgets per caller, shared by REST and MCP.
-//! - [`redis_link`]: the one way budgets and confirmations reach Redis (bounded, resting after a failure).
 //! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
-//! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`.
+//! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`. A sibling of `http`:
+//!   both take the [`app::App`] and neither imports the other.
+//! - [`edge`]: the layers every request passes through (request id, trace, body deadline).
 //! - [`streams`]: live event streams held open per user, with a per-user cap.
 //! - [`server`]: the HTTP server's own defences (connection cap, header, idle and body
 //!   deadlines).
 //! - [`runtime`]: the dispatcher and, on the embedded default, the workers, started and
 //!   stopped with the server.
-//! - [`startup`]: opens the backend chosen by the configuration and runs the server.
+//! - [`startup`]: the composition root: opens the backend chosen by the configuration,
+//!   builds the [`app::App`] once, merges the transports and runs the server.
 
 pub mod app;
+pub mod auth;
 pub mod budgets;
 pub mod config;
+pub mod edge;
 pub mod http;
 pub mod identity;
 pub mod mcp;
-pub mod redis_link;
 pub mod runtime;
 pub mod server;
 pub mod startup;

@@ -6,6 +6,8 @@ use etappe_services::config::Config;
 use etappe_services::identity::Scope;
 use etappe_services::startup::{Application, open_backend};
 use etappe_services::telemetry;
+use etappe_workers::flags::HealthFlags;
+use etappe_workers::runtime::Database;
 
 /// Etappe plans multi-day bicycle trips.
 #[derive(Parser, Debug)]
@@ -25,18 +27,7 @@ enum Command {
     Worker,
     /// Probe this server's /livez or /readyz (exit 0 on 200, else 1; 2 s at most), for
     /// container health checks.
-    Health {
-        /// Ask /livez: the process runs (the default).
-        #[arg(long)]
-        live: bool,
-        /// Ask /readyz: the server can serve work.
-        #[arg(long)]
-        ready: bool,
-        /// The server to ask (host:port); default: ETAPPE_ADDR, on loopback if it is a
-        /// wildcard.
-        #[arg(long = "addr", value_name = "HOST:PORT")]
-        target: Option<String>,
-    },
+    Health(HealthFlags),
     /// Apply the database migrations and exit.
     Migrate,
     /// Read models.
@@ -82,32 +73,24 @@ enum TokenAction {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let config = cli.config;
-    if let Some(Command::Health {
-        live,
-        ready,
-        target,
-    }) = &cli.command
-    {
+    if let Some(Command::Health(health)) = &cli.command {
         // Before telemetry: a probe runs every few seconds and must stay quiet and quick.
-        return Ok(
-            etappe_workers::health::run(target.as_deref(), config.addr, *live, *ready).await?,
-        );
+        return Ok(health.run(config.addr).await?);
     }
-    let _telemetry = telemetry::init("etappe", &config.log, config.otel_endpoint.as_deref())?;
+    let _telemetry = telemetry::init(
+        "etappe",
+        &config.work.log,
+        config.work.otel_endpoint.as_deref(),
+    )?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(&config).await,
         Command::Worker => {
-            let store = etappe_workers::runtime::open_store(
-                config.database_url.as_deref(),
-                &config.data_dir,
-                8,
-            )
-            .await?;
-            let work = etappe_services::runtime::open_work(&(&config).into(), store).await?;
-            etappe_workers::runtime::run_worker_process(work, config.worker_addr).await?;
+            let store = Database::open(&config.work, 8).await?.store();
+            let work = etappe_services::runtime::open_work(&config.work.settings(), store).await?;
+            etappe_workers::runtime::run_worker_process(work, config.work.worker_addr).await?;
             Ok(())
         }
-        Command::Health { .. } => Ok(()),
+        Command::Health(_) => Ok(()),
         Command::Migrate => {
             open_backend(&config).await.context("migrating")?;
             println!("migrations applied");

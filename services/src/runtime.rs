@@ -6,26 +6,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use etappe_workers::dispatcher::Dispatcher;
-pub use etappe_workers::runtime::{RuntimeError, Work, WorkSettings, open_work};
+pub use etappe_workers::runtime::{RuntimeError, Work, open_work};
 use std::sync::Arc;
 
 use crate::config::Config;
-
-impl From<&Config> for WorkSettings {
-    fn from(config: &Config) -> Self {
-        WorkSettings {
-            amqp_url: config.amqp_url.clone(),
-            redis_url: config.redis_url.clone(),
-            queue_prefix: config.queue_prefix.clone(),
-            allowed_source_hosts: config.allowed_source_hosts.clone(),
-            fetch_proxy: config.fetch_proxy.clone(),
-            fetch_hooks: config.fetch_hooks.clone(),
-            concurrency: config.worker_concurrency,
-            upstreams: config.upstreams.clone(),
-            retry_unit: std::time::Duration::from_millis(config.retry_unit_ms.max(1)),
-        }
-    }
-}
 
 /// Background tasks of the API process, stopped together.
 #[derive(Debug)]

@@ -12,49 +12,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+
+pub use crate::config::ServerLimits;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
-
-/// How long the server waits for a request, its headers and its body, and how many
-/// connections it holds at once.
-#[derive(clap::Args, Clone, Copy, Debug)]
-pub struct ServerLimits {
-    /// Seconds a client may take to send a request's headers (then the connection closes).
-    #[arg(long, env = "ETAPPE_HEADER_TIMEOUT_SECS", default_value_t = 10)]
-    pub header_timeout_secs: u64,
-    /// Seconds a connection may stay silent (keep-alive between requests, or a stalled
-    /// exchange) before it is closed.
-    #[arg(long, env = "ETAPPE_IDLE_TIMEOUT_SECS", default_value_t = 60)]
-    pub idle_timeout_secs: u64,
-    /// Seconds a client may take to send a request's body (answered 408 after).
-    #[arg(long, env = "ETAPPE_BODY_TIMEOUT_SECS", default_value_t = 60)]
-    pub body_timeout_secs: u64,
-    /// Connections served at once; more wait in the listen queue.
-    #[arg(long, env = "ETAPPE_MAX_CONNECTIONS", default_value_t = 1024)]
-    pub max_connections: usize,
-}
-
-impl Default for ServerLimits {
-    fn default() -> Self {
-        Self {
-            header_timeout_secs: 10,
-            idle_timeout_secs: 60,
-            body_timeout_secs: 60,
-            max_connections: 1024,
-        }
-    }
-}
-
-impl ServerLimits {
-    /// The body deadline as a duration (the router's layer reads it).
-    pub fn body_timeout(&self) -> Duration {
-        Duration::from_secs(self.body_timeout_secs.max(1))
-    }
-}
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets the requests in flight
 /// finish (up to 30 s).

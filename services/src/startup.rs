@@ -6,14 +6,15 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use etappe_events::store::{PostgresStore, SqliteStore, Store, StoreError};
+use etappe_events::store::{Store, StoreError};
+use etappe_workers::runtime::Database;
 use tokio::net::TcpListener;
 
+use crate::app::App;
 use crate::app::trips::TripService;
 use crate::config::Config;
-use crate::http::{AppState, router};
 use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
-use crate::runtime::{Background, RuntimeError, Work, WorkSettings, open_work};
+use crate::runtime::{Background, RuntimeError, Work, open_work};
 
 /// Why Etappe could not start.
 #[derive(Debug, thiserror::Error)]
@@ -37,39 +38,25 @@ pub struct Backend {
     pub embedded: bool,
 }
 
-/// Opens (and migrates) the database the configuration names.
+/// Opens (and migrates) the database the configuration names, the one way both binaries do.
 pub async fn open_backend(config: &Config) -> Result<Backend, StartupError> {
-    match config
-        .database_url
-        .as_deref()
-        .filter(|u| !u.trim().is_empty())
-    {
-        Some(url) => {
-            let store = PostgresStore::connect(url, config.db_max_connections).await?;
-            let identity = Identity::new(IdentityDb::Postgres(store.pool().clone()));
-            Ok(Backend {
-                store: Arc::new(store),
-                identity,
-                embedded: false,
-            })
-        }
-        None => {
-            let store = SqliteStore::open(&config.sqlite_path()).await?;
-            let identity = Identity::new(IdentityDb::Sqlite(store.pool().clone()));
-            Ok(Backend {
-                store: Arc::new(store),
-                identity,
-                embedded: true,
-            })
-        }
-    }
+    let database = Database::open(&config.work, config.db_max_connections).await?;
+    let identity = Identity::new(match &database {
+        Database::Postgres(store) => IdentityDb::Postgres(store.pool().clone()),
+        Database::Sqlite(store) => IdentityDb::Sqlite(store.pool().clone()),
+    });
+    Ok(Backend {
+        store: database.store(),
+        identity,
+        embedded: database.is_embedded(),
+    })
 }
 
 /// A running Etappe, bound to its port.
 #[derive(Debug)]
 pub struct Application {
     listener: TcpListener,
-    state: AppState,
+    app: App,
     local_token: Option<String>,
     background: Background,
 }
@@ -84,25 +71,25 @@ impl Application {
         } else {
             None
         };
-        let work: Work = open_work(&WorkSettings::from(config), Arc::clone(&backend.store)).await?;
+        let work: Work = open_work(&config.work.settings(), Arc::clone(&backend.store)).await?;
         let background = Background::start(config, &work).await?;
         let budgets = Arc::new(crate::budgets::Budgets::new(
             config.budgets,
-            config.redis_url.as_deref(),
-            &config.queue_prefix,
+            work.redis.clone(),
+            &config.work.queue_prefix,
         ));
-        let state = AppState {
+        let app = App {
             trips: Arc::new(
                 TripService::new(
                     Arc::clone(&backend.store),
-                    config.allowed_source_hosts.clone(),
+                    config.work.allowed_source_hosts.clone(),
                 )
                 .with_budgets(Arc::clone(&budgets)),
             ),
             identity: Arc::new(backend.identity),
             work,
             public_url: config.public_url.clone(),
-            mcp: config.mcp_settings(),
+            hosts: config.hosts(),
             budgets,
             streams: Arc::default(),
             limits: config.server,
@@ -110,7 +97,7 @@ impl Application {
         let listener = TcpListener::bind(config.addr).await?;
         Ok(Self {
             listener,
-            state,
+            app,
             local_token,
             background,
         })
@@ -121,9 +108,9 @@ impl Application {
         self.listener.local_addr()
     }
 
-    /// The shared state (tests use it to mint users and tokens).
-    pub fn state(&self) -> &AppState {
-        &self.state
+    /// The application (tests use it to mint users and tokens).
+    pub fn app(&self) -> &App {
+        &self.app
     }
 
     /// The token created for the local user on a first embedded start.
@@ -136,12 +123,19 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let limits = self.state.limits;
-        let served =
-            crate::server::serve(self.listener, router(self.state), limits, shutdown).await;
+        let limits = self.app.limits;
+        let served = crate::server::serve(self.listener, routes(self.app), limits, shutdown).await;
         self.background.shutdown().await;
         served
     }
+}
+
+/// Every transport over the one application, wrapped in the layers every request passes
+/// through. The transports are siblings: each takes the `App`, none knows another.
+pub fn routes(app: App) -> axum::Router {
+    let limits = app.limits;
+    let transports = crate::mcp::router(app.clone()).merge(crate::http::router(app));
+    crate::edge::wrap(transports, limits)
 }
 
 /// On the very first embedded start, creates `local@localhost` with a full-scope token,

@@ -7,7 +7,7 @@
 //! with a resolver that answers loopback names only and records every other name (or
 //! non-loopback address) something tried; a test whose code tried one fails when its
 //! `TestApp` is dropped. Komoot, Strava and RideWithGPS pages are answered by a local server
-//! (`config.fetch_hooks.source_origins`), never by the services themselves.
+//! (`config.work.fetch_hooks.source_origins`), never by the services themselves.
 
 pub mod bench;
 pub mod fixtures;
@@ -18,8 +18,8 @@ pub mod standins;
 
 use std::path::PathBuf;
 
+use etappe_services::app::App;
 use etappe_services::config::Config;
-use etappe_services::http::AppState;
 use etappe_services::identity::Scope;
 use etappe_services::startup::Application;
 use etappe_workers::fetch::{LoopbackOnlyResolver, SourceOrigins};
@@ -108,7 +108,7 @@ pub fn temp_dir() -> TempDir {
 pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
-    pub state: AppState,
+    pub state: App,
     pub local_token: Option<String>,
     pub backend: Backend,
     /// The embedded data directory (SQLite file, first-start token).
@@ -181,27 +181,27 @@ impl TestApp {
         let dir = temp_dir();
         // A directory the application creates itself, as on a first start.
         let mut config = Config::embedded(dir.path().join("data"));
-        config.allowed_source_hosts = vec!["127.0.0.1".into()];
+        config.work.allowed_source_hosts = vec!["127.0.0.1".into()];
         let resolver = LoopbackOnlyResolver::new();
-        config.fetch_hooks.resolver = Some(std::sync::Arc::new(resolver.clone()));
+        config.work.fetch_hooks.resolver = Some(std::sync::Arc::new(resolver.clone()));
         // Komoot, Strava and RideWithGPS links fail as unreachable unless a test points
         // them at `route_services`.
-        config.fetch_hooks.source_origins = SourceOrigins::all_at(UNREACHABLE_ORIGIN);
+        config.work.fetch_hooks.source_origins = SourceOrigins::all_at(UNREACHABLE_ORIGIN);
         if backend == Backend::Postgres {
-            config.database_url = Some(own_database(&postgres_url()?));
+            config.work.database_url = Some(own_database(&postgres_url()?));
             config.db_max_connections = 8;
         }
         tweak(&mut config);
         let app = Application::build(&config).await.expect("start Etappe");
         let addr = app.local_addr().expect("bound address");
-        let state = app.state().clone();
+        let state = app.app().clone();
         let local_token = app.local_token().map(str::to_owned);
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(app.run_until_stopped(async move {
             let _ = stopped.await;
         }));
         Some(TestApp {
-            data_dir: config.data_dir.clone(),
+            data_dir: config.work.data_dir.clone(),
             base: format!("http://{addr}"),
             client: reqwest::Client::new(),
             state,
@@ -392,10 +392,10 @@ impl Servers {
 
     /// Points a configuration at the servers, with no worker in the API process.
     pub fn configure(&self, config: &mut Config) {
-        config.database_url = Some(self.database_url.clone());
-        config.amqp_url = Some(self.amqp_url.clone());
-        config.redis_url = Some(self.redis_url.clone());
-        config.queue_prefix = self.prefix.clone();
+        config.work.database_url = Some(self.database_url.clone());
+        config.work.amqp_url = Some(self.amqp_url.clone());
+        config.work.redis_url = Some(self.redis_url.clone());
+        config.work.queue_prefix = self.prefix.clone();
         config.in_process_workers = Some(false);
         config.db_max_connections = 8;
     }

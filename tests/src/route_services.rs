@@ -1,7 +1,7 @@
 //! A stand-in for the route services on loopback, answering in their formats: Komoot tour
 //! and collection pages (the JSON state passed to `kmtBoot.setProps("…")`), Strava's GPX
 //! export and RideWithGPS's route JSON. The application is pointed at it through
-//! `config.fetch_hooks.source_origins`, so links naming the real hosts are recognised as
+//! `config.work.fetch_hooks.source_origins`, so links naming the real hosts are recognised as
 //! usual while every page comes from here.
 
 use std::net::SocketAddr;

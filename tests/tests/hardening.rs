@@ -31,7 +31,7 @@ async fn unavailable_source() -> String {
 }
 
 async fn spawn_fast_retries() -> TestApp {
-    TestApp::spawn_with(Backend::Sqlite, |c| c.retry_unit_ms = 5)
+    TestApp::spawn_with(Backend::Sqlite, |c| c.work.retry_unit_ms = 5)
         .await
         .expect("app")
 }

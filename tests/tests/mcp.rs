@@ -758,8 +758,8 @@ async fn a_downed_geocoder_is_named_and_the_tool_list_stays_the_same() {
     let healthy_token = healthy.user().await;
     let geocoder = etappe_tests::standins::slow_geocoder(Duration::from_secs(5)).await;
     let app = TestApp::spawn_with(Backend::Sqlite, |config| {
-        config.upstreams.nominatim_url = Some(geocoder.clone());
-        config.upstreams.timeout_secs = 1;
+        config.work.upstreams.nominatim_url = Some(geocoder.clone());
+        config.work.upstreams.timeout_secs = 1;
     })
     .await
     .expect("app");

@@ -24,7 +24,7 @@ async fn route_service_links_are_read_in_each_services_format_from_a_local_stand
     let services = route_services::start().await;
     let origin = services.origin();
     let app = TestApp::spawn_with(Backend::Sqlite, |c| {
-        c.fetch_hooks.source_origins = SourceOrigins::all_at(&origin);
+        c.work.fetch_hooks.source_origins = SourceOrigins::all_at(&origin);
     })
     .await
     .expect("app");

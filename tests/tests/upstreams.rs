@@ -26,10 +26,10 @@ async fn configured_upstreams_serve_search_scans_and_detours_through_a_worker() 
     let upstreams = standins::start().await;
     let fixtures = fixtures::start().await;
     let app = TestApp::spawn_with(Backend::Sqlite, |config| {
-        config.upstreams.nominatim_url = Some(upstreams.url("nominatim"));
-        config.upstreams.overpass_url = Some(upstreams.url("overpass"));
-        config.upstreams.router = "valhalla".into();
-        config.upstreams.router_url = Some(upstreams.url("valhalla"));
+        config.work.upstreams.nominatim_url = Some(upstreams.url("nominatim"));
+        config.work.upstreams.overpass_url = Some(upstreams.url("overpass"));
+        config.work.upstreams.router = "valhalla".into();
+        config.work.upstreams.router_url = Some(upstreams.url("valhalla"));
     })
     .await
     .expect("sqlite");
@@ -184,8 +184,8 @@ async fn a_downed_geocoder_is_named_and_everything_else_keeps_working() {
     let geocoder = standins::slow_geocoder(Duration::from_secs(5)).await;
     let fixtures = fixtures::start().await;
     let app = TestApp::spawn_with(Backend::Sqlite, |config| {
-        config.upstreams.nominatim_url = Some(geocoder.clone());
-        config.upstreams.timeout_secs = 1;
+        config.work.upstreams.nominatim_url = Some(geocoder.clone());
+        config.work.upstreams.timeout_secs = 1;
     })
     .await
     .expect("sqlite");

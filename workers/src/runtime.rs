@@ -3,7 +3,6 @@
 //! progress store the configuration names, and the worker process's own small HTTP server.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +15,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use crate::fetch::{FetchError, FetchHooks, Fetcher};
+use crate::flags::WorkFlags;
 use crate::labels::{Labeller, NoLabels};
 use crate::metrics::Metrics;
 use crate::pipeline::Pipeline;
@@ -25,6 +25,7 @@ use crate::progress::{ProgressError, ProgressStore};
 use crate::queue::memory::MemoryQueue;
 use crate::queue::rabbitmq::{RabbitQueue, SharedRabbitQueue};
 use crate::queue::{JobQueue, QueueError};
+use crate::redis_link::RedisLink;
 use crate::worker::{HEARTBEAT_WINDOW, Worker};
 
 /// Why the work side could not start.
@@ -73,18 +74,43 @@ pub struct Work {
     pub settings: WorkSettings,
     /// The third-party upstreams, shared by workers and API.
     pub upstreams: crate::upstreams::Upstreams,
+    /// The process's one Redis handle (`None` without `REDIS_URL`).
+    pub redis: Option<Arc<RedisLink>>,
 }
 
-/// Opens the event store: PostgreSQL at `database_url`, else SQLite under `data_dir`.
-pub async fn open_store(
-    database_url: Option<&str>,
-    data_dir: &Path,
-    max_connections: u32,
-) -> Result<Arc<dyn Store>, RuntimeError> {
-    Ok(match database_url.filter(|u| !u.trim().is_empty()) {
-        Some(url) => Arc::new(PostgresStore::connect(url, max_connections).await?),
-        None => Arc::new(SqliteStore::open(&data_dir.join("etappe.db")).await?),
-    })
+/// The database the configuration names, opened and migrated: PostgreSQL at `DATABASE_URL`,
+/// else SQLite under the data directory. The one way both binaries open it; the API also
+/// keeps its identity tables in it.
+#[derive(Debug, Clone)]
+pub enum Database {
+    Postgres(Arc<PostgresStore>),
+    Sqlite(Arc<SqliteStore>),
+}
+
+impl Database {
+    /// Opens (and migrates) the database `flags` name, with at most `max_connections` to
+    /// PostgreSQL.
+    pub async fn open(flags: &WorkFlags, max_connections: u32) -> Result<Self, StoreError> {
+        Ok(match flags.database_url() {
+            Some(url) => Self::Postgres(Arc::new(
+                PostgresStore::connect(url, max_connections).await?,
+            )),
+            None => Self::Sqlite(Arc::new(SqliteStore::open(&flags.sqlite_path()).await?)),
+        })
+    }
+
+    /// The event store with its read models and work tables.
+    pub fn store(&self) -> Arc<dyn Store> {
+        match self {
+            Self::Postgres(store) => Arc::clone(store) as Arc<dyn Store>,
+            Self::Sqlite(store) => Arc::clone(store) as Arc<dyn Store>,
+        }
+    }
+
+    /// True for the embedded default (SQLite under the data directory).
+    pub fn is_embedded(&self) -> bool {
+        matches!(self, Self::Sqlite(_))
+    }
 }
 
 /// Opens the queue and the progress store the settings name.
@@ -98,15 +124,16 @@ pub async fn open_work(
         ))),
         None => Arc::new(MemoryQueue::new()),
     };
-    let progress: Arc<dyn ProgressStore> =
-        match settings.redis_url.as_deref().filter(|u| !u.is_empty()) {
-            Some(url) => Arc::new(RedisProgress::connect(url, &settings.queue_prefix).await?),
-            None => Arc::new(MemoryProgress::default()),
-        };
-    let shared = crate::upstreams::SharedUpstreamState::new(
-        settings.redis_url.as_deref(),
-        &settings.queue_prefix,
-    );
+    // One Redis handle for the process: progress, the upstreams' cache and pace, and (in
+    // the API) budgets and confirmations all share it.
+    let redis = RedisLink::open(settings.redis_url.as_deref());
+    let progress: Arc<dyn ProgressStore> = match &redis {
+        Some(link) => {
+            Arc::new(RedisProgress::connect(Arc::clone(link), &settings.queue_prefix).await?)
+        }
+        None => Arc::new(MemoryProgress::default()),
+    };
+    let shared = crate::upstreams::SharedUpstreamState::new(redis.clone(), &settings.queue_prefix);
     let upstreams = crate::upstreams::Upstreams::from_settings(&settings.upstreams, &shared)?;
     Ok(Work {
         queue,
@@ -115,6 +142,7 @@ pub async fn open_work(
         store,
         settings: settings.clone(),
         upstreams,
+        redis,
     })
 }
 

@@ -13,8 +13,9 @@ use etappe_upstream::{
     Router, SharedPace, ValhallaClient,
 };
 use redis::AsyncCommands;
-use redis::aio::ConnectionManager;
 use tokio::sync::Mutex;
+
+use crate::redis_link::RedisLink;
 
 /// How each upstream is reached; every one unset means the embedded defaults.
 #[derive(Debug, Clone, clap::Args)]
@@ -251,28 +252,19 @@ impl std::fmt::Debug for SharedUpstreamState {
 }
 
 impl SharedUpstreamState {
-    /// Redis when `redis_url` is set (keys under `{prefix}:upstream:`), else memory.
-    pub fn new(redis_url: Option<&str>, prefix: &str) -> Self {
-        match redis_url
-            .filter(|u| !u.is_empty())
-            .and_then(|u| redis::Client::open(u).ok())
-        {
-            Some(client) => {
-                let redis = Arc::new(LazyRedis {
-                    client,
-                    connection: Mutex::new(None),
-                });
-                Self {
-                    cache: Arc::new(RedisCache {
-                        redis: Arc::clone(&redis),
-                        prefix: format!("{prefix}:upstream:"),
-                    }),
-                    pace: Some(Arc::new(RedisPace {
-                        redis,
-                        key: format!("{prefix}:upstream:pace:geocoder"),
-                    })),
-                }
-            }
+    /// Redis when the process has a link (keys under `{prefix}:upstream:`), else memory.
+    pub fn new(redis: Option<Arc<RedisLink>>, prefix: &str) -> Self {
+        match redis {
+            Some(redis) => Self {
+                cache: Arc::new(RedisCache {
+                    redis: Arc::clone(&redis),
+                    prefix: format!("{prefix}:upstream:"),
+                }),
+                pace: Some(Arc::new(RedisPace {
+                    redis,
+                    key: format!("{prefix}:upstream:pace:geocoder"),
+                })),
+            },
             None => Self::in_memory(),
         }
     }
@@ -286,39 +278,17 @@ impl SharedUpstreamState {
     }
 }
 
-/// A Redis connection made on first use and kept; `None` while Redis does not answer.
-struct LazyRedis {
-    client: redis::Client,
-    connection: Mutex<Option<ConnectionManager>>,
-}
-
-impl LazyRedis {
-    async fn connection(&self) -> Option<ConnectionManager> {
-        let mut slot = self.connection.lock().await;
-        if let Some(c) = slot.as_ref() {
-            return Some(c.clone());
-        }
-        let manager =
-            tokio::time::timeout(Duration::from_secs(2), self.client.get_connection_manager())
-                .await
-                .ok()?
-                .ok()?;
-        *slot = Some(manager.clone());
-        Some(manager)
-    }
-}
-
 /// Upstream answers in Redis, with their TTL. A Redis failure is a cache miss, never an
 /// error: the upstream is asked instead.
 struct RedisCache {
-    redis: Arc<LazyRedis>,
+    redis: Arc<RedisLink>,
     prefix: String,
 }
 
 #[async_trait]
 impl ResponseCache for RedisCache {
     async fn get(&self, key: &str) -> Option<String> {
-        let mut connection = self.redis.connection().await?;
+        let mut connection = self.redis.connection().await.ok()?;
         let key = format!("{}{key}", self.prefix);
         tokio::time::timeout(
             Duration::from_secs(1),
@@ -330,7 +300,7 @@ impl ResponseCache for RedisCache {
     }
 
     async fn put(&self, key: &str, value: &str, ttl: Duration) {
-        let Some(mut connection) = self.redis.connection().await else {
+        let Ok(mut connection) = self.redis.connection().await else {
             return;
         };
         let key = format!("{}{key}", self.prefix);
@@ -345,7 +315,7 @@ impl ResponseCache for RedisCache {
 /// The geocoder's one request slot, shared by every replica: `SET key NX PX interval`
 /// grants it to one caller at a time; the others wait out the key's remaining life.
 pub struct RedisPace {
-    redis: Arc<LazyRedis>,
+    redis: Arc<RedisLink>,
     key: String,
 }
 
@@ -360,7 +330,7 @@ impl std::fmt::Debug for RedisPace {
 #[async_trait]
 impl SharedPace for RedisPace {
     async fn claim(&self, interval: Duration) -> Claim {
-        let Some(mut connection) = self.redis.connection().await else {
+        let Ok(mut connection) = self.redis.connection().await else {
             return Claim::Unavailable;
         };
         let millis = u64::try_from(interval.as_millis())
@@ -441,7 +411,7 @@ mod tests {
         let interval = Duration::from_millis(200);
         let replicas: Vec<RateLimiter> = (0..2)
             .map(|_| {
-                let shared = SharedUpstreamState::new(Some(&url), &prefix);
+                let shared = SharedUpstreamState::new(RedisLink::open(Some(&url)), &prefix);
                 let pace = shared.pace.expect("a Redis pace");
                 RateLimiter::new(interval).shared_with(pace as Arc<dyn SharedPace>)
             })
@@ -470,7 +440,8 @@ mod tests {
 
     #[tokio::test]
     async fn an_unreachable_redis_leaves_the_local_pace() {
-        let shared = SharedUpstreamState::new(Some("redis://127.0.0.1:1"), "etappe-test");
+        let shared =
+            SharedUpstreamState::new(RedisLink::open(Some("redis://127.0.0.1:1")), "etappe-test");
         let pace = shared.pace.expect("a Redis pace");
         assert_eq!(
             pace.claim(Duration::from_millis(100)).await,

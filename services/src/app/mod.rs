@@ -3,6 +3,7 @@
 
 mod error;
 pub mod exports;
+pub mod links;
 pub mod places;
 pub mod schema;
 pub mod stages;
@@ -11,7 +12,36 @@ pub mod views;
 
 pub use self::error::AppError;
 
+use std::sync::Arc;
+
 use uuid::Uuid;
+
+use self::trips::TripService;
+use crate::budgets::Budgets;
+use crate::config::{HostSettings, ServerLimits};
+use crate::identity::Identity;
+use crate::streams::StreamSlots;
+
+/// The application: its services and the handles they share, built once by the composition
+/// root (`startup`) and handed to every transport (REST, MCP), none of which builds its own.
+#[derive(Clone, Debug)]
+pub struct App {
+    pub trips: Arc<TripService>,
+    pub identity: Arc<Identity>,
+    /// The queue, progress, Redis and metrics of the work side.
+    pub work: crate::runtime::Work,
+    /// The public base URL share links are built on (`ETAPPE_PUBLIC_URL`); unset: the
+    /// request's Host, when admitted.
+    pub public_url: Option<String>,
+    /// The hosts and browser origins the server admits besides loopback.
+    pub hosts: HostSettings,
+    /// Request budgets, shared by REST and MCP (and by replicas, through Redis).
+    pub budgets: Arc<Budgets>,
+    /// Live event streams open per user (capped by the budgets' `streams_per_user`).
+    pub streams: Arc<StreamSlots>,
+    /// The server's deadlines (the body deadline is a layer of the router).
+    pub limits: ServerLimits,
+}
 
 /// What a transport knows about the request that reaches a service.
 #[derive(Clone, Debug, Default)]

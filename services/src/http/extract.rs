@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use etappe_events::ids::TripId;
 use serde_json::{Map, Value};
 
-use super::AppState;
+use super::App;
 use super::problem::Problem;
 use crate::app::trips::BaseVersion;
 use crate::app::{AppError, RequestContext};
@@ -22,32 +22,18 @@ pub(super) const MAX_JSON_BODY: usize = 64 * 1024;
 #[derive(Debug, Clone)]
 pub(super) struct Caller(pub Principal);
 
-impl FromRequestParts<AppState> for Caller {
+impl FromRequestParts<App> for Caller {
     type Rejection = AppError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim)
-            .ok_or(AppError::Unauthenticated)?;
-        let principal = state
-            .identity
-            .authenticate(token)
+    async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
+        let token = crate::auth::bearer_token(&parts.headers).ok_or(AppError::Unauthenticated)?;
+        let caller = crate::auth::authenticate(&state.identity, token)
             .await?
             .ok_or(AppError::Unauthenticated)?;
+        let principal = caller.principal;
         // The budgets of this credential: a change spends from the budget MCP spends from
         // too (the same key), so switching transport does not reset it.
-        let credential = crate::budgets::credential_key(token);
-        let key = crate::budgets::key_of(&[&principal.user_id.to_string(), &credential]);
+        let key = crate::budgets::key_of(&[&principal.user_id.to_string(), &caller.credential]);
         let settings = &state.budgets.settings;
         let budget = if parts.method.is_safe() {
             settings.reads()
@@ -80,10 +66,10 @@ impl<S: Send + Sync> FromRequestParts<S> for PeerAddress {
     }
 }
 
-impl FromRequestParts<AppState> for RequestContext {
+impl FromRequestParts<App> for RequestContext {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, _: &App) -> Result<Self, Self::Rejection> {
         Ok(parts
             .extensions
             .get::<RequestContext>()
@@ -96,13 +82,10 @@ impl FromRequestParts<AppState> for RequestContext {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct TripPath(pub TripId);
 
-impl FromRequestParts<AppState> for TripPath {
+impl FromRequestParts<App> for TripPath {
     type Rejection = AppError;
 
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
         let axum::extract::Path(raw) =
             axum::extract::Path::<String>::from_request_parts(parts, state)
                 .await
@@ -195,10 +178,10 @@ fn is_json(headers: &HeaderMap) -> bool {
         .is_some_and(|m| m == "application/json" || m == "application/merge-patch+json")
 }
 
-impl FromRequest<AppState> for JsonObject {
+impl FromRequest<App> for JsonObject {
     type Rejection = BodyRejection;
 
-    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request(request: Request, state: &App) -> Result<Self, Self::Rejection> {
         if !is_json(request.headers()) {
             return Err(BodyRejection::UnsupportedMediaType);
         }
@@ -230,10 +213,10 @@ impl FromRequest<AppState> for JsonObject {
 #[derive(Debug, Clone)]
 pub(super) struct OptionalJsonObject(pub Map<String, Value>);
 
-impl FromRequest<AppState> for OptionalJsonObject {
+impl FromRequest<App> for OptionalJsonObject {
     type Rejection = BodyRejection;
 
-    async fn from_request(request: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request(request: Request, state: &App) -> Result<Self, Self::Rejection> {
         let empty = request
             .headers()
             .get(header::CONTENT_LENGTH)

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
-use super::AppState;
+use super::App;
 
 /// `GET /livez`.
 #[utoipa::path(get, path = "/livez", operation_id = "live", tag = "meta",
@@ -29,7 +29,7 @@ pub(super) async fn live() -> Json<Value> {
     summary = "Readiness: the database, the queue and a worker", security(()),
     responses((status = 200, description = "Ready", body = HealthSchema),
         (status = 503, description = "Not ready, with what is wrong", body = HealthSchema)))]
-pub(super) async fn ready(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+pub(super) async fn ready(State(state): State<App>) -> (StatusCode, Json<Value>) {
     let database = tokio::time::timeout(Duration::from_secs(2), state.trips.ping()).await;
     let (database_ok, database_text) = match database {
         Ok(Ok(())) => (true, "up".to_owned()),

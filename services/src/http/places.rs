@@ -8,7 +8,7 @@ use axum::extract::{Query, State};
 use etappe_events::text::{quote, strip_controls};
 use etappe_events::trip::FieldError;
 
-use super::AppState;
+use super::App;
 use super::extract::Caller;
 use super::openapi::answers::*;
 use super::openapi::params::PlaceQuery;
@@ -24,7 +24,7 @@ const PARAMETERS: [&str; 2] = ["q", "limit"];
     responses((status = 200, description = "Places found", body = PlaceList),
         BadRequest, Unauthorized, Forbidden, RateLimited, Unavailable))]
 pub(super) async fn search(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<PlaceList>, AppError> {

@@ -4,64 +4,24 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use etappe_events::trip::ShareLink;
 use serde_json::json;
 
-use super::AppState;
+use super::App;
 use super::extract::{Caller, PeerAddress, Segments, TripPath};
 use super::openapi::answers::*;
 use super::openapi::params::*;
 use super::trips::file_response;
+use crate::app::links::base_url;
 use crate::app::stages::RouteLines;
 use crate::app::trips::ExportFormat;
 use crate::app::views::{PublicTrip, StageSummary};
 use crate::app::{AppError, RequestContext};
 
-/// The base of public links: `ETAPPE_PUBLIC_URL`, else the Host the request came to, if it
-/// is one the server admits (loopback, or a host listed for `/mcp`). Any other Host is
-/// refused: a link built on a Host an attacker chose would send its readers elsewhere.
-pub(crate) fn base_url(state: &AppState, headers: &HeaderMap) -> Result<String, AppError> {
-    if let Some(url) = &state.public_url {
-        return Ok(url.trim_end_matches('/').to_owned());
-    }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
-    if admitted_host(&state.mcp.allowed_hosts, host) {
-        Ok(format!("http://{host}"))
-    } else {
-        Err(AppError::BadHeader(format!(
-            "share links are built on the host the server answers to, and Host {} is not one: set ETAPPE_PUBLIC_URL (or list the host in ETAPPE_MCP_ALLOWED_HOSTS)",
-            etappe_events::text::quote(host)
-        )))
-    }
-}
-
-/// Whether `host` (with or without a port) is loopback or listed.
-fn admitted_host(listed: &[String], host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or_default(),
-        None => host.rsplit_once(':').map_or(host, |(name, port)| {
-            if port.chars().all(|c| c.is_ascii_digit()) {
-                name
-            } else {
-                host
-            }
-        }),
-    };
-    let name = name.to_ascii_lowercase();
-    matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1")
-        || listed.iter().any(|l| {
-            let l = l.to_ascii_lowercase();
-            l == name || l == host.to_ascii_lowercase()
-        })
-}
-
 fn link_body(
-    state: &AppState,
+    state: &App,
     headers: &HeaderMap,
     link: &ShareLink,
 ) -> Result<serde_json::Value, AppError> {
@@ -79,7 +39,7 @@ fn link_body(
     responses((status = 200, description = "The open link", body = ShareLinkSchema),
         BadRequest, Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn get(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     headers: HeaderMap,
     TripPath(trip_id): TripPath,
@@ -101,7 +61,7 @@ pub(super) async fn get(
         (status = 200, description = "The link already open", body = ShareLinkSchema),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, RateLimited))]
 pub(super) async fn create(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     headers: HeaderMap,
@@ -124,7 +84,7 @@ pub(super) async fn create(
     responses((status = 204, description = "Revoked"),
         Unauthorized, Forbidden, NotFound, Conflict, RateLimited))]
 pub(super) async fn revoke(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -135,7 +95,7 @@ pub(super) async fn revoke(
 
 /// Counts an anonymous read of `code` from `visitor`: per address, so one client cannot
 /// flood, and per code, so a link passed around cannot either.
-async fn admit_visitor(state: &AppState, visitor: PeerAddress, code: &str) -> Result<(), AppError> {
+async fn admit_visitor(state: &App, visitor: PeerAddress, code: &str) -> Result<(), AppError> {
     let settings = &state.budgets.settings;
     let address = crate::budgets::key_of(&["visitor", &visitor.0.to_string()]);
     state
@@ -158,7 +118,7 @@ async fn admit_visitor(state: &AppState, visitor: PeerAddress, code: &str) -> Re
     responses((status = 200, description = "The trip", body = PublicTrip),
         NotFound, RateLimited))]
 pub(super) async fn public(
-    State(state): State<AppState>,
+    State(state): State<App>,
     visitor: PeerAddress,
     headers: HeaderMap,
     Segments(raw): Segments<String>,
@@ -186,7 +146,7 @@ pub(super) async fn public(
     responses((status = 200, description = "The day", body = StageSummary),
         NotFound, RateLimited))]
 pub(super) async fn public_stage(
-    State(state): State<AppState>,
+    State(state): State<App>,
     visitor: PeerAddress,
     Segments((code, stage)): Segments<(String, String)>,
 ) -> Result<Response, AppError> {
@@ -206,7 +166,7 @@ pub(super) async fn public_stage(
         (status = 304, description = "Unchanged"),
         NotFound, Invalid, RateLimited))]
 pub(super) async fn public_route(
-    State(state): State<AppState>,
+    State(state): State<App>,
     visitor: PeerAddress,
     Segments(code): Segments<String>,
     headers: axum::http::HeaderMap,
@@ -248,30 +208,3 @@ shared_file!(
     "application/vnd.ant.fit",
     "A shared trip as a FIT course"
 );
-
-#[cfg(test)]
-mod tests {
-    use super::admitted_host;
-
-    #[test]
-    fn only_loopback_and_listed_hosts_make_share_links() {
-        let listed = vec!["trips.example.test".to_owned()];
-        for ok in [
-            "localhost",
-            "127.0.0.1:8080",
-            "[::1]:8080",
-            "trips.example.test",
-            "TRIPS.example.test:443",
-        ] {
-            assert!(admitted_host(&listed, ok), "{ok}");
-        }
-        for refused in [
-            "evil.test",
-            "evil.test:8080",
-            "127.0.0.1.evil.test",
-            "localhost.evil.test",
-        ] {
-            assert!(!admitted_host(&listed, refused), "{refused}");
-        }
-    }
-}

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use etappe_events::trip::edits::StageAction;
 use uuid::Uuid;
 
-use super::AppState;
+use super::App;
 use super::extract::{Caller, IfMatch, OptionalJsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::*;
@@ -36,7 +36,7 @@ fn ids(trip: &str, stage: &str) -> Result<(etappe_events::ids::TripId, Uuid), Ap
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn add(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -78,7 +78,7 @@ pub(super) async fn add(
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn update(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage)): Segments<(String, String)>,
@@ -106,7 +106,7 @@ pub(super) async fn update(
         BadRequest, Unauthorized, Forbidden, NotFound, Conflict, Stale, Invalid,
         Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn delete(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage)): Segments<(String, String)>,
@@ -133,7 +133,7 @@ pub(super) async fn delete(
             headers(("ETag" = String, description = "The trip's version"))),
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn read(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     headers: HeaderMap,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
@@ -162,7 +162,7 @@ pub(super) async fn read(
 
 /// Applies one of the five day edits and answers the trip after it, with its new ETag.
 async fn edit(
-    state: &AppState,
+    state: &App,
     principal: &crate::identity::Principal,
     context: &RequestContext,
     (trip_id, stage_id): (etappe_events::ids::TripId, Uuid),
@@ -190,7 +190,7 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
 
 /// `PATCH /trips/{id}/stages/{stageId}/{move|accommodation}`.
 pub(super) async fn patch_leaf(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
@@ -224,7 +224,7 @@ pub(super) async fn patch_leaf(
 
 /// `POST /trips/{id}/stages/{stageId}/{rest-day|poi-waypoint}`.
 pub(super) async fn post_leaf(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
@@ -267,7 +267,7 @@ pub(super) async fn post_leaf(
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn manual_accommodation(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Segments((trip, stage)): Segments<(String, String)>,
@@ -292,7 +292,7 @@ pub(super) async fn manual_accommodation(
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, TooLarge, NotJson,
         Invalid, Locked, RateLimited))]
 pub(super) async fn scan(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -315,7 +315,7 @@ pub(super) async fn scan(
         (status = 304, description = "Unchanged"),
         Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
 pub(super) async fn route(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
     headers: HeaderMap,

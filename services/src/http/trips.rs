@@ -12,7 +12,7 @@ use etappe_events::text::quote;
 use etappe_events::trip::FieldError;
 use etappe_events::trip::input::parse_date;
 
-use super::AppState;
+use super::App;
 use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::{CreateTrip, UpdateSettings};
@@ -54,7 +54,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
         BadRequest, Unauthorized, Forbidden, BodyTimeout, Conflict, TooLarge, NotJson, Invalid,
         RateLimited))]
 pub(super) async fn create(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     headers: HeaderMap,
@@ -94,7 +94,7 @@ fn created_response(status: StatusCode, created: &Created) -> Result<Response, A
             headers(("Location" = String, description = "/trips/{id}"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Invalid, RateLimited))]
 pub(super) async fn duplicate(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
     context: RequestContext,
@@ -138,7 +138,7 @@ fn parse_count(name: &str, raw: &str, max: u32, errors: &mut Vec<FieldError>) ->
     responses((status = 200, description = "A page of trips", body = TripList),
         BadRequest, Unauthorized, Forbidden, RateLimited))]
 pub(super) async fn list(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, AppError> {
@@ -194,7 +194,7 @@ pub(super) async fn list(
     responses((status = 200, description = "The trip's summary", body = TripSummary),
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn summary(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     headers: HeaderMap,
     Segments(raw): Segments<String>,
@@ -244,7 +244,7 @@ pub(super) fn detail_response(
             headers(("ETag" = String, description = "The version, a strong tag"))),
         BadRequest, Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn detail(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
     Query(params): Query<HashMap<String, String>>,
@@ -277,7 +277,7 @@ pub(super) async fn detail(
     responses((status = 200, description = "The trip's events, readable", body = HistorySchema),
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn history(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
 ) -> Result<Response, AppError> {
@@ -298,7 +298,7 @@ pub(super) async fn history(
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale, TooLarge,
         NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn update(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -319,7 +319,7 @@ pub(super) async fn update(
     responses((status = 204, description = "Deleted"),
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn delete(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,

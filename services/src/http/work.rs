@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 
-use super::AppState;
+use super::App;
 use super::extract::{Caller, TripPath, Upload, multipart_failure};
 use super::openapi::answers::*;
 use super::openapi::inputs::GpxUpload;
@@ -30,7 +30,7 @@ use crate::identity::Principal;
     responses((status = 202, description = "Accepted", body = TripSummary),
         Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Invalid, Locked, RateLimited))]
 pub(super) async fn analyse(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     TripPath(trip_id): TripPath,
@@ -50,7 +50,7 @@ pub(super) async fn analyse(
         BadRequest, Unauthorized, Forbidden, BodyTimeout, TooLarge, NotJson, Invalid,
         RateLimited))]
 pub(super) async fn upload(
-    State(state): State<AppState>,
+    State(state): State<App>,
     Caller(principal): Caller,
     context: RequestContext,
     Upload(mut multipart): Upload,
@@ -131,7 +131,7 @@ fn trip_event(view: &etappe_events::projection::TripView) -> Event {
             body = String),
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn events(
-    State(state): State<AppState>,
+    State(state): State<App>,
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     TripPath(trip_id): TripPath,
@@ -259,23 +259,20 @@ const FALLBACK_POLL: Duration = Duration::from_secs(2);
 const CREDENTIAL_CHECK: Duration = Duration::from_secs(10);
 
 async fn authenticate(
-    state: &AppState,
+    state: &App,
     headers: &HeaderMap,
     query: &HashMap<String, String>,
 ) -> Result<(Principal, String), AppError> {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+    // A browser's EventSource cannot set headers: the token may come as `access_token`.
+    let token = crate::auth::bearer_token(headers)
         .map(str::to_owned)
-        .or_else(|| query.get("access_token").cloned())
+        .or_else(|| query.get("access_token").map(|t| t.trim().to_owned()))
+        .filter(|t| !t.is_empty())
         .ok_or(AppError::Unauthenticated)?;
-    let token = token.trim().to_owned();
-    let principal = state
-        .identity
-        .authenticate(&token)
+    let principal = crate::auth::authenticate(&state.identity, &token)
         .await?
-        .ok_or(AppError::Unauthenticated)?;
+        .ok_or(AppError::Unauthenticated)?
+        .principal;
     Ok((principal, token))
 }
 
@@ -284,7 +281,7 @@ async fn authenticate(
     summary = "Prometheus metrics", security(()),
     responses((status = 200, description = "Prometheus text exposition",
         content_type = "text/plain", body = String)))]
-pub(super) async fn metrics(State(state): State<AppState>) -> Response {
+pub(super) async fn metrics(State(state): State<App>) -> Response {
     let work = &state.work;
     if let Ok(depth) = work.queue.depth().await {
         work.metrics.set(

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use redis::AsyncCommands;
 
 use crate::budgets::Budgets;
-use crate::redis_link::RedisLink;
+use etappe_workers::redis_link::RedisLink;
 
 /// How long a confirmation token is valid.
 pub const CONFIRMATION_TTL: Duration = Duration::from_secs(300);
@@ -40,8 +40,8 @@ impl std::fmt::Debug for Guards {
 impl Guards {
     /// Guards shared through Redis when `redis_url` is set (keys under `{prefix}:mcp:`),
     /// counting calls in `budgets`.
-    pub fn new(budgets: Arc<Budgets>, redis_url: Option<&str>, prefix: &str) -> Self {
-        let redis = RedisLink::new(redis_url).map(|link| RedisGuards {
+    pub fn new(budgets: Arc<Budgets>, redis: Option<Arc<RedisLink>>, prefix: &str) -> Self {
+        let redis = redis.map(|link| RedisGuards {
             link,
             prefix: format!("{prefix}:mcp"),
         });
@@ -130,7 +130,7 @@ impl MemoryGuards {
 
 /// The guards of every replica, in Redis.
 struct RedisGuards {
-    link: RedisLink,
+    link: Arc<RedisLink>,
     prefix: String,
 }
 
@@ -155,7 +155,7 @@ impl RedisGuards {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budgets::BudgetSettings;
+    use crate::config::BudgetSettings;
     use crate::identity::{Principal, Scope};
 
     const CALLS_PER_MINUTE: usize = 60;
@@ -179,10 +179,16 @@ mod tests {
             return None;
         };
         let prefix = format!("etappe-test-{}", uuid::Uuid::now_v7().simple());
-        let budgets = || Arc::new(Budgets::new(BudgetSettings::default(), Some(&url), &prefix));
+        let budgets = || {
+            Arc::new(Budgets::new(
+                BudgetSettings::default(),
+                RedisLink::open(Some(&url)),
+                &prefix,
+            ))
+        };
         Some((
-            Guards::new(budgets(), Some(&url), &prefix),
-            Guards::new(budgets(), Some(&url), &prefix),
+            Guards::new(budgets(), RedisLink::open(Some(&url)), &prefix),
+            Guards::new(budgets(), RedisLink::open(Some(&url)), &prefix),
         ))
     }
 
@@ -239,8 +245,12 @@ mod tests {
     #[tokio::test]
     async fn with_redis_down_the_guards_fall_back_to_this_replica() {
         let url = Some("redis://127.0.0.1:1");
-        let budgets = Arc::new(Budgets::new(BudgetSettings::default(), url, "etappe-test"));
-        let guards = Guards::new(budgets, url, "etappe-test");
+        let budgets = Arc::new(Budgets::new(
+            BudgetSettings::default(),
+            RedisLink::open(url),
+            "etappe-test",
+        ));
+        let guards = Guards::new(budgets, RedisLink::open(url), "etappe-test");
         let alice = principal();
         assert!(guards.admit(&alice, "agent", true).await.is_ok());
         let token = guards.mint("delete:a").await;

@@ -41,7 +41,7 @@ use serde_json::{Map, Value, json};
 use self::catalogue::{CATALOGUE, ToolSpec};
 pub use self::guard::Guards;
 use self::refusal::ToolError;
-use crate::http::AppState;
+use crate::app::App;
 use crate::identity::Principal;
 
 /// The protocol revisions served, oldest first.
@@ -57,18 +57,9 @@ pub const TOOLS_URI: &str = "etappe://tools";
 /// The MCP service: cloned per request by the stateless transport, so it is a few `Arc`s.
 #[derive(Clone, Debug)]
 pub struct Etappe {
-    state: AppState,
+    state: App,
     guards: Arc<Guards>,
     tools: Arc<Vec<Tool>>,
-}
-
-/// What `/mcp` accepts as `Host` and `Origin` (DNS-rebinding protection).
-#[derive(Clone, Debug, Default)]
-pub struct McpSettings {
-    /// Host names (optionally with a port); loopback is always accepted.
-    pub allowed_hosts: Vec<String>,
-    /// Browser origins allowed to call; any other `Origin` is refused.
-    pub allowed_origins: Vec<String>,
 }
 
 /// A tool's definition, from its catalogue entry.
@@ -101,10 +92,10 @@ pub fn tool_definitions() -> Vec<Tool> {
 }
 
 impl Etappe {
-    fn new(state: AppState) -> Self {
+    fn new(state: App) -> Self {
         let guards = Arc::new(Guards::new(
             Arc::clone(&state.budgets),
-            state.work.settings.redis_url.as_deref(),
+            state.work.redis.clone(),
             &state.work.settings.queue_prefix,
         ));
         Self {
@@ -240,6 +231,10 @@ impl ServerHandler for Etappe {
             }
         }
         let no_headers = axum::http::HeaderMap::new();
+        let request_context = parts
+            .and_then(|p| p.extensions.get::<crate::app::RequestContext>())
+            .cloned()
+            .unwrap_or_default();
         let call = tools::Call {
             state: &self.state,
             guards: &self.guards,
@@ -247,6 +242,7 @@ impl ServerHandler for Etappe {
             client: &client,
             args: &args,
             headers: parts.map_or(&no_headers, |p| &p.headers),
+            context: &request_context,
         };
         let outcome = (spec.run)(&call).await;
         if let Ok(challenge) = &outcome
@@ -310,28 +306,21 @@ impl ServerHandler for Etappe {
 }
 
 /// Which client a call comes from, for its rate budget and its confirmation tokens: a short
-/// digest of the bearer token it authenticated with (each agent gets its own token).
+/// digest of the credential it authenticated with (each agent gets its own token).
 #[derive(Clone, Debug)]
 struct ClientCredential(String);
 
-fn credential_key(token: &str) -> String {
-    crate::budgets::credential_key(token)
-}
-
 /// Authenticates `/mcp` with the same bearer tokens as REST; 401 with a challenge otherwise.
-async fn bearer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let token = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split_once(' '))
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, t)| t.trim().to_owned());
-    let principal = match token.as_deref() {
-        Some(t) => state.identity.authenticate(t).await.ok().flatten(),
+async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> Response {
+    let token = crate::auth::bearer_token(request.headers()).map(str::to_owned);
+    let caller = match token.as_deref() {
+        Some(t) => crate::auth::authenticate(&state.identity, t)
+            .await
+            .ok()
+            .flatten(),
         None => None,
     };
-    let Some(principal) = principal else {
+    let Some(caller) = caller else {
         let challenge = if token.is_some() {
             "Bearer error=\"invalid_token\", scope=\"trips:read trips:write\""
         } else {
@@ -348,17 +337,16 @@ async fn bearer(State(state): State<AppState>, mut request: Request, next: Next)
         );
         return response;
     };
-    request.extensions_mut().insert(principal);
-    if let Some(token) = token {
-        request
-            .extensions_mut()
-            .insert(ClientCredential(credential_key(&token)));
-    }
+    request.extensions_mut().insert(caller.principal);
+    request
+        .extensions_mut()
+        .insert(ClientCredential(caller.credential));
     next.run(request).await
 }
 
 /// The `/mcp` route, authenticated, with the Host/Origin checks configured.
-pub fn router(state: AppState, settings: &McpSettings) -> Router<AppState> {
+pub fn router(state: App) -> Router {
+    let settings = &state.hosts;
     let mut hosts = vec![
         "127.0.0.1".to_owned(),
         "localhost".to_owned(),
@@ -388,5 +376,6 @@ pub fn router(state: AppState, settings: &McpSettings) -> Router<AppState> {
     Router::new()
         .route_service("/mcp", service)
         .route_layer(middleware::from_fn(screen::screen))
-        .route_layer(middleware::from_fn_with_state(state, bearer))
+        .route_layer(middleware::from_fn_with_state(state.clone(), bearer))
+        .with_state(state)
 }

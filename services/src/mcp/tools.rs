@@ -19,25 +19,27 @@ use uuid::Uuid;
 use super::confirm::{Confirmation, confirm_or_challenge};
 use super::guard::Guards;
 use super::refusal::ToolError;
+use crate::app::App;
 use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
 use crate::app::trips::{
     BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, canonical_digest,
 };
 use crate::app::views::TripDetail;
 use crate::app::{AppError, RequestContext};
-use crate::http::AppState;
 use crate::identity::Principal;
 
 /// One call's inputs.
 #[derive(Debug)]
 pub struct Call<'a> {
-    pub(crate) state: &'a AppState,
+    pub(crate) state: &'a App,
     pub(crate) guards: &'a Guards,
     pub(crate) principal: &'a Principal,
     pub(crate) client: &'a str,
     pub(crate) args: &'a Map<String, Value>,
     /// The HTTP request's headers (the Host that share links are built on).
     pub(crate) headers: &'a axum::http::HeaderMap,
+    /// The request's id and trace, as the edge middleware set them for every transport.
+    pub(crate) context: &'a RequestContext,
 }
 
 /// What a tool answers: its `structuredContent`, or why it did nothing.
@@ -77,13 +79,6 @@ pub mod run {
         unshare_trip,
         delete_trip,
     );
-}
-
-pub(super) fn context() -> RequestContext {
-    RequestContext {
-        correlation_id: Some(Uuid::now_v7()),
-        traceparent: crate::telemetry::current_traceparent(),
-    }
 }
 
 /// A refusal of a service about trip `trip`, for `map_err`.
@@ -382,7 +377,7 @@ async fn create_trip(call: &Call<'_>) -> Answer {
     let created = call
         .state
         .trips
-        .create(call.principal, &input, Some(&key[..32]), &context())
+        .create(call.principal, &input, Some(&key[..32]), call.context)
         .await
         .map_err(refusal(None))?;
     Ok(json!({
@@ -421,7 +416,7 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
             trip.id,
             &patch,
             Some(BaseVersion::Exact(expected)),
-            &context(),
+            call.context,
         )
         .await
         .map_err(refusal(Some(&trip.raw)))?;
@@ -477,7 +472,7 @@ async fn edit_stages(call: &Call<'_>) -> Answer {
             day.stage,
             &input,
             Some(BaseVersion::Exact(expected)),
-            &context(),
+            call.context,
         )
         .await
         .map_err(refusal(Some(&trip.raw)))?;
@@ -501,7 +496,7 @@ async fn add_waypoint(call: &Call<'_>) -> Answer {
     let accepted = call
         .state
         .trips
-        .add_waypoint(call.principal, day.trip.id, day.stage, &input, &context())
+        .add_waypoint(call.principal, day.trip.id, day.stage, &input, call.context)
         .await
         .map_err(refusal(Some(&day.trip.raw)))?;
     Ok(json!({
@@ -525,7 +520,7 @@ async fn choose_accommodation(call: &Call<'_>) -> Answer {
             day.stage,
             &input,
             Some(BaseVersion::Exact(expected)),
-            &context(),
+            call.context,
         )
         .await
         .map_err(refusal(Some(&day.trip.raw)))?;
@@ -544,7 +539,7 @@ async fn analyze_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     call.state
         .trips
-        .analyze(call.principal, trip.id, &context())
+        .analyze(call.principal, trip.id, call.context)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
     Ok(json!({
@@ -557,11 +552,11 @@ async fn share_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "tripId")?;
     // The same base as REST: the configured public URL, else the Host this call came to.
     let base =
-        crate::http::share::base_url(call.state, call.headers).map_err(refusal(Some(&trip.raw)))?;
+        crate::app::links::base_url(call.state, call.headers).map_err(refusal(Some(&trip.raw)))?;
     let (link, _) = call
         .state
         .trips
-        .share(call.principal, trip.id, &context())
+        .share(call.principal, trip.id, call.context)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
     Ok(json!({
@@ -581,7 +576,7 @@ async fn unshare_trip(call: &Call<'_>) -> Answer {
     }
     call.state
         .trips
-        .unshare(call.principal, trip.id, &context())
+        .unshare(call.principal, trip.id, call.context)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
     Ok(json!({
@@ -605,7 +600,7 @@ async fn delete_trip(call: &Call<'_>) -> Answer {
     }
     call.state
         .trips
-        .delete(call.principal, trip.id, &context())
+        .delete(call.principal, trip.id, call.context)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
     Ok(json!({

@@ -193,11 +193,11 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
     let dir = temp_dir();
     let mut config = Config::embedded(dir.path().to_path_buf());
     config.db_max_connections = 32;
-    config.allowed_source_hosts = vec!["127.0.0.1".into()];
+    config.work.allowed_source_hosts = vec!["127.0.0.1".into()];
     if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
-        config.database_url = Some(url);
+        config.work.database_url = Some(url);
     }
-    let backend = if config.database_url.is_some() {
+    let backend = if config.work.database_url.is_some() {
         "postgres"
     } else {
         "sqlite"
@@ -206,7 +206,7 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
         .await
         .context("starting Etappe")?;
     let base = format!("http://{}", app.local_addr()?);
-    let identity = app.state().identity.clone();
+    let identity = app.app().identity.clone();
     let mut tokens = Vec::with_capacity(trips);
     for _ in 0..trips {
         let user = identity

@@ -18,9 +18,9 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
     let mut config = Config::embedded(dir.path().to_path_buf());
     config.db_max_connections = 32;
     if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
-        config.database_url = Some(url);
+        config.work.database_url = Some(url);
     }
-    let backend = if config.database_url.is_some() {
+    let backend = if config.work.database_url.is_some() {
         "postgres"
     } else {
         "sqlite"
@@ -29,7 +29,7 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
         .await
         .context("starting Etappe")?;
     let base = format!("http://{}", app.local_addr()?);
-    let identity = app.state().identity.clone();
+    let identity = app.app().identity.clone();
     let user = identity
         .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
         .await?;

@@ -38,8 +38,8 @@ pub async fn run(
 
     let dir = temp_dir();
     let mut config = Config::embedded(dir.path().to_path_buf());
-    config.allowed_source_hosts = vec!["127.0.0.1".into()];
-    config.worker_concurrency = workers;
+    config.work.allowed_source_hosts = vec!["127.0.0.1".into()];
+    config.work.worker_concurrency = workers;
     let mut processes = Vec::new();
     let backend = if servers {
         let s = crate::Servers::from_env()
@@ -57,7 +57,7 @@ pub async fn run(
         .await
         .context("starting Etappe")?;
     let base = format!("http://{}", app.local_addr()?);
-    let identity = app.state().identity.clone();
+    let identity = app.app().identity.clone();
     let user = identity
         .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
         .await?;

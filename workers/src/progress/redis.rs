@@ -4,16 +4,17 @@
 //! not newer (by `seq`) than the stored one is dropped, keeping progress monotone. Redis
 //! being down costs only the progress: the caller logs and the job goes on.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use etappe_events::ids::TripId;
 use futures::StreamExt;
 use redis::aio::ConnectionManager;
-use redis::{AsyncCommands, Client, Script};
-use tokio::sync::Mutex;
+use redis::{AsyncCommands, Script};
 
 use super::{Progress, ProgressError, ProgressStore, ProgressStream};
+use crate::redis_link::RedisLink;
 
 /// How long a trip's progress is kept after its last report.
 const TTL_SECONDS: u64 = 3600;
@@ -36,9 +37,8 @@ fn error(e: impl std::fmt::Display) -> ProgressError {
 
 /// Progress kept in Redis.
 pub struct RedisProgress {
-    client: Client,
+    link: Arc<RedisLink>,
     prefix: String,
-    connection: Mutex<Option<ConnectionManager>>,
     script: Script,
 }
 
@@ -51,14 +51,12 @@ impl std::fmt::Debug for RedisProgress {
 }
 
 impl RedisProgress {
-    /// A store at `url`. Redis being down now is not an error: progress is advisory and the
-    /// connection is made on first use.
-    pub async fn connect(url: &str, prefix: &str) -> Result<Self, ProgressError> {
-        let client = Client::open(url).map_err(error)?;
+    /// A store over the process's Redis link. Redis being down now is not an error: progress
+    /// is advisory and the connection is made on first use.
+    pub async fn connect(link: Arc<RedisLink>, prefix: &str) -> Result<Self, ProgressError> {
         let store = Self {
-            client,
+            link,
             prefix: prefix.to_owned(),
-            connection: Mutex::new(None),
             script: Script::new(PUBLISH),
         };
         if let Err(e) = store.connection().await {
@@ -72,17 +70,7 @@ impl RedisProgress {
     }
 
     async fn connection(&self) -> Result<ConnectionManager, ProgressError> {
-        let mut slot = self.connection.lock().await;
-        if let Some(c) = slot.as_ref() {
-            return Ok(c.clone());
-        }
-        let manager =
-            tokio::time::timeout(Duration::from_secs(2), self.client.get_connection_manager())
-                .await
-                .map_err(|_| ProgressError("Redis did not answer within 2 s".into()))?
-                .map_err(error)?;
-        *slot = Some(manager.clone());
-        Ok(manager)
+        self.link.connection().await.map_err(ProgressError)
     }
 
     /// Whether Redis answers.
@@ -138,11 +126,13 @@ impl ProgressStore for RedisProgress {
     }
 
     async fn subscribe(&self, trip_id: TripId) -> Result<ProgressStream, ProgressError> {
-        let mut pubsub =
-            tokio::time::timeout(Duration::from_secs(2), self.client.get_async_pubsub())
-                .await
-                .map_err(|_| ProgressError("Redis did not answer within 2 s".into()))?
-                .map_err(error)?;
+        let mut pubsub = tokio::time::timeout(
+            Duration::from_secs(2),
+            self.link.client().get_async_pubsub(),
+        )
+        .await
+        .map_err(|_| ProgressError("Redis did not answer within 2 s".into()))?
+        .map_err(error)?;
         pubsub.subscribe(self.key(trip_id)).await.map_err(error)?;
         let stream = pubsub.into_on_message().filter_map(|message| async move {
             let payload: String = message.get_payload().ok()?;

@@ -1,10 +1,12 @@
-//! One way to reach Redis for what the API keeps there besides progress (budgets,
-//! confirmations): a connection opened on first use and kept, every call bounded by a
-//! deadline, and after a failure a rest of a few seconds during which callers decide without
-//! Redis — so a Redis that is down costs one slow call, not every call.
+//! The one handle on Redis a process holds, for everything kept there: live progress, the
+//! upstreams' response cache and pace, the API's budgets and MCP confirmations. A connection
+//! opened on first use and kept, every call bounded by a deadline, and after a failure a rest
+//! of a few seconds during which callers decide without Redis — so a Redis that is down costs
+//! one slow call, not every call. Subscribers open their own pub/sub connection from the same
+//! client.
 
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionManager;
@@ -29,6 +31,12 @@ impl std::fmt::Debug for RedisLink {
 }
 
 impl RedisLink {
+    /// The process's link to `url`, shared by its users; `None` when none is configured (or
+    /// it does not parse).
+    pub fn open(url: Option<&str>) -> Option<Arc<Self>> {
+        Self::new(url).map(Arc::new)
+    }
+
     /// A link to `url`, or `None` when none is configured (or it does not parse).
     pub fn new(url: Option<&str>) -> Option<Self> {
         let client = redis::Client::open(url.filter(|u| !u.is_empty())?).ok()?;
@@ -37,6 +45,11 @@ impl RedisLink {
             connection: tokio::sync::Mutex::new(None),
             down_until: Mutex::new(None),
         })
+    }
+
+    /// The client, for a connection of its own (a pub/sub subscription).
+    pub fn client(&self) -> &redis::Client {
+        &self.client
     }
 
     fn failed(&self, error: String) -> String {

@@ -1,0 +1,63 @@
+//! What every request passes through, whichever transport serves it: a request id and trace
+//! context (carried into event metadata by REST and MCP alike), a tracing span named after
+//! the matched route, and the body deadline. The composition root wraps the merged router
+//! in these layers once, so no transport has its own.
+
+use axum::Router;
+use axum::extract::{MatchedPath, Request};
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+use tower_http::trace::TraceLayer;
+use uuid::Uuid;
+
+use crate::app::RequestContext;
+use crate::config::ServerLimits;
+
+/// `router` with the layers every request passes through.
+pub fn wrap(router: Router, limits: ServerLimits) -> Router {
+    router
+        .layer(axum::middleware::from_fn(request_context))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+            limits.body_timeout(),
+        ))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &Request| {
+                let route = request
+                    .extensions()
+                    .get::<MatchedPath>()
+                    .map_or("unmatched", |p| p.as_str());
+                let span = tracing::info_span!(
+                    "http",
+                    method = %request.method(),
+                    route,
+                    status = tracing::field::Empty
+                );
+                crate::telemetry::continue_trace(&span, request.headers());
+                span
+            }),
+        )
+}
+
+/// Gives each request an id (the caller's `X-Request-Id` when it is a UUID, or a new one) and
+/// a trace context, which the services carry into event metadata; echoes the id on the
+/// response.
+async fn request_context(mut request: Request, next: Next) -> Response {
+    let correlation_id = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| Uuid::parse_str(v).ok())
+        .unwrap_or_else(Uuid::now_v7);
+    let context = RequestContext {
+        correlation_id: Some(correlation_id),
+        traceparent: crate::telemetry::current_traceparent(),
+    };
+    request.extensions_mut().insert(context);
+    let mut response = next.run(request).await;
+    if let Ok(value) = HeaderValue::from_str(&correlation_id.to_string()) {
+        response.headers_mut().insert("x-request-id", value);
+    }
+    tracing::Span::current().record("status", response.status().as_u16());
+    response
+}
