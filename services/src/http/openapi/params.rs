@@ -110,7 +110,7 @@ params! {
     ];
     /// `GET /trips/{id}/detail`.
     VersionQuery => [json!({"name": "version", "in": "query", "required": false,
-        "schema": {"type": "integer", "minimum": 1},
+        "schema": {"type": "integer", "minimum": 1, "maximum": u64::MAX},
         "description": "Read the trip as it was at this version"})];
     /// `GET /trips/{id}/events`.
     AccessTokenQuery => [json!({"name": "access_token", "in": "query", "required": false,
