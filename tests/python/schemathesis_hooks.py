@@ -19,12 +19,16 @@ LOG = os.environ.get("ETAPPE_SCHEMATHESIS_DROPPED")
 # Problem codes that name the trip's state, not the request's shape.
 STATE = {"not_ready", "stale_version", "locked"}
 
-# Invalid values that break a rule between fields, or one about the trip's days.
+# Invalid values that break a rule between fields, or one about the trip's days as they are
+# (how long a day is, how many there are, whether it is a rest day).
 RULES = (
     "must be after startDate",
-    "beyond the day",
-    "past the day",
-    "toIndex must be",
+    "km (the kilometres from the day's start where it should end)",
+    "(0-based position among the",
+    "a rest day has no",
+    "this day is too short to split",
+    "accommodation candidates: scan first",
+    "no candidate of this day within",
 )
 
 
