@@ -43,7 +43,10 @@ mod tests {
 
     fn headers(value: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();
-        headers.insert(header::AUTHORIZATION, value.parse().unwrap());
+        headers.insert(
+            header::AUTHORIZATION,
+            value.parse().expect("a header value"),
+        );
         headers
     }
 

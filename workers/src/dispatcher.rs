@@ -82,12 +82,7 @@ impl Dispatcher {
                     traceparent: event.metadata.traceparent.clone(),
                 };
                 self.queue.publish(&message).await?;
-                self.metrics.inc(
-                    "etappe_jobs_dispatched_total",
-                    "Jobs published to the queue.",
-                    &[("kind", job.kind())],
-                    1.0,
-                );
+                self.metrics.job_dispatched(job.kind());
                 if !self.queue.is_durable() {
                     self.outstanding.push_back((previous, job.id()));
                 }
@@ -110,12 +105,7 @@ impl Dispatcher {
                 .num_milliseconds()
                 .max(0) as f64
                 / 1000.0;
-            self.metrics.set(
-                "etappe_dispatcher_lag_seconds",
-                "Age of the newest event the dispatcher read.",
-                &[],
-                lag,
-            );
+            self.metrics.dispatcher_lag.set(lag);
         }
         // With a non-durable queue, never checkpoint past a job that is not settled: after a
         // crash the log publishes it again.

@@ -10,7 +10,6 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::fetch::FetchHooks;
-use crate::runtime::WorkSettings;
 use crate::upstreams::UpstreamSettings;
 
 /// Where the work side's backends are and how its workers run.
@@ -147,4 +146,23 @@ impl HealthFlags {
     pub async fn run(&self, default_addr: SocketAddr) -> Result<(), crate::health::HealthError> {
         crate::health::run(self.target.as_deref(), default_addr, self.live, self.ready).await
     }
+}
+
+/// What the work side is configured with.
+#[derive(Debug, Clone)]
+pub struct WorkSettings {
+    pub amqp_url: Option<String>,
+    pub redis_url: Option<String>,
+    pub queue_prefix: String,
+    pub allowed_source_hosts: Vec<String>,
+    /// The proxy source links are fetched through (`ETAPPE_FETCH_PROXY`); `None`: none, and
+    /// the environment's proxy variables are ignored.
+    pub fetch_proxy: Option<String>,
+    /// The fetcher's resolver and service origins (tests plug in loopback ones).
+    pub fetch_hooks: FetchHooks,
+    pub concurrency: u16,
+    pub upstreams: crate::upstreams::UpstreamSettings,
+    /// The first retry's delay; later ones are 5× and 30× it (1 s in production; tests
+    /// shorten it to see a job given up within a second).
+    pub retry_unit: Duration,
 }

@@ -1,173 +1,149 @@
-//! A small Prometheus registry: counters, gauges and histograms with labels, rendered in the
-//! text exposition format at `/metrics`. Small enough to own, so no metrics stack is pulled in.
+//! The process's metrics, each declared once here with its name, help and labels, and
+//! rendered at `/metrics` in the OpenMetrics text format by `prometheus-client`. Callers
+//! record through the typed families below, so a metric cannot be spelt two ways or given
+//! two helps.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
 
-type Labels = Vec<(&'static str, String)>;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
+/// The content type of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Job durations' bucket bounds, seconds: from a label lookup to a 1,000 km route.
 const BUCKETS: [f64; 12] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
-#[derive(Debug, Default)]
-struct Histogram {
-    counts: [u64; BUCKETS.len()],
-    sum: f64,
-    count: u64,
+/// A job's kind.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabel {
+    pub kind: String,
 }
 
-#[derive(Debug, Default)]
-struct Families {
-    counters: BTreeMap<&'static str, BTreeMap<Labels, f64>>,
-    gauges: BTreeMap<&'static str, BTreeMap<Labels, f64>>,
-    histograms: BTreeMap<&'static str, BTreeMap<Labels, Histogram>>,
-    help: BTreeMap<&'static str, &'static str>,
+/// A job's kind and how it ended.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    pub kind: String,
+    pub outcome: String,
 }
 
-/// The registry.
-#[derive(Debug, Default)]
+fn duration_histogram() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
+/// The registry and its families.
 pub struct Metrics {
-    families: Mutex<Families>,
+    registry: Registry,
+    /// `etappe_jobs_dispatched_total`: jobs published to the queue.
+    pub jobs_dispatched: Family<KindLabel, Counter>,
+    /// `etappe_jobs_total`: jobs by outcome.
+    pub jobs: Family<OutcomeLabels, Counter>,
+    /// `etappe_job_duration_seconds`: time a worker spent on a job.
+    pub job_duration: Family<KindLabel, Histogram, fn() -> Histogram>,
+    /// `etappe_dispatcher_lag_seconds`: age of the newest event the dispatcher read.
+    pub dispatcher_lag: Gauge<f64, AtomicU64>,
+    /// `etappe_queue_depth`: jobs waiting in the queue.
+    pub queue_depth: Gauge,
+    /// `etappe_dead_letter_depth`: jobs in the dead-letter queue.
+    pub dead_letter_depth: Gauge,
 }
 
-fn labels(pairs: &[(&'static str, &str)]) -> Labels {
-    pairs.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()
-}
-
-fn render_labels(labels: &Labels, extra: Option<(&str, String)>) -> String {
-    let mut parts: Vec<String> = labels
-        .iter()
-        .map(|(k, v)| format!("{k}=\"{}\"", v.replace('"', "'")))
-        .collect();
-    if let Some((k, v)) = extra {
-        parts.push(format!("{k}=\"{v}\""));
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
     }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!("{{{}}}", parts.join(","))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let jobs_dispatched = Family::<KindLabel, Counter>::default();
+        let jobs = Family::<OutcomeLabels, Counter>::default();
+        let job_duration = Family::<KindLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+            duration_histogram,
+        );
+        let dispatcher_lag = Gauge::<f64, AtomicU64>::default();
+        let queue_depth = Gauge::default();
+        let dead_letter_depth = Gauge::default();
+        registry.register(
+            "etappe_jobs_dispatched",
+            "Jobs published to the queue",
+            jobs_dispatched.clone(),
+        );
+        registry.register("etappe_jobs", "Jobs by outcome", jobs.clone());
+        registry.register(
+            "etappe_job_duration_seconds",
+            "Time a worker spent on a job",
+            job_duration.clone(),
+        );
+        registry.register(
+            "etappe_dispatcher_lag_seconds",
+            "Age of the newest event the dispatcher read",
+            dispatcher_lag.clone(),
+        );
+        registry.register(
+            "etappe_queue_depth",
+            "Jobs waiting in the queue",
+            queue_depth.clone(),
+        );
+        registry.register(
+            "etappe_dead_letter_depth",
+            "Jobs in the dead-letter queue",
+            dead_letter_depth.clone(),
+        );
+        Self {
+            registry,
+            jobs_dispatched,
+            jobs,
+            job_duration,
+            dispatcher_lag,
+            queue_depth,
+            dead_letter_depth,
+        }
     }
 }
 
 impl Metrics {
-    fn with<R>(&self, f: impl FnOnce(&mut Families) -> R) -> R {
-        f(&mut self.families.lock().unwrap_or_else(|e| e.into_inner()))
+    /// Counts a job of `kind` ending as `outcome`.
+    pub fn job_ended(&self, kind: &str, outcome: &str) {
+        self.jobs
+            .get_or_create(&OutcomeLabels {
+                kind: kind.to_owned(),
+                outcome: outcome.to_owned(),
+            })
+            .inc();
     }
 
-    /// Adds to a counter.
-    pub fn inc(
-        &self,
-        name: &'static str,
-        help: &'static str,
-        pairs: &[(&'static str, &str)],
-        by: f64,
-    ) {
-        self.with(|f| {
-            f.help.insert(name, help);
-            *f.counters
-                .entry(name)
-                .or_default()
-                .entry(labels(pairs))
-                .or_default() += by;
-        });
+    /// Counts a job of `kind` published to the queue.
+    pub fn job_dispatched(&self, kind: &str) {
+        self.jobs_dispatched
+            .get_or_create(&KindLabel {
+                kind: kind.to_owned(),
+            })
+            .inc();
     }
 
-    /// Sets a gauge.
-    pub fn set(
-        &self,
-        name: &'static str,
-        help: &'static str,
-        pairs: &[(&'static str, &str)],
-        value: f64,
-    ) {
-        self.with(|f| {
-            f.help.insert(name, help);
-            f.gauges
-                .entry(name)
-                .or_default()
-                .insert(labels(pairs), value);
-        });
+    /// Records the time a job of `kind` took.
+    pub fn job_took(&self, kind: &str, seconds: f64) {
+        self.job_duration
+            .get_or_create(&KindLabel {
+                kind: kind.to_owned(),
+            })
+            .observe(seconds);
     }
 
-    /// Records an observation in a histogram (seconds).
-    pub fn observe(
-        &self,
-        name: &'static str,
-        help: &'static str,
-        pairs: &[(&'static str, &str)],
-        value: f64,
-    ) {
-        self.with(|f| {
-            f.help.insert(name, help);
-            let h = f
-                .histograms
-                .entry(name)
-                .or_default()
-                .entry(labels(pairs))
-                .or_default();
-            for (i, bound) in BUCKETS.iter().enumerate() {
-                if value <= *bound {
-                    h.counts[i] += 1;
-                }
-            }
-            h.sum += value;
-            h.count += 1;
-        });
-    }
-
-    /// The text exposition.
+    /// The OpenMetrics text exposition ([`CONTENT_TYPE`]).
     pub fn render(&self) -> String {
-        self.with(|f| {
-            let mut out = String::new();
-            for (name, series) in &f.counters {
-                let _ = writeln!(
-                    out,
-                    "# HELP {name} {}\n# TYPE {name} counter",
-                    f.help.get(name).unwrap_or(&"")
-                );
-                for (l, v) in series {
-                    let _ = writeln!(out, "{name}{} {v}", render_labels(l, None));
-                }
-            }
-            for (name, series) in &f.gauges {
-                let _ = writeln!(
-                    out,
-                    "# HELP {name} {}\n# TYPE {name} gauge",
-                    f.help.get(name).unwrap_or(&"")
-                );
-                for (l, v) in series {
-                    let _ = writeln!(out, "{name}{} {v}", render_labels(l, None));
-                }
-            }
-            for (name, series) in &f.histograms {
-                let _ = writeln!(
-                    out,
-                    "# HELP {name} {}\n# TYPE {name} histogram",
-                    f.help.get(name).unwrap_or(&"")
-                );
-                for (l, h) in series {
-                    for (i, bound) in BUCKETS.iter().enumerate() {
-                        let _ = writeln!(
-                            out,
-                            "{name}_bucket{} {}",
-                            render_labels(l, Some(("le", bound.to_string()))),
-                            h.counts[i]
-                        );
-                    }
-                    let _ = writeln!(
-                        out,
-                        "{name}_bucket{} {}",
-                        render_labels(l, Some(("le", "+Inf".into()))),
-                        h.count
-                    );
-                    let _ = writeln!(out, "{name}_sum{} {}", render_labels(l, None), h.sum);
-                    let _ = writeln!(out, "{name}_count{} {}", render_labels(l, None), h.count);
-                }
-            }
-            out
-        })
+        let mut text = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
     }
 }
 
@@ -176,29 +152,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn renders_the_text_exposition_format() {
+    fn renders_the_openmetrics_text_format() {
         let m = Metrics::default();
-        m.inc(
-            "etappe_jobs_total",
-            "Jobs by outcome.",
-            &[("kind", "compute_route"), ("outcome", "completed")],
-            1.0,
-        );
-        m.set("etappe_queue_depth", "Jobs waiting.", &[], 3.0);
-        m.observe(
-            "etappe_job_duration_seconds",
-            "Job duration.",
-            &[("kind", "x")],
-            0.2,
-        );
+        m.job_ended("compute_route", "completed");
+        m.queue_depth.set(3);
+        m.job_took("x", 0.2);
         let text = m.render();
         assert!(
-            text.contains("etappe_jobs_total{kind=\"compute_route\",outcome=\"completed\"} 1"),
+            text.contains("etappe_jobs_total{kind=\"compute_route\",outcome=\"completed\"} 1\n"),
             "{text}"
         );
-        assert!(text.contains("# TYPE etappe_queue_depth gauge\n"));
-        assert!(text.contains("etappe_job_duration_seconds_bucket{kind=\"x\",le=\"0.25\"} 1"));
-        assert!(text.contains("etappe_job_duration_seconds_bucket{kind=\"x\",le=\"0.1\"} 0"));
-        assert!(text.contains("etappe_job_duration_seconds_count{kind=\"x\"} 1"));
+        assert!(text.contains("# TYPE etappe_queue_depth gauge\n"), "{text}");
+        assert!(text.contains("etappe_queue_depth 3\n"), "{text}");
+        assert!(
+            text.contains("etappe_job_duration_seconds_bucket{le=\"0.25\",kind=\"x\"} 1\n")
+                || text.contains("etappe_job_duration_seconds_bucket{kind=\"x\",le=\"0.25\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("etappe_job_duration_seconds_count{kind=\"x\"} 1\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
     }
 }

@@ -60,6 +60,8 @@ impl RedisLink {
     }
 
     /// The connection, opened if needed; an error (and a rest) when Redis does not answer.
+    /// During a rest it fails at once: for callers on a request's path (budgets,
+    /// confirmations), which decide without Redis rather than wait.
     pub async fn connection(&self) -> Result<ConnectionManager, String> {
         let resting = self
             .down_until
@@ -73,6 +75,12 @@ impl RedisLink {
                 REDIS_BACKOFF.as_secs()
             ));
         }
+        self.connection_now().await
+    }
+
+    /// The connection, opened now if needed whatever an earlier failure: for work off the
+    /// request path (progress), which must resume as soon as Redis does.
+    pub async fn connection_now(&self) -> Result<ConnectionManager, String> {
         let mut slot = self.connection.lock().await;
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
@@ -83,6 +91,9 @@ impl RedisLink {
                 .map_err(|_| self.failed("no connection within 2s".to_owned()))?
                 .map_err(|e| self.failed(e.to_string()))?;
         *slot = Some(manager.clone());
+        if let Ok(mut down) = self.down_until.lock() {
+            *down = None;
+        }
         Ok(manager)
     }
 

@@ -14,8 +14,9 @@ use etappe_events::store::{PostgresStore, SqliteStore, Store, StoreError};
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::fetch::{FetchError, FetchHooks, Fetcher};
+use crate::fetch::{FetchError, Fetcher};
 use crate::flags::WorkFlags;
+pub use crate::flags::WorkSettings;
 use crate::labels::{Labeller, NoLabels};
 use crate::metrics::Metrics;
 use crate::pipeline::Pipeline;
@@ -43,25 +44,6 @@ pub enum RuntimeError {
     Io(#[from] std::io::Error),
     #[error("upstreams: {0}")]
     Upstreams(#[from] crate::upstreams::UpstreamSetupError),
-}
-
-/// What the work side is configured with.
-#[derive(Debug, Clone)]
-pub struct WorkSettings {
-    pub amqp_url: Option<String>,
-    pub redis_url: Option<String>,
-    pub queue_prefix: String,
-    pub allowed_source_hosts: Vec<String>,
-    /// The proxy source links are fetched through (`ETAPPE_FETCH_PROXY`); `None`: none, and
-    /// the environment's proxy variables are ignored.
-    pub fetch_proxy: Option<String>,
-    /// The fetcher's resolver and service origins (tests plug in loopback ones).
-    pub fetch_hooks: FetchHooks,
-    pub concurrency: u16,
-    pub upstreams: crate::upstreams::UpstreamSettings,
-    /// The first retry's delay; later ones are 5× and 30× it (1 s in production; tests
-    /// shorten it to see a job given up within a second).
-    pub retry_unit: Duration,
 }
 
 /// The queue, progress store, metrics and store shared by a process's work.
@@ -213,7 +195,15 @@ pub async fn run_worker_process(work: Work, addr: SocketAddr) -> Result<(), Runt
     let app = axum::Router::new()
         .route(
             "/metrics",
-            get(|State(w): State<Work>| async move { w.metrics.render() }),
+            get(|State(w): State<Work>| async move {
+                (
+                    [(
+                        axum::http::header::CONTENT_TYPE,
+                        crate::metrics::CONTENT_TYPE,
+                    )],
+                    w.metrics.render(),
+                )
+            }),
         )
         .route("/livez", get(|| async { Json(json!({"status": "live"})) }))
         .route(

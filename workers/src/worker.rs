@@ -102,12 +102,7 @@ impl Worker {
             Ok(message) => message,
             Err(why) => {
                 tracing::error!(%why, "a job message cannot be read: dead-lettered");
-                self.metrics.inc(
-                    "etappe_jobs_total",
-                    "Jobs by outcome.",
-                    &[("kind", "unreadable"), ("outcome", "dead_lettered")],
-                    1.0,
-                );
+                self.metrics.job_ended("unreadable", "dead_lettered");
                 let _ = acker.dead_letter().await;
                 return;
             }
@@ -210,12 +205,7 @@ impl Worker {
             }
         };
         self.count(kind, outcome);
-        self.metrics.observe(
-            "etappe_job_duration_seconds",
-            "Time a worker spent on a job.",
-            &[("kind", kind)],
-            started.elapsed().as_secs_f64(),
-        );
+        self.metrics.job_took(kind, started.elapsed().as_secs_f64());
     }
 
     /// The wait before try `attempt`: [`backoff`] in units of `retry_unit`.
@@ -224,11 +214,6 @@ impl Worker {
     }
 
     fn count(&self, kind: &str, outcome: &str) {
-        self.metrics.inc(
-            "etappe_jobs_total",
-            "Jobs by outcome.",
-            &[("kind", kind), ("outcome", outcome)],
-            1.0,
-        );
+        self.metrics.job_ended(kind, outcome);
     }
 }

@@ -284,23 +284,17 @@ async fn authenticate(
 pub(super) async fn metrics(State(state): State<App>) -> Response {
     let work = &state.work;
     if let Ok(depth) = work.queue.depth().await {
-        work.metrics.set(
-            "etappe_queue_depth",
-            "Jobs waiting in the queue.",
-            &[],
-            depth as f64,
-        );
+        work.metrics
+            .queue_depth
+            .set(i64::try_from(depth).unwrap_or(i64::MAX));
     }
     if let Ok(dead) = work.queue.dead_lettered().await {
-        work.metrics.set(
-            "etappe_dead_letter_depth",
-            "Jobs in the dead-letter queue.",
-            &[],
-            dead as f64,
-        );
+        work.metrics
+            .dead_letter_depth
+            .set(i64::try_from(dead).unwrap_or(i64::MAX));
     }
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        [(header::CONTENT_TYPE, etappe_workers::metrics::CONTENT_TYPE)],
         work.metrics.render(),
     )
         .into_response()

@@ -70,7 +70,7 @@ impl RedisProgress {
     }
 
     async fn connection(&self) -> Result<ConnectionManager, ProgressError> {
-        self.link.connection().await.map_err(ProgressError)
+        self.link.connection_now().await.map_err(ProgressError)
     }
 
     /// Whether Redis answers.
