@@ -279,8 +279,8 @@ async fn authenticate(
 /// `GET /metrics`: Prometheus text exposition.
 #[utoipa::path(get, path = "/metrics", operation_id = "metrics", tag = "meta",
     summary = "Prometheus metrics", security(()),
-    responses((status = 200, description = "Prometheus text exposition",
-        content_type = "text/plain", body = String)))]
+    responses((status = 200, description = "The OpenMetrics text exposition",
+        content_type = "application/openmetrics-text", body = String)))]
 pub(super) async fn metrics(State(state): State<App>) -> Response {
     let work = &state.work;
     if let Ok(depth) = work.queue.depth().await {
