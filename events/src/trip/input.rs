@@ -272,8 +272,19 @@ fn parse_number(name: &str, value: &Value, range: Range) -> Result<f64, FieldErr
     }
 }
 
+/// A whole number, written `14` or `14.0`: JSON (and JSON Schema's `integer`) does not tell
+/// them apart, so neither does the parser.
+pub fn whole_number(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|v| v.fract() == 0.0 && (0.0..=u64::MAX as f64).contains(v))
+            .map(|v| v as u64)
+    })
+}
+
 fn parse_hour(name: &str, value: &Value) -> Result<u8, FieldError> {
-    match value.as_u64() {
+    match whole_number(value) {
         Some(h) if DEPARTURE_HOUR.contains(h as f64) => Ok(h as u8),
         _ => Err(FieldError::new(
             name,
@@ -476,6 +487,14 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_whole_hour_may_be_written_with_a_decimal_point() {
+        let patch = parse_settings(&object(json!({"departureHour": 14.0})), NullMeans::Clear)
+            .expect("14.0 is 14");
+        assert_eq!(patch.departure_hour, Some(14));
+        assert!(parse_settings(&object(json!({"departureHour": 14.5})), NullMeans::Clear).is_err());
     }
 
     #[test]

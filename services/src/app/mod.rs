@@ -5,6 +5,7 @@ mod error;
 pub mod exports;
 pub mod links;
 pub mod places;
+pub mod schema;
 pub mod stages;
 pub mod trips;
 pub mod views;

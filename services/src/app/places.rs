@@ -16,9 +16,11 @@ pub const MAX_PLACES: usize = 10;
 pub const DEFAULT_PLACES: usize = 5;
 
 /// One place found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Place)]
 pub struct PlaceItem {
+    /// Third-party data (GeoNames or OpenStreetMap).
     pub name: String,
     pub display_name: String,
     pub lat: f64,
@@ -31,7 +33,7 @@ pub struct PlaceItem {
 }
 
 /// The answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlaceList {
     pub items: Vec<PlaceItem>,

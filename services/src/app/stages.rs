@@ -36,10 +36,12 @@ pub const DEFAULT_SCAN_RADIUS_KM: f64 = 5.0;
 const ROUTE_TOLERANCE_M: f64 = 10.0;
 
 /// The answer to a waypoint request: accepted, computed by the workers, version unchanged.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WaypointAccepted {
+    #[schema(format = Uuid)]
     pub trip_id: String,
+    #[schema(format = Uuid)]
     pub stage_id: String,
     /// The trip's version, which a detour does not move.
     pub version: u64,
@@ -47,9 +49,10 @@ pub struct WaypointAccepted {
 }
 
 /// One day's simplified line.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DayLine {
+    #[schema(format = Uuid)]
     pub stage_id: String,
     pub day_number: u32,
     pub is_rest_day: bool,
@@ -58,7 +61,7 @@ pub struct DayLine {
 }
 
 /// `GET /trips/{id}/route`: the days' geometry, simplified for a map.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteLines {
     pub version: u64,

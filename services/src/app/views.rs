@@ -11,6 +11,12 @@ use etappe_events::trip::source::SourceType;
 use etappe_events::trip::stage::{Accommodation, Alert, Point, Stage};
 use etappe_events::trip::{Category, ComputationStatus, Trip};
 use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::schema::{
+    AccommodationSchema, AccommodationTypeSchema, AlertSchema, PointSchema, computation_status_map,
+    source_type, trip_status, unavailable_map,
+};
 
 /// Today, in UTC: the day the lock rule compares start dates with.
 pub fn today() -> NaiveDate {
@@ -18,10 +24,14 @@ pub fn today() -> NaiveDate {
 }
 
 /// One day as readers see it (no geometry: that is `/route`'s).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Stage)]
 pub struct StageSummary {
+    /// Stable within a pacing generation.
+    #[schema(format = Uuid)]
     pub stage_id: String,
+    #[schema(minimum = 1)]
     pub day_number: u32,
     pub date: Option<NaiveDate>,
     /// Kilometres.
@@ -30,16 +40,22 @@ pub struct StageSummary {
     pub elevation: f64,
     /// Metres of descent.
     pub elevation_loss: f64,
+    #[schema(value_type = PointSchema)]
     pub start_point: Point,
+    #[schema(value_type = PointSchema)]
     pub end_point: Point,
+    /// Nearest locality (GeoNames data).
     pub start_label: Option<String>,
     pub end_label: Option<String>,
     pub label: Option<String>,
     pub is_rest_day: bool,
+    #[schema(value_type = Vec<AlertSchema>)]
     pub alerts: Vec<Alert>,
     /// Places to sleep found near the day's end by the last scan (third-party data).
+    #[schema(value_type = Vec<AccommodationSchema>)]
     pub accommodations: Vec<Accommodation>,
     /// The place chosen for the night after this day.
+    #[schema(value_type = Option<AccommodationSchema>)]
     pub selected_accommodation: Option<Accommodation>,
     /// Set when the day was re-routed through a waypoint.
     pub detour: Option<DetourSummary>,
@@ -49,9 +65,11 @@ pub struct StageSummary {
 }
 
 /// A re-routed day, as readers see it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Detour)]
 pub struct DetourSummary {
+    #[schema(value_type = PointSchema)]
     pub waypoint: Point,
     /// Kilometres the detour added to the day.
     pub added_distance: f64,
@@ -129,27 +147,36 @@ fn total_distance(trip: &Trip) -> f64 {
 }
 
 /// `GET /trips/{id}` and the answer to a creation: where the trip stands.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TripSummary {
+    #[schema(format = Uuid)]
     pub id: String,
+    /// The structural version; also the ETag.
+    #[schema(minimum = 1)]
     pub version: u64,
     /// True until the days exist: `stages: []` then means "not computed yet", not "no days".
     pub partial: bool,
     pub is_locked: bool,
+    #[schema(schema_with = computation_status_map)]
     pub computation_status: BTreeMap<Category, ComputationStatus>,
     /// Why each failed category could not be computed.
+    #[schema(schema_with = unavailable_map)]
     pub unavailable: BTreeMap<Category, String>,
 }
 
 /// `GET /trips/{id}/detail`: the whole trip as the rider edits it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TripDetail {
+    #[schema(format = Uuid)]
     pub id: String,
+    /// The structural version; also the ETag.
+    #[schema(minimum = 1)]
     pub version: u64,
     pub title: Option<String>,
     pub source_url: String,
+    #[schema(schema_with = source_type)]
     pub source_type: SourceType,
     pub start_date: Option<NaiveDate>,
     pub end_date: Option<NaiveDate>,
@@ -159,12 +186,16 @@ pub struct TripDetail {
     pub average_speed: f64,
     pub departure_hour: u8,
     pub ebike_mode: bool,
+    #[schema(value_type = Vec<AccommodationTypeSchema>)]
     pub enabled_accommodation_types: Vec<AccommodationType>,
     /// `draft` until the days exist, then `ready`.
+    #[schema(schema_with = trip_status)]
     pub status: &'static str,
     pub partial: bool,
     pub is_locked: bool,
+    #[schema(schema_with = computation_status_map)]
     pub computation_status: BTreeMap<Category, ComputationStatus>,
+    #[schema(schema_with = unavailable_map)]
     pub unavailable: BTreeMap<Category, String>,
     pub stage_count: usize,
     /// Kilometres, rest days excluded.
@@ -177,13 +208,15 @@ pub struct TripDetail {
 }
 
 /// One line of `GET /trips`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TripListItem {
+    #[schema(format = Uuid)]
     pub id: String,
     pub title: Option<String>,
     pub start_date: Option<NaiveDate>,
     pub end_date: Option<NaiveDate>,
+    #[schema(schema_with = trip_status)]
     pub status: &'static str,
     pub is_locked: bool,
     pub stage_count: usize,
@@ -193,7 +226,7 @@ pub struct TripListItem {
 }
 
 /// A page of trips.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TripList {
     pub items: Vec<TripListItem>,
@@ -284,7 +317,7 @@ impl TripListItem {
 
 /// What an anonymous visitor of a share link reads: the trip without its owner's private
 /// details (no id, no source link, no settings).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PublicTrip {
     pub title: Option<String>,

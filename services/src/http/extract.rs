@@ -93,7 +93,7 @@ impl FromRequestParts<App> for TripPath {
         raw.parse().map(TripPath).map_err(|_| {
             // `/trips/{id}.gpx` is a file to read: another method on it is a 405, not a 404.
             let allowed = super::allowed_methods(parts.uri.path());
-            if allowed.is_empty() || allowed.contains(&parts.method.as_str()) {
+            if allowed.is_empty() || allowed.iter().any(|m| m == parts.method.as_str()) {
                 AppError::NotFound
             } else {
                 AppError::MethodNotAllowed {

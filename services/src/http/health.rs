@@ -7,6 +7,8 @@
 use std::time::Duration;
 
 use axum::Json;
+
+use super::openapi::answers::HealthSchema;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -14,12 +16,19 @@ use serde_json::{Value, json};
 use super::App;
 
 /// `GET /livez`.
+#[utoipa::path(get, path = "/livez", operation_id = "live", tag = "meta",
+    summary = "Liveness", security(()),
+    responses((status = 200, description = "The process runs", body = HealthSchema)))]
 pub(super) async fn live() -> Json<Value> {
     Json(json!({"status": "live"}))
 }
 
 /// `GET /readyz`: 200 when the database answers, the queue answers and at least one worker
 /// is alive; else 503 with what is wrong. `upstreams` says how each upstream is.
+#[utoipa::path(get, path = "/readyz", operation_id = "ready", tag = "meta",
+    summary = "Readiness: the database, the queue and a worker", security(()),
+    responses((status = 200, description = "Ready", body = HealthSchema),
+        (status = 503, description = "Not ready, with what is wrong", body = HealthSchema)))]
 pub(super) async fn ready(State(state): State<App>) -> (StatusCode, Json<Value>) {
     let database = tokio::time::timeout(Duration::from_secs(2), state.trips.ping()).await;
     let (database_ok, database_text) = match database {

@@ -10,11 +10,19 @@ use etappe_events::trip::FieldError;
 
 use super::App;
 use super::extract::Caller;
+use super::openapi::answers::*;
+use super::openapi::params::PlaceQuery;
 use crate::app::AppError;
 use crate::app::places::{DEFAULT_PLACES, PlaceList, search_places};
 
 const PARAMETERS: [&str; 2] = ["q", "limit"];
 
+#[utoipa::path(get, path = "/geocode/search", operation_id = "searchPlaces", tag = "places",
+    summary = "Find places by name",
+    description = "Scope trips:read. The configured geocoder, else the embedded gazetteer.",
+    params(PlaceQuery),
+    responses((status = 200, description = "Places found", body = PlaceList),
+        BadRequest, Unauthorized, Forbidden, RateLimited, Unavailable))]
 pub(super) async fn search(
     State(state): State<App>,
     Caller(principal): Caller,

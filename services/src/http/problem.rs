@@ -12,6 +12,36 @@ use etappe_events::trip::{FieldError, InputError};
 /// The media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
+/// Every problem `code` the API answers with (the document's enumeration of `code`; a problem
+/// made with another code fails a debug assertion, so the tests catch a new one unlisted).
+pub const CODES: &[&str] = &[
+    "unauthenticated",
+    "insufficient_scope",
+    "not_found",
+    "unknown_field",
+    "invalid_value",
+    "malformed_body",
+    "bad_header",
+    "invalid_query",
+    "locked",
+    "stale_version",
+    "precondition_required",
+    "conflict",
+    "unavailable",
+    "internal",
+    "unsupported_media_type",
+    "payload_too_large",
+    "method_not_allowed",
+    "not_ready",
+    "no_such_version",
+    "stage_not_found",
+    "upstream_unavailable",
+    "rate_limited",
+    "too_many_streams",
+    "upload_quota",
+    "body_timeout",
+];
+
 /// A problem document.
 #[derive(Debug, Serialize)]
 pub struct Problem {
@@ -47,6 +77,7 @@ impl Problem {
         title: &'static str,
         detail: impl Into<String>,
     ) -> Self {
+        debug_assert!(CODES.contains(&code), "problem code {code} is not in CODES");
         Self {
             type_uri: format!("https://etappe.dev/problems/{code}"),
             title,

@@ -11,10 +11,13 @@ use serde_json::json;
 
 use super::App;
 use super::extract::{Caller, PeerAddress, Segments, TripPath};
+use super::openapi::answers::*;
+use super::openapi::params::*;
 use super::trips::file_response;
 use crate::app::links::base_url;
+use crate::app::stages::RouteLines;
 use crate::app::trips::ExportFormat;
-use crate::app::views::PublicTrip;
+use crate::app::views::{PublicTrip, StageSummary};
 use crate::app::{AppError, RequestContext};
 
 fn link_body(
@@ -30,6 +33,11 @@ fn link_body(
 }
 
 /// `GET /trips/{id}/share`: the active link, or 404 when there is none.
+#[utoipa::path(get, path = "/trips/{id}/share", operation_id = "getShareLink", tag = "share",
+    summary = "The trip's public link", description = "Scope trips:read. 404 when none is open.",
+    params(TripPathParam),
+    responses((status = 200, description = "The open link", body = ShareLinkSchema),
+        BadRequest, Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn get(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -45,6 +53,13 @@ pub(super) async fn get(
 }
 
 /// `POST /trips/{id}/share`: 201 with a new link, 200 with the one already open.
+#[utoipa::path(post, path = "/trips/{id}/share", operation_id = "shareTrip", tag = "share",
+    summary = "Open a public link",
+    description = "Scope trips:write. 201 with a new link, 200 with the one already open.",
+    params(TripPathParam),
+    responses((status = 201, description = "A new link", body = ShareLinkSchema),
+        (status = 200, description = "The link already open", body = ShareLinkSchema),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, RateLimited))]
 pub(super) async fn create(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -62,6 +77,12 @@ pub(super) async fn create(
 }
 
 /// `DELETE /trips/{id}/share`: 204; the code stops resolving for everyone.
+#[utoipa::path(delete, path = "/trips/{id}/share", operation_id = "unshareTrip", tag = "share",
+    summary = "Revoke the public link",
+    description = "Scope trips:write. The code stops resolving for everyone.",
+    params(TripPathParam),
+    responses((status = 204, description = "Revoked"),
+        Unauthorized, Forbidden, NotFound, Conflict, RateLimited))]
 pub(super) async fn revoke(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -91,6 +112,11 @@ async fn admit_visitor(state: &App, visitor: PeerAddress, code: &str) -> Result<
 }
 
 /// `GET /s/{code}` (the trip), `/s/{code}.gpx`, `/s/{code}.fit`: anonymous.
+#[utoipa::path(get, path = "/s/{code}", operation_id = "readSharedTrip", tag = "share",
+    summary = "A shared trip", description = "Anonymous. Without the owner's private details.",
+    security(()), params(CodePathParam),
+    responses((status = 200, description = "The trip", body = PublicTrip),
+        NotFound, RateLimited))]
 pub(super) async fn public(
     State(state): State<App>,
     visitor: PeerAddress,
@@ -114,6 +140,11 @@ pub(super) async fn public(
 }
 
 /// `GET /s/{code}/stages/{stageId}`: one day of a shared trip.
+#[utoipa::path(get, path = "/s/{code}/stages/{stageId}", operation_id = "readSharedStage",
+    tag = "share", summary = "One day of a shared trip", description = "Anonymous.",
+    security(()), params(CodeStagePathParams),
+    responses((status = 200, description = "The day", body = StageSummary),
+        NotFound, RateLimited))]
 pub(super) async fn public_stage(
     State(state): State<App>,
     visitor: PeerAddress,
@@ -127,6 +158,13 @@ pub(super) async fn public_stage(
 }
 
 /// `GET /s/{code}/route`: the shared trip's lines, anonymous; 304 when unchanged.
+#[utoipa::path(get, path = "/s/{code}/route", operation_id = "getSharedRoute", tag = "share",
+    summary = "A shared trip's lines", description = "Anonymous. 304 when unchanged.",
+    security(()), params(CodePathParam, IfNoneMatchHeader),
+    responses((status = 200, description = "The lines", body = RouteLines,
+            headers(("ETag" = String))),
+        (status = 304, description = "Unchanged"),
+        NotFound, Invalid, RateLimited))]
 pub(super) async fn public_route(
     State(state): State<App>,
     visitor: PeerAddress,
@@ -138,3 +176,35 @@ pub(super) async fn public_route(
     let lines = state.trips.route_lines_of(&view).await?;
     Ok(super::stages::route_response(&lines, &headers))
 }
+
+/// A shared trip's file: anonymous.
+macro_rules! shared_file {
+    ($name:ident, $path:literal, $id:literal, $media:literal, $summary:literal) => {
+        #[utoipa::path(get, path = $path, operation_id = $id, tag = "share", summary = $summary,
+            description = "Anonymous. `ETag` names the file.",
+            security(()), params(CodePathParam, IfNoneMatchHeader),
+            responses(
+                (status = 200, description = "The file (an attachment)", content_type = $media,
+                    body = FileSchema, headers(("ETag" = String))),
+                (status = 304, description = "Unchanged since the ETag sent"),
+                NotFound, Invalid, RateLimited))]
+        #[allow(dead_code)]
+        pub(super) fn $name() {}
+    };
+}
+
+// Served by `public` (a suffix on the code); declared apart for the document.
+shared_file!(
+    public_gpx,
+    "/s/{code}.gpx",
+    "readSharedGpx",
+    "application/gpx+xml",
+    "A shared trip as GPX 1.1"
+);
+shared_file!(
+    public_fit,
+    "/s/{code}.fit",
+    "readSharedFit",
+    "application/vnd.ant.fit",
+    "A shared trip as a FIT course"
+);

@@ -11,8 +11,12 @@ use uuid::Uuid;
 
 use super::App;
 use super::extract::{Caller, IfMatch, OptionalJsonObject, Segments, TripPath, etag};
+use super::openapi::answers::*;
+use super::openapi::inputs::*;
+use super::openapi::params::*;
 use super::trips::detail_response;
-use crate::app::views::StageSummary;
+use crate::app::stages::{RouteLines, WaypointAccepted};
+use crate::app::views::{StageSummary, TripDetail, TripSummary};
 use crate::app::{AppError, RequestContext};
 
 fn ids(trip: &str, stage: &str) -> Result<(etappe_events::ids::TripId, Uuid), AppError> {
@@ -23,6 +27,14 @@ fn ids(trip: &str, stage: &str) -> Result<(etappe_events::ids::TripId, Uuid), Ap
 
 /// `POST /trips/{id}/stages` `{stageId, distance?|endPoint?, label?}`: splits the day
 /// `stageId` in two; the new day follows it.
+#[utoipa::path(post, path = "/trips/{id}/stages", operation_id = "addStage", tag = "days",
+    summary = "Split a day in two",
+    description = "Scope trips:write, If-Match. The day `stageId` ends at `distance` km or at the route point nearest `endPoint` (its midpoint when neither is given); the new day follows it.",
+    params(TripPathParam, IfMatchHeader),
+    request_body(content = AddStage, content_type = "application/json"),
+    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
+        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn add(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -58,6 +70,13 @@ pub(super) async fn add(
 }
 
 /// `PATCH /trips/{id}/stages/{stageId}`: move the day's end, relabel it.
+#[utoipa::path(patch, path = "/trips/{id}/stages/{stageId}", operation_id = "updateStage", tag = "days",
+    summary = "Move a day's end, relabel it", description = "Scope trips:write, If-Match.",
+    params(StagePathParams, IfMatchHeader),
+    request_body(content = UpdateStage, content_type = "application/json"),
+    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
+        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn update(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -80,6 +99,12 @@ pub(super) async fn update(
 }
 
 /// `DELETE /trips/{id}/stages/{stageId}`: the day's route joins its neighbour.
+#[utoipa::path(delete, path = "/trips/{id}/stages/{stageId}", operation_id = "deleteStage", tag = "days",
+    summary = "Delete a day", description = "Scope trips:write, If-Match. Its route joins its neighbour.",
+    params(StagePathParams, IfMatchHeader),
+    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, Conflict, Stale, Invalid,
+        Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn delete(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -101,6 +126,12 @@ pub(super) async fn delete(
 }
 
 /// `GET /trips/{id}/stages/{stageId}/{detail|export.gpx|export.fit}`.
+#[utoipa::path(get, path = "/trips/{id}/stages/{stageId}/detail", operation_id = "getStage", tag = "days",
+    summary = "One day", description = "Scope trips:read. `ETag` is the trip's version.",
+    params(StagePathParams),
+    responses((status = 200, description = "The day", body = StageSummary,
+            headers(("ETag" = String, description = "The trip's version"))),
+        Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn read(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -226,6 +257,15 @@ pub(super) async fn post_leaf(
 }
 
 /// `POST /trips/{id}/stages/{stageId}/accommodations/manual`: a place entered by hand.
+#[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/accommodations/manual",
+    operation_id = "manualAccommodation", tag = "accommodations",
+    summary = "Enter a place to sleep by hand",
+    description = "Scope trips:write, If-Match. It becomes the day's chosen place.",
+    params(StagePathParams, IfMatchHeader),
+    request_body(content = ManualAccommodation, content_type = "application/json"),
+    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
+        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn manual_accommodation(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -243,6 +283,14 @@ pub(super) async fn manual_accommodation(
 }
 
 /// `POST /trips/{id}/accommodations/scan` `{radiusKm?, stageId?}`: 202, the workers scan.
+#[utoipa::path(post, path = "/trips/{id}/accommodations/scan", operation_id = "scanAccommodations",
+    tag = "accommodations", summary = "Look for places to sleep",
+    description = "Scope trips:write. 202: the workers scan around each day's end (or one day's).",
+    params(TripPathParam),
+    request_body(content = Option<ScanAccommodations>, content_type = "application/json"),
+    responses((status = 202, description = "Accepted", body = TripSummary),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, TooLarge, NotJson,
+        Invalid, Locked, RateLimited))]
 pub(super) async fn scan(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -258,6 +306,14 @@ pub(super) async fn scan(
 }
 
 /// `GET /trips/{id}/route`: the days' lines; 304 when `If-None-Match` names the current tag.
+#[utoipa::path(get, path = "/trips/{id}/route", operation_id = "getRoute", tag = "days",
+    summary = "The days' lines, for a map",
+    description = "Scope trips:read. 304 when If-None-Match names the current ETag.",
+    params(TripPathParam, IfNoneMatchHeader),
+    responses((status = 200, description = "The lines", body = RouteLines,
+            headers(("ETag" = String))),
+        (status = 304, description = "Unchanged"),
+        Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
 pub(super) async fn route(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -295,3 +351,66 @@ pub(super) fn route_response(
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
 }
+
+// Served by `read` (`/{detail|export.gpx|export.fit}`), `patch_leaf` (`/{move|accommodation}`)
+// and `post_leaf` (`/{rest-day|poi-waypoint}`); declared one by one for the document.
+super::trips::file_operation!(
+    export_stage_gpx,
+    "/trips/{id}/stages/{stageId}/export.gpx",
+    "exportStageGpx",
+    "application/gpx+xml",
+    "One day as GPX 1.1",
+    StagePathParams
+);
+super::trips::file_operation!(
+    export_stage_fit,
+    "/trips/{id}/stages/{stageId}/export.fit",
+    "exportStageFit",
+    "application/vnd.ant.fit",
+    "One day as a FIT course",
+    StagePathParams
+);
+
+#[utoipa::path(patch, path = "/trips/{id}/stages/{stageId}/move", operation_id = "moveStage",
+    tag = "days", summary = "Move a day to another position",
+    description = "Scope trips:write, If-Match.",
+    params(StagePathParams, IfMatchHeader),
+    request_body(content = MoveStage, content_type = "application/json"),
+    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
+        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+#[allow(dead_code)]
+pub(super) fn move_stage() {}
+
+#[utoipa::path(patch, path = "/trips/{id}/stages/{stageId}/accommodation",
+    operation_id = "chooseAccommodation", tag = "accommodations",
+    summary = "Choose where to sleep after a day",
+    description = "Scope trips:write, If-Match. `lat`/`lon` of one of the day's candidates; none clears the choice.",
+    params(StagePathParams, IfMatchHeader),
+    request_body(content = ChooseAccommodation, content_type = "application/json"),
+    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
+        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+#[allow(dead_code)]
+pub(super) fn choose_accommodation() {}
+
+#[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/rest-day", operation_id = "insertRestDay",
+    tag = "days", summary = "Insert a rest day after a day",
+    description = "Scope trips:write, If-Match. No body.",
+    params(StagePathParams, IfMatchHeader),
+    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
+        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+#[allow(dead_code)]
+pub(super) fn rest_day() {}
+
+#[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/poi-waypoint", operation_id = "addWaypoint",
+    tag = "days", summary = "Re-route a day through a waypoint",
+    description = "Scope trips:write. 202: the workers compute the detour; the version does not move, so no If-Match.",
+    params(StagePathParams),
+    request_body(content = AddWaypoint, content_type = "application/json"),
+    responses((status = 202, description = "Accepted", body = WaypointAccepted),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, TooLarge, NotJson,
+        Invalid, Locked, RateLimited))]
+#[allow(dead_code)]
+pub(super) fn add_waypoint() {}

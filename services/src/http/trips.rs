@@ -14,9 +14,12 @@ use etappe_events::trip::input::parse_date;
 
 use super::App;
 use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};
+use super::openapi::answers::*;
+use super::openapi::inputs::{CreateTrip, UpdateSettings};
+use super::openapi::params::*;
 use crate::app::exports::CachedExport;
 use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, ExportFormat, MAX_ITEMS_PER_PAGE};
-use crate::app::views::TripDetail;
+use crate::app::views::{TripDetail, TripList, TripSummary};
 use crate::app::{AppError, RequestContext};
 
 /// `Idempotency-Key`: 16 to 255 characters of `A-Z a-z 0-9 _ -`.
@@ -39,6 +42,17 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
 }
 
 /// `POST /trips`: 202 with `Location`; the days are computed by the workers meanwhile.
+#[utoipa::path(post, path = "/trips", operation_id = "createTrip", tag = "trips",
+    summary = "Create a trip",
+    description = "Scope trips:write. Answers at once with 202 and `Location`; the days are computed meanwhile (`partial` until they exist). With `Idempotency-Key`, a retry answers the same trip.",
+    params(IdempotencyKey),
+    request_body(content = CreateTrip, content_type = "application/json"),
+    responses(
+        (status = 202, description = "Created; the days are being computed", body = TripSummary,
+            headers(("Location" = String, description = "/trips/{id}"),
+                ("Idempotent-Replayed" = String, description = "true when a retry was recognised"))),
+        BadRequest, Unauthorized, Forbidden, BodyTimeout, Conflict, TooLarge, NotJson, Invalid,
+        RateLimited))]
 pub(super) async fn create(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -71,6 +85,14 @@ fn created_response(status: StatusCode, created: &Created) -> Result<Response, A
 
 /// `POST /trips/{id}/duplicate`: 201 with `Location`; `Idempotency-Key` is required, so
 /// that a retried click or a lost answer never makes two copies.
+#[utoipa::path(post, path = "/trips/{id}/duplicate", operation_id = "duplicateTrip", tag = "trips",
+    summary = "Duplicate a trip",
+    description = "Scope trips:write. A new trip with the same source, settings and days; `Idempotency-Key` is required, so a retried click never makes two copies.",
+    params(TripPathParam, RequiredIdempotencyKey),
+    responses(
+        (status = 201, description = "The copy", body = TripSummary,
+            headers(("Location" = String, description = "/trips/{id}"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Invalid, RateLimited))]
 pub(super) async fn duplicate(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -110,6 +132,11 @@ fn parse_count(name: &str, raw: &str, max: u32, errors: &mut Vec<FieldError>) ->
 }
 
 /// `GET /trips?page=&itemsPerPage=&title=&startDate=&endDate=`.
+#[utoipa::path(get, path = "/trips", operation_id = "listTrips", tag = "trips",
+    summary = "List my trips", description = "Scope trips:read. Newest first.",
+    params(ListQuery),
+    responses((status = 200, description = "A page of trips", body = TripList),
+        BadRequest, Unauthorized, Forbidden, RateLimited))]
 pub(super) async fn list(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -131,7 +158,7 @@ pub(super) async fn list(
     }
     let page = params
         .get("page")
-        .map_or(Some(1), |p| parse_count("page", p, 100_000, &mut errors));
+        .map_or(Some(1), |p| parse_count("page", p, MAX_PAGE, &mut errors));
     let per_page = params
         .get("itemsPerPage")
         .map_or(Some(DEFAULT_ITEMS_PER_PAGE), |p| {
@@ -161,6 +188,11 @@ pub(super) async fn list(
 
 /// `GET /trips/{id}`: `{id, version, partial, isLocked, computationStatus}`; with a `.gpx` or
 /// `.fit` suffix, the whole trip as a file.
+#[utoipa::path(get, path = "/trips/{id}", operation_id = "getTrip", tag = "trips",
+    summary = "Where a trip stands", description = "Scope trips:read.",
+    params(TripPathParam),
+    responses((status = 200, description = "The trip's summary", body = TripSummary),
+        Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn summary(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -204,6 +236,13 @@ pub(super) fn detail_response(
 }
 
 /// `GET /trips/{id}/detail`, or `?version=N`: the trip as it was at version N.
+#[utoipa::path(get, path = "/trips/{id}/detail", operation_id = "getTripDetail", tag = "trips",
+    summary = "The whole trip",
+    description = "Scope trips:read. `ETag` is the version to send as `If-Match`; `Cache-Control: no-store`.",
+    params(TripPathParam, VersionQuery),
+    responses((status = 200, description = "The trip", body = TripDetail,
+            headers(("ETag" = String, description = "The version, a strong tag"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn detail(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -232,6 +271,11 @@ pub(super) async fn detail(
 }
 
 /// `GET /trips/{id}/history`: every event of the trip, readable.
+#[utoipa::path(get, path = "/trips/{id}/history", operation_id = "tripHistory", tag = "trips",
+    summary = "Every change of a trip", description = "Scope trips:read.",
+    params(TripPathParam),
+    responses((status = 200, description = "The trip's events, readable", body = HistorySchema),
+        Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn history(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -242,6 +286,17 @@ pub(super) async fn history(
 }
 
 /// `PATCH /trips/{id}` with `If-Match`.
+#[utoipa::path(patch, path = "/trips/{id}", operation_id = "updateTripSettings", tag = "trips",
+    summary = "Change settings",
+    description = "Scope trips:write. If-Match is required (the ETag of the detail, or *). Refused with 423 when the trip is locked, judged on the state before the edit.",
+    params(TripPathParam, IfMatchHeader),
+    request_body(content(
+        (UpdateSettings = "application/json"),
+        (UpdateSettings = "application/merge-patch+json"))),
+    responses((status = 200, description = "The trip after the change", body = TripDetail,
+            headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale, TooLarge,
+        NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn update(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -258,6 +313,11 @@ pub(super) async fn update(
 }
 
 /// `DELETE /trips/{id}`: 204; allowed when the trip is locked.
+#[utoipa::path(delete, path = "/trips/{id}", operation_id = "deleteTrip", tag = "trips",
+    summary = "Delete a trip", description = "Scope trips:write. Allowed when the trip is locked.",
+    params(TripPathParam),
+    responses((status = 204, description = "Deleted"),
+        Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn delete(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -302,3 +362,38 @@ pub(super) fn file_response(export: CachedExport, headers: &HeaderMap) -> Respon
     }
     response
 }
+
+/// Responses of a file export: the file, or 304 when `If-None-Match` names it.
+macro_rules! file_operation {
+    ($name:ident, $path:literal, $id:literal, $media:literal, $summary:literal, $params:ident) => {
+        #[utoipa::path(get, path = $path, operation_id = $id, tag = "exports", summary = $summary,
+            description = "Scope trips:read. `ETag` names the file; `Cache-Control: no-cache`.",
+            params($params, IfNoneMatchHeader),
+            responses(
+                (status = 200, description = "The file (an attachment)", content_type = $media,
+                    body = FileSchema, headers(("ETag" = String))),
+                (status = 304, description = "Unchanged since the ETag sent"),
+                Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
+        #[allow(dead_code)]
+        pub(super) fn $name() {}
+    };
+}
+pub(super) use file_operation;
+
+// Served by `summary` (a `.gpx` or `.fit` suffix on the id); declared apart for the document.
+file_operation!(
+    export_trip_gpx,
+    "/trips/{id}.gpx",
+    "exportTripGpx",
+    "application/gpx+xml",
+    "The trip as GPX 1.1",
+    TripPathParam
+);
+file_operation!(
+    export_trip_fit,
+    "/trips/{id}.fit",
+    "exportTripFit",
+    "application/vnd.ant.fit",
+    "The trip as a FIT course",
+    TripPathParam
+);

@@ -15,11 +15,20 @@ use serde_json::{Map, Value, json};
 
 use super::App;
 use super::extract::{Caller, TripPath, Upload, multipart_failure};
+use super::openapi::answers::*;
+use super::openapi::inputs::GpxUpload;
+use super::openapi::params::*;
 use crate::app::views::{TripSummary, today};
 use crate::app::{AppError, RequestContext};
 use crate::identity::Principal;
 
 /// `POST /trips/{id}/analyze`: 202; the workers re-analyse meanwhile.
+#[utoipa::path(post, path = "/trips/{id}/analyze", operation_id = "analyzeTrip", tag = "trips",
+    summary = "Analyse the trip again",
+    description = "Scope trips:write. 202: the workers re-analyse every day meanwhile.",
+    params(TripPathParam),
+    responses((status = 202, description = "Accepted", body = TripSummary),
+        Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Invalid, Locked, RateLimited))]
 pub(super) async fn analyse(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -32,6 +41,14 @@ pub(super) async fn analyse(
 
 /// `POST /trips/gpx-upload` (multipart): a `file` part (the GPX, ≤ 30 MB) and an optional
 /// `settings` part (a JSON object of settings).
+#[utoipa::path(post, path = "/trips/gpx-upload", operation_id = "uploadGpx", tag = "trips",
+    summary = "Create a trip from a GPX file",
+    description = "Scope trips:write. multipart/form-data: a `file` part and an optional `settings` part (a JSON object). 202 with `Location`; the days follow within a second.",
+    request_body(content = GpxUpload, content_type = "multipart/form-data"),
+    responses((status = 202, description = "Created", body = TripSummary,
+            headers(("Location" = String, description = "/trips/{id}"))),
+        BadRequest, Unauthorized, Forbidden, BodyTimeout, TooLarge, NotJson, Invalid,
+        RateLimited))]
 pub(super) async fn upload(
     State(state): State<App>,
     Caller(principal): Caller,
@@ -106,6 +123,13 @@ fn trip_event(view: &etappe_events::projection::TripView) -> Event {
 /// `GET /trips/{id}/events`: the trip's live progress and "trip changed, now version N",
 /// starting from the current state. Browsers' `EventSource` cannot send headers, so the token
 /// may also come as `?access_token=`.
+#[utoipa::path(get, path = "/trips/{id}/events", operation_id = "followTrip", tag = "trips",
+    summary = "Follow a trip live (server-sent events)",
+    description = "Scope trips:read. Events `trip` (`{version, streamVersion, partial, computationStatus}`), `progress`, `deleted` and `unauthorized`. The token may come as `?access_token=` for EventSource.",
+    params(TripPathParam, AccessTokenQuery),
+    responses((status = 200, description = "An event stream", content_type = "text/event-stream",
+            body = String),
+        Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn events(
     State(state): State<App>,
     headers: HeaderMap,
@@ -253,6 +277,10 @@ async fn authenticate(
 }
 
 /// `GET /metrics`: Prometheus text exposition.
+#[utoipa::path(get, path = "/metrics", operation_id = "metrics", tag = "meta",
+    summary = "Prometheus metrics", security(()),
+    responses((status = 200, description = "The OpenMetrics text exposition",
+        content_type = "application/openmetrics-text", body = String)))]
 pub(super) async fn metrics(State(state): State<App>) -> Response {
     let work = &state.work;
     if let Ok(depth) = work.queue.depth().await {

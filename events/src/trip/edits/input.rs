@@ -69,7 +69,7 @@ pub fn parse_stage_edit(
         }
         StageAction::Move => {
             let to_index = match input.get("toIndex") {
-                Some(v) => v.as_u64().ok_or_else(|| {
+                Some(v) => crate::trip::input::whole_number(v).ok_or_else(|| {
                     fail(FieldError::new(
                         "toIndex",
                         format!(

@@ -1,0 +1,229 @@
+//! The wire shapes of the domain values the views carry (points, alerts, places to sleep, the
+//! enums), for the generated OpenAPI document. The domain crate stays free of HTTP concerns,
+//! so its types are described here: enumerations are read from the domain's own `ALL` lists
+//! (or matched exhaustively, so a new variant does not compile until it is described), and
+//! the end-to-end tests validate real answers against these shapes.
+
+use etappe_events::trip::settings::AccommodationType;
+use etappe_events::trip::source::SourceType;
+use etappe_events::trip::{Category, ComputationStatus};
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
+
+/// Where a placeholder made by [`schema`] carries its schema.
+const RAW: &str = "x-etappe-schema";
+
+/// A JSON Schema written with `json!` (so the domain's constants are interpolated, and any
+/// 2020-12 keyword can be used: `not`, `anyOf`, `pattern`…), as a utoipa schema: a
+/// placeholder carrying it, replaced by [`splice`] once the document is generated.
+pub fn schema(value: Value) -> RefOr<Schema> {
+    let carried = utoipa::openapi::extensions::ExtensionsBuilder::new()
+        .add(RAW, value)
+        .build();
+    RefOr::T(Schema::Object(
+        utoipa::openapi::ObjectBuilder::new()
+            .extensions(Some(carried))
+            .build(),
+    ))
+}
+
+/// Replaces every placeholder made by [`schema`] in a generated document with its schema.
+pub fn splice(document: &mut Value) {
+    match document {
+        Value::Object(map) => {
+            if let Some(raw) = map.remove(RAW) {
+                *document = raw;
+                splice(document);
+                return;
+            }
+            map.values_mut().for_each(splice);
+        }
+        Value::Array(items) => items.iter_mut().for_each(splice),
+        _ => {}
+    }
+}
+
+/// The wire names of `values`, as their serde form.
+pub fn wire_names<T: Serialize>(values: &[T]) -> Vec<Value> {
+    values
+        .iter()
+        .map(|v| serde_json::to_value(v).expect("an enum serializes to its name"))
+        .collect()
+}
+
+/// A point of the route.
+#[derive(Debug, ToSchema)]
+#[schema(as = Point)]
+#[allow(dead_code)]
+pub struct PointSchema {
+    lat: f64,
+    lon: f64,
+    /// Metres above sea level, when known.
+    #[schema(required = false)]
+    ele: f64,
+}
+
+/// An alert on a day.
+#[derive(Debug, ToSchema)]
+#[schema(as = Alert)]
+#[allow(dead_code)]
+pub struct AlertSchema {
+    /// Stable code (elevation_gain, steep_gradient, ebike_range_exceeded,
+    /// sunset_arrival_after_twilight, rest_day_suggested, calendar_sunday,
+    /// calendar_public_holiday, continuity_gap_warning, continuity_gap_critical,
+    /// border_crossing).
+    code: String,
+    #[schema(schema_with = severity)]
+    severity: String,
+    group: String,
+    message: String,
+    /// The figures the message was built from.
+    #[schema(value_type = Object)]
+    parameters: Value,
+    #[schema(required = false)]
+    lat: f64,
+    #[schema(required = false)]
+    lon: f64,
+}
+
+fn severity() -> RefOr<Schema> {
+    schema(json!({"type": "string", "enum": ["critical", "warning", "nudge"]}))
+}
+
+/// A place to sleep: found by a scan (OpenStreetMap) or entered by the rider.
+#[derive(Debug, ToSchema)]
+#[schema(as = Accommodation, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct AccommodationSchema {
+    /// Third-party data (OpenStreetMap) or the rider's.
+    name: Option<String>,
+    /// `camp_site`, `hotel`… or `other` for a place entered by hand.
+    #[schema(rename = "type")]
+    kind: String,
+    lat: f64,
+    lon: f64,
+    /// Straight-line distance from the day's end point, metres.
+    #[schema(required = false)]
+    distance_to_end_m: f64,
+    price_min_eur: Option<f64>,
+    price_max_eur: Option<f64>,
+    exact_price: bool,
+    #[schema(required = false)]
+    url: String,
+    #[schema(required = false)]
+    phone: String,
+    #[schema(required = false)]
+    address: String,
+    #[schema(schema_with = accommodation_source)]
+    source: String,
+}
+
+fn accommodation_source() -> RefOr<Schema> {
+    schema(json!({"type": "string", "enum": ["osm", "manual"]}))
+}
+
+/// The kinds of accommodation a rider can enable (the domain's `AccommodationType::ALL`).
+#[derive(Debug)]
+pub struct AccommodationTypeSchema;
+
+impl PartialSchema for AccommodationTypeSchema {
+    fn schema() -> RefOr<Schema> {
+        schema(json!({"type": "string", "enum": wire_names(&AccommodationType::ALL)}))
+    }
+}
+
+impl ToSchema for AccommodationTypeSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "AccommodationType".into()
+    }
+}
+
+/// Every source type, matched exhaustively: a new one does not compile until it is listed.
+fn source_types() -> Vec<SourceType> {
+    use SourceType::*;
+    let all = [
+        KomootTour,
+        KomootCollection,
+        StravaRoute,
+        RideWithGps,
+        GpxLink,
+        GpxUpload,
+    ];
+    for t in all {
+        match t {
+            KomootTour | KomootCollection | StravaRoute | RideWithGps | GpxLink | GpxUpload => {}
+        }
+    }
+    all.to_vec()
+}
+
+/// Every computation status, matched exhaustively like [`source_types`].
+fn computation_statuses() -> Vec<ComputationStatus> {
+    use ComputationStatus::*;
+    let all = [Pending, Running, Done, Failed, Superseded];
+    for s in all {
+        match s {
+            Pending | Running | Done | Failed | Superseded => {}
+        }
+    }
+    all.to_vec()
+}
+
+/// Which service a trip's route came from.
+pub fn source_type() -> RefOr<Schema> {
+    schema(json!({"type": "string", "enum": wire_names(&source_types())}))
+}
+
+/// Where one category's computation stands.
+#[derive(Debug)]
+pub struct ComputationStatusSchema;
+
+impl PartialSchema for ComputationStatusSchema {
+    fn schema() -> RefOr<Schema> {
+        schema(json!({"type": "string", "enum": wire_names(&computation_statuses())}))
+    }
+}
+
+impl ToSchema for ComputationStatusSchema {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "ComputationStatus".into()
+    }
+}
+
+/// A map keyed by the domain's categories (`Category::ALL`), each holding `value`.
+fn per_category(value: &Value, description: &str) -> RefOr<Schema> {
+    let properties: serde_json::Map<String, Value> = wire_names(&Category::ALL)
+        .into_iter()
+        .filter_map(|name| name.as_str().map(|n| (n.to_owned(), value.clone())))
+        .collect();
+    schema(json!({
+        "type": "object",
+        "description": description,
+        "properties": properties,
+        "additionalProperties": false,
+    }))
+}
+
+/// `computationStatus`: the status per computation category.
+pub fn computation_status_map() -> RefOr<Schema> {
+    per_category(
+        &json!({"$ref": "#/components/schemas/ComputationStatus"}),
+        "Status per computation category.",
+    )
+}
+
+/// `unavailable`: why each failed category could not be computed.
+pub fn unavailable_map() -> RefOr<Schema> {
+    per_category(
+        &json!({"type": "string"}),
+        "Why each failed category could not be computed (third-party data or a route failure).",
+    )
+}
+
+/// `status` of a trip: `draft` until the days exist, `ready` with them, `failed` when the
+/// route failed for good.
+pub fn trip_status() -> RefOr<Schema> {
+    schema(json!({"type": "string", "enum": ["draft", "ready", "failed"]}))
+}
