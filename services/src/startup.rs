@@ -6,7 +6,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use etappe_events::store::{PostgresStore, SqliteStore, Store, StoreError};
+use etappe_store::{PostgresStore, SqliteStore, Store, StoreError};
 use tokio::net::TcpListener;
 
 use crate::app::trips::TripService;

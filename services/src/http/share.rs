@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use etappe_events::trip::ShareLink;
+use etappe_domain::trip::ShareLink;
 use serde_json::json;
 
 use super::AppState;
@@ -32,7 +32,7 @@ pub(crate) fn base_url(state: &AppState, headers: &HeaderMap) -> Result<String, 
     } else {
         Err(AppError::BadHeader(format!(
             "share links are built on the host the server answers to, and Host {} is not one: set ETAPPE_PUBLIC_URL (or list the host in ETAPPE_MCP_ALLOWED_HOSTS)",
-            etappe_events::text::quote(host)
+            etappe_domain::text::quote(host)
         )))
     }
 }

@@ -8,11 +8,11 @@ use std::future::Future;
 use std::pin::Pin;
 
 use chrono::Utc;
-use etappe_events::ids::TripId;
-use etappe_events::store::{Page, TripFilter};
-use etappe_events::text::quote;
-use etappe_events::trip::Category;
-use etappe_events::trip::edits::input::parse_action;
+use etappe_domain::ids::TripId;
+use etappe_domain::text::quote;
+use etappe_domain::trip::Category;
+use etappe_domain::trip::edits::input::parse_action;
+use etappe_store::{Page, TripFilter};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -155,7 +155,7 @@ fn version(args: &Map<String, Value>) -> Result<u64, ToolError> {
         )),
         Some(other) => Err(ToolError::Argument(format!(
             "version must be the whole number read from get_trip; got {}.",
-            etappe_events::trip::input::describe(other)
+            etappe_domain::trip::input::describe(other)
         ))),
         None => Err(ToolError::Argument(
             "This tool requires a \"version\" argument: the trip's version from get_trip."
@@ -236,7 +236,7 @@ pub fn digest(detail: &TripDetail) -> Value {
     let status: Map<String, Value> = detail
         .computation_status
         .iter()
-        .filter(|(_, s)| **s != etappe_events::trip::ComputationStatus::Pending)
+        .filter(|(_, s)| **s != etappe_domain::trip::ComputationStatus::Pending)
         .map(|(c, s)| (json!(c).as_str().unwrap_or_default().to_owned(), json!(s)))
         .collect();
     let days: Vec<Value> = detail

@@ -3,14 +3,19 @@
 //! Appends run in `BEGIN IMMEDIATE`, so one writer at a time holds the database: the version
 //! check and the insert cannot interleave, and `global_position` order is commit order, which
 //! is all a subscriber needs. WAL mode lets readers go on while a writer works, and
-//! `synchronous = FULL` makes an acknowledged append survive a power cut.
+//! `synchronous = FULL` makes an acknowledged append survive a power cut. This file is the
+//! SQLite dialect; the flows are in `shared`.
 
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
+use etappe_domain::ids::{TripId, UserId};
+use etappe_domain::projection::TripView;
 use serde_json::Value;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
@@ -18,18 +23,20 @@ use sqlx::sqlite::{
 use sqlx::{Row, Sqlite, SqlitePool, Transaction};
 use uuid::Uuid;
 
-use super::{
+use crate::shared::{self, Appended, Backend};
+use crate::{
     AppendOutcome, Cursor, EventMetadata, EventStore, ExpectedVersion, NewEvent, Page,
-    PendingAppend, RebuildReport, RecordedEvent, StoreError, TripFilter, TripViews, check_append,
-    existing_outcome, now_micros, project_trip, stream_type, upcast, version_matches,
+    RebuildReport, RecordedEvent, StoreError, TripAppend, TripFilter, TripViews, upcast,
 };
-use crate::ids::{TripId, UserId};
-use crate::projection::TripView;
 
 /// The SQLite adapter.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// The leases held on this store. SQLite serves one process, so a lease is a name in
+    /// this set; it belongs to the store (and its clones), not to the process, so two stores
+    /// in one process never share a lease.
+    leases: Arc<Mutex<HashSet<String>>>,
 }
 
 const TS_FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.6fZ";
@@ -90,7 +97,10 @@ impl SqliteStore {
             .max_connections(8)
             .connect_with(options)
             .await?;
-        let store = Self { pool };
+        let store = Self {
+            pool,
+            leases: Arc::default(),
+        };
         store.migrate().await?;
         Ok(store)
     }
@@ -107,6 +117,24 @@ impl SqliteStore {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
+}
+
+#[async_trait]
+impl Backend for SqliteStore {
+    type Db = Sqlite;
+
+    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
+    async fn append_in_tx(
+        tx: &mut Transaction<'static, Sqlite>,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: &[NewEvent],
+    ) -> Result<Appended, StoreError> {
+        append_in_tx(tx, stream_id, expected, events).await
+    }
 
     async fn find_existing(
         &self,
@@ -121,14 +149,14 @@ impl SqliteStore {
         .bind(json)
         .fetch_all(&self.pool)
         .await?;
-        Ok(existing_outcome(
+        Ok(shared::existing_outcome(
             events.len(),
             rows.iter()
                 .map(|r| (r.get::<i64, _>(0), r.get::<i64, _>(1))),
         ))
     }
 
-    async fn stream_version(&self, stream_id: &str) -> Result<u64, StoreError> {
+    async fn current_version(&self, stream_id: &str) -> Result<u64, StoreError> {
         let v: Option<i64> = sqlx::query_scalar("SELECT version FROM streams WHERE stream_id = ?1")
             .bind(stream_id)
             .fetch_optional(&self.pool)
@@ -136,28 +164,30 @@ impl SqliteStore {
         Ok(v.unwrap_or(0) as u64)
     }
 
-    /// Turns an append failure into its outcome: a retry of events already stored succeeds
-    /// with the first outcome; a lost race is a conflict naming the stream's real version.
-    async fn resolve_failure(
-        &self,
-        error: StoreError,
-        stream_id: &str,
-        expected: ExpectedVersion,
-        events: &[NewEvent],
-    ) -> Result<AppendOutcome, StoreError> {
-        let retryable = matches!(error, StoreError::Conflict { .. })
-            || matches!(&error, StoreError::Database(sqlx::Error::Database(db)) if db.is_unique_violation());
-        if !retryable {
-            return Err(error);
+    async fn trip_events_in(
+        tx: &mut Transaction<'static, Sqlite>,
+    ) -> Result<Vec<RecordedEvent>, StoreError> {
+        // The transaction began IMMEDIATE: appends wait until the rebuilt rows are in.
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE stream_id LIKE 'trip-%' ORDER BY global_position"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&mut **tx)
+            .await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    async fn replace_views(
+        tx: &mut Transaction<'static, Sqlite>,
+        views: &BTreeMap<TripId, TripView>,
+    ) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM trip_views")
+            .execute(&mut **tx)
+            .await?;
+        for (trip_id, view) in views {
+            write_view(tx, *trip_id, Some(view)).await?;
         }
-        if let Some(existing) = self.find_existing(events).await? {
-            return Ok(existing);
-        }
-        Err(StoreError::Conflict {
-            stream_id: stream_id.to_owned(),
-            expected,
-            actual: self.stream_version(stream_id).await?,
-        })
+        Ok(())
     }
 }
 
@@ -166,14 +196,14 @@ async fn append_in_tx(
     stream_id: &str,
     expected: ExpectedVersion,
     events: &[NewEvent],
-) -> Result<AppendOutcome, StoreError> {
+) -> Result<Appended, StoreError> {
     let current: Option<i64> =
         sqlx::query_scalar("SELECT version FROM streams WHERE stream_id = ?1")
             .bind(stream_id)
             .fetch_optional(&mut **tx)
             .await?;
     let current = current.map(|v| v as u64);
-    if !version_matches(expected, current) {
+    if !shared::version_matches(expected, current) {
         return Err(StoreError::Conflict {
             stream_id: stream_id.to_owned(),
             expected,
@@ -187,12 +217,12 @@ async fn append_in_tx(
          ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version",
     )
     .bind(stream_id)
-    .bind(stream_type(stream_id))
+    .bind(shared::stream_type(stream_id))
     .bind(last as i64)
     .execute(&mut **tx)
     .await?;
 
-    let recorded_at = now_micros();
+    let recorded_at = shared::now_micros();
     let mut recorded = Vec::with_capacity(events.len());
     for (i, event) in events.iter().enumerate() {
         let version = base + 1 + i as u64;
@@ -212,35 +242,31 @@ async fn append_in_tx(
         .bind(ts(recorded_at))
         .fetch_one(&mut **tx)
         .await?;
-        let (schema_version, data) =
-            upcast::upcast(&event.event_type, event.schema_version, event.data.clone());
-        recorded.push(RecordedEvent {
-            global_position: position,
-            tx_id: 0,
-            stream_id: stream_id.to_owned(),
+        recorded.push(shared::recorded(
+            stream_id,
+            event,
             version,
-            event_id: event.event_id,
-            event_type: event.event_type.clone(),
-            schema_version,
-            data,
-            metadata: event.metadata.clone(),
+            (position, 0),
             recorded_at,
-        });
+        ));
     }
 
+    let mut projected = None;
     if let Some(trip_id) = TripId::from_stream_id(stream_id) {
         let current = load_view(&mut **tx, trip_id).await?;
-        if let Some(view) = project_trip(stream_id, current, &recorded)? {
+        if let Some(view) = shared::project_trip(stream_id, current, &recorded)? {
             write_view(tx, trip_id, view.as_ref()).await?;
+            projected = Some(view);
         }
     }
 
-    Ok(AppendOutcome {
+    let outcome = AppendOutcome {
         first_version: base + 1,
         last_version: last,
         positions: recorded.iter().map(|r| r.global_position).collect(),
         already_appended: false,
-    })
+    };
+    Ok((outcome, projected))
 }
 
 async fn load_view<'e, E>(executor: E, trip_id: TripId) -> Result<Option<TripView>, StoreError>
@@ -251,10 +277,11 @@ where
         .bind(trip_id.to_string())
         .fetch_optional(executor)
         .await?;
-    doc.map(|d| {
-        serde_json::from_str(&d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
-    })
-    .transpose()
+    doc.map(|d| parse_doc(&d)).transpose()
+}
+
+fn parse_doc(doc: &str) -> Result<TripView, StoreError> {
+    serde_json::from_str(doc).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
 }
 
 async fn write_view(
@@ -321,25 +348,6 @@ fn decode_event(row: &SqliteRow) -> Result<RecordedEvent, StoreError> {
 
 const EVENT_COLUMNS: &str = "global_position, stream_id, version, event_id, event_type, schema_version, data, metadata, recorded_at";
 
-/// An append holding SQLite's write lock until it commits or rolls back.
-struct SqlitePendingAppend {
-    tx: Transaction<'static, Sqlite>,
-    outcome: AppendOutcome,
-}
-
-#[async_trait]
-impl PendingAppend for SqlitePendingAppend {
-    async fn commit(self: Box<Self>) -> Result<AppendOutcome, StoreError> {
-        self.tx.commit().await?;
-        Ok(self.outcome)
-    }
-
-    async fn rollback(self: Box<Self>) -> Result<(), StoreError> {
-        self.tx.rollback().await?;
-        Ok(())
-    }
-}
-
 #[async_trait]
 impl EventStore for SqliteStore {
     async fn append(
@@ -348,31 +356,17 @@ impl EventStore for SqliteStore {
         expected: ExpectedVersion,
         events: Vec<NewEvent>,
     ) -> Result<AppendOutcome, StoreError> {
-        check_append(&events)?;
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        match append_in_tx(&mut tx, stream_id, expected, &events).await {
-            Ok(outcome) => {
-                tx.commit().await?;
-                Ok(outcome)
-            }
-            Err(error) => {
-                tx.rollback().await?;
-                self.resolve_failure(error, stream_id, expected, &events)
-                    .await
-            }
-        }
+        Ok(shared::append(self, stream_id, expected, &events).await?.0)
     }
 
+    #[cfg(feature = "testing")]
     async fn begin_append(
         &self,
         stream_id: &str,
         expected: ExpectedVersion,
         events: Vec<NewEvent>,
-    ) -> Result<Box<dyn PendingAppend>, StoreError> {
-        check_append(&events)?;
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let outcome = append_in_tx(&mut tx, stream_id, expected, &events).await?;
-        Ok(Box::new(SqlitePendingAppend { tx, outcome }))
+    ) -> Result<Box<dyn crate::PendingAppend>, StoreError> {
+        shared::begin_append(self, stream_id, expected, &events).await
     }
 
     async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {
@@ -383,6 +377,10 @@ impl EventStore for SqliteStore {
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(decode_event).collect()
+    }
+
+    async fn stream_version(&self, stream_id: &str) -> Result<u64, StoreError> {
+        self.current_version(stream_id).await
     }
 
     async fn read_all(&self, after: Cursor, limit: u32) -> Result<Vec<RecordedEvent>, StoreError> {
@@ -422,40 +420,6 @@ impl EventStore for SqliteStore {
         Ok(())
     }
 
-    async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let sql = format!("SELECT {EVENT_COLUMNS} FROM events ORDER BY global_position");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(&mut *tx)
-            .await?;
-        let mut report = RebuildReport::default();
-        let mut views: std::collections::BTreeMap<TripId, Option<TripView>> = Default::default();
-        for row in &rows {
-            let event = decode_event(row)?;
-            report.events += 1;
-            let Some(trip_id) = TripId::from_stream_id(&event.stream_id) else {
-                continue;
-            };
-            let current = views.remove(&trip_id).flatten();
-            if let Some(next) =
-                project_trip(&event.stream_id, current, std::slice::from_ref(&event))?
-            {
-                views.insert(trip_id, next);
-            }
-        }
-        sqlx::query("DELETE FROM trip_views")
-            .execute(&mut *tx)
-            .await?;
-        for (trip_id, view) in &views {
-            if let Some(view) = view {
-                write_view(&mut tx, *trip_id, Some(view)).await?;
-                report.trips += 1;
-            }
-        }
-        tx.commit().await?;
-        Ok(report)
-    }
-
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
@@ -488,10 +452,7 @@ impl TripViews for SqliteStore {
                 .bind(code)
                 .fetch_optional(&self.pool)
                 .await?;
-        doc.map(|d| {
-            serde_json::from_str(&d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
-        })
-        .transpose()
+        doc.map(|d| parse_doc(&d)).transpose()
     }
 
     async fn list_trip_views(
@@ -526,13 +487,29 @@ impl TripViews for SqliteStore {
         .await?;
         let views = docs
             .iter()
-            .map(|d| {
-                serde_json::from_str(d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
-            })
+            .map(|d| parse_doc(d))
             .collect::<Result<Vec<TripView>, _>>()?;
         Ok((views, total as u64))
     }
 
+    async fn append_to_trip(
+        &self,
+        trip_id: TripId,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<TripAppend, StoreError> {
+        let (outcome, view) = shared::append(self, &trip_id.stream_id(), expected, &events).await?;
+        Ok(TripAppend {
+            outcome,
+            view: view.flatten(),
+        })
+    }
+
+    async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError> {
+        shared::rebuild(self).await
+    }
+
+    #[cfg(feature = "testing")]
     async fn dump_trip_views(&self) -> Result<Vec<Value>, StoreError> {
         let rows = sqlx::query(
             "SELECT trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc \
@@ -542,49 +519,44 @@ impl TripViews for SqliteStore {
         .await?;
         rows.iter()
             .map(|r| {
-                let doc: Value = serde_json::from_str(r.try_get::<&str, _>("doc")?)
-                    .map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                Ok(serde_json::json!({
-                    "tripId": r.try_get::<String, _>("trip_id")?,
-                    "ownerId": r.try_get::<String, _>("owner_id")?,
-                    "title": r.try_get::<Option<String>, _>("title")?,
-                    "startDate": r.try_get::<Option<String>, _>("start_date")?,
-                    "endDate": r.try_get::<Option<String>, _>("end_date")?,
-                    "createdAt": parse_ts(r.try_get::<&str, _>("created_at")?)?,
-                    "updatedAt": parse_ts(r.try_get::<&str, _>("updated_at")?)?,
-                    "streamVersion": r.try_get::<i64, _>("stream_version")?,
-                    "doc": doc,
-                }))
+                Ok(shared::ViewRow {
+                    trip_id: r.try_get("trip_id")?,
+                    owner_id: r.try_get("owner_id")?,
+                    title: r.try_get("title")?,
+                    start_date: r.try_get("start_date")?,
+                    end_date: r.try_get("end_date")?,
+                    created_at: parse_ts(r.try_get::<&str, _>("created_at")?)?,
+                    updated_at: parse_ts(r.try_get::<&str, _>("updated_at")?)?,
+                    stream_version: r.try_get("stream_version")?,
+                    doc: serde_json::from_str(r.try_get::<&str, _>("doc")?)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                }
+                .dump())
             })
             .collect()
     }
 }
 
-/// A lease held within this process (SQLite serves one process).
+/// A lease held on one SQLite store: a name in that store's set, removed when dropped.
 #[derive(Debug)]
 struct LocalLease {
     name: String,
+    held: Arc<Mutex<HashSet<String>>>,
 }
 
-impl super::Lease for LocalLease {}
+impl crate::Lease for LocalLease {}
 
 impl Drop for LocalLease {
     fn drop(&mut self) {
-        local_leases()
+        self.held
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&self.name);
     }
 }
 
-fn local_leases() -> &'static std::sync::Mutex<std::collections::HashSet<String>> {
-    static LEASES: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
-        std::sync::OnceLock::new();
-    LEASES.get_or_init(Default::default)
-}
-
 #[async_trait]
-impl super::WorkStore for SqliteStore {
+impl crate::WorkStore for SqliteStore {
     async fn put_blob(&self, key: &str, data: &[u8]) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO blobs (key, data, created_at) VALUES (?1, ?2, ?3) \
@@ -651,13 +623,57 @@ impl super::WorkStore for SqliteStore {
         Ok(n as u64)
     }
 
-    async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn super::Lease>>, StoreError> {
-        let mut leases = local_leases().lock().unwrap_or_else(|e| e.into_inner());
-        if !leases.insert(name.to_owned()) {
+    async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn crate::Lease>>, StoreError> {
+        let mut held = self.leases.lock().unwrap_or_else(|e| e.into_inner());
+        if !held.insert(name.to_owned()) {
             return Ok(None);
         }
         Ok(Some(Box::new(LocalLease {
             name: name.to_owned(),
+            held: Arc::clone(&self.leases),
         })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WorkStore;
+
+    fn temp_path(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir()
+            .join(format!("etappe-lease-{}", Uuid::now_v7()))
+            .join(name)
+    }
+
+    #[tokio::test]
+    async fn two_stores_in_one_process_each_hold_their_own_lease() {
+        let (a_path, b_path) = (temp_path("a.db"), temp_path("b.db"));
+        let a = SqliteStore::open(&a_path).await.expect("open a");
+        let b = SqliteStore::open(&b_path).await.expect("open b");
+
+        let held_a = a.try_lease("dispatcher").await.expect("lease a");
+        assert!(held_a.is_some(), "the first store takes its lease");
+        let held_b = b.try_lease("dispatcher").await.expect("lease b");
+        assert!(
+            held_b.is_some(),
+            "another store in the same process has a lease of its own"
+        );
+        // Within one store the lease is still exclusive, clones included, until dropped.
+        assert!(
+            a.clone()
+                .try_lease("dispatcher")
+                .await
+                .expect("again")
+                .is_none()
+        );
+        drop(held_a);
+        assert!(a.try_lease("dispatcher").await.expect("after").is_some());
+
+        for path in [a_path, b_path] {
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! The production event store on PostgreSQL.
+//! The production event store on PostgreSQL: its SQL dialect (see `shared` for the flows).
 //!
 //! The stream row is the concurrency guard: a conditional `UPDATE … WHERE version = $expected`
 //! (or an insert for a new stream) takes its row lock until commit, so of two appends at the
@@ -10,22 +10,23 @@
 //! lower `tx_id` that holds the fence back until it commits or rolls back, so nothing is
 //! skipped. Keep writing transactions short: an open one pauses every subscriber.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
+use etappe_domain::ids::{TripId, UserId};
+use etappe_domain::projection::TripView;
 use serde_json::Value;
 use sqlx::postgres::{PgPoolOptions, PgRow};
 use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
-use super::{
+use crate::shared::{self, Appended, Backend};
+use crate::{
     AppendOutcome, Cursor, EventMetadata, EventStore, ExpectedVersion, NewEvent, Page,
-    PendingAppend, RebuildReport, RecordedEvent, StoreError, TripFilter, TripViews, check_append,
-    existing_outcome, now_micros, project_trip, stream_type, upcast,
+    RebuildReport, RecordedEvent, StoreError, TripAppend, TripFilter, TripViews, upcast,
 };
-use crate::ids::{TripId, UserId};
-use crate::projection::TripView;
 
 /// The PostgreSQL adapter.
 #[derive(Clone, Debug)]
@@ -58,6 +59,24 @@ impl PostgresStore {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
+}
+
+#[async_trait]
+impl Backend for PostgresStore {
+    type Db = Postgres;
+
+    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
+        Ok(self.pool.begin().await?)
+    }
+
+    async fn append_in_tx(
+        tx: &mut Transaction<'static, Postgres>,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: &[NewEvent],
+    ) -> Result<Appended, StoreError> {
+        append_in_tx(tx, stream_id, expected, events).await
+    }
 
     async fn find_existing(
         &self,
@@ -70,38 +89,49 @@ impl PostgresStore {
         .bind(&ids)
         .fetch_all(&self.pool)
         .await?;
-        Ok(existing_outcome(
+        Ok(shared::existing_outcome(
             events.len(),
             rows.iter()
                 .map(|r| (r.get::<i64, _>(0), r.get::<i64, _>(1))),
         ))
     }
 
-    async fn resolve_failure(
-        &self,
-        error: StoreError,
-        stream_id: &str,
-        expected: ExpectedVersion,
-        events: &[NewEvent],
-    ) -> Result<AppendOutcome, StoreError> {
-        let retryable = matches!(error, StoreError::Conflict { .. })
-            || matches!(&error, StoreError::Database(sqlx::Error::Database(db)) if db.is_unique_violation());
-        if !retryable {
-            return Err(error);
+    async fn current_version(&self, stream_id: &str) -> Result<u64, StoreError> {
+        let v: Option<i64> = sqlx::query_scalar("SELECT version FROM streams WHERE stream_id = $1")
+            .bind(stream_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(v.unwrap_or(0) as u64)
+    }
+
+    async fn trip_events_in(
+        tx: &mut Transaction<'static, Postgres>,
+    ) -> Result<Vec<RecordedEvent>, StoreError> {
+        // Appends that land meanwhile wait on this lock, then fold their events onto the
+        // rebuilt rows: nothing is lost either way.
+        sqlx::query("LOCK TABLE trip_views IN ACCESS EXCLUSIVE MODE")
+            .execute(&mut **tx)
+            .await?;
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE stream_id LIKE 'trip-%' ORDER BY global_position"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&mut **tx)
+            .await?;
+        rows.iter().map(decode_event).collect()
+    }
+
+    async fn replace_views(
+        tx: &mut Transaction<'static, Postgres>,
+        views: &BTreeMap<TripId, TripView>,
+    ) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM trip_views")
+            .execute(&mut **tx)
+            .await?;
+        for (trip_id, view) in views {
+            write_view(tx, *trip_id, Some(view)).await?;
         }
-        if let Some(existing) = self.find_existing(events).await? {
-            return Ok(existing);
-        }
-        let actual: Option<i64> =
-            sqlx::query_scalar("SELECT version FROM streams WHERE stream_id = $1")
-                .bind(stream_id)
-                .fetch_optional(&self.pool)
-                .await?;
-        Err(StoreError::Conflict {
-            stream_id: stream_id.to_owned(),
-            expected,
-            actual: actual.unwrap_or(0) as u64,
-        })
+        Ok(())
     }
 }
 
@@ -110,7 +140,7 @@ async fn append_in_tx(
     stream_id: &str,
     expected: ExpectedVersion,
     events: &[NewEvent],
-) -> Result<AppendOutcome, StoreError> {
+) -> Result<Appended, StoreError> {
     let n = events.len() as i64;
     // One statement: the stream guard (which answers the new last version, or nothing when the
     // expected version does not hold) feeds the insert, so a lost race inserts no row.
@@ -140,7 +170,7 @@ async fn append_in_tx(
          ORDER BY u.ord \
          RETURNING global_position, (tx_id::text)::bigint AS tx, version"
     );
-    let recorded_at = now_micros();
+    let recorded_at = shared::now_micros();
     let ids: Vec<Uuid> = events.iter().map(|e| e.event_id).collect();
     let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
     let schemas: Vec<i32> = events.iter().map(|e| e.schema_version).collect();
@@ -160,7 +190,7 @@ async fn append_in_tx(
         .bind(&metadata)
         .bind(recorded_at)
         .bind(expected_version)
-        .bind(stream_type(stream_id))
+        .bind(shared::stream_type(stream_id))
         .fetch_all(&mut *tx)
         .await?;
     if rows.len() != events.len() {
@@ -175,42 +205,38 @@ async fn append_in_tx(
         rows_by_version.push((row.try_get::<i64, _>("version")?, row));
     }
     rows_by_version.sort_by_key(|(version, _)| *version);
-    let versions: Vec<i64> = rows_by_version.iter().map(|(v, _)| *v).collect();
-    let rows: Vec<&PgRow> = rows_by_version.into_iter().map(|(_, r)| r).collect();
-    let base = (versions[0] - 1) as u64;
-    let last = versions[versions.len() - 1];
 
     let mut recorded = Vec::with_capacity(events.len());
-    for ((event, row), version) in events.iter().zip(rows).zip(&versions) {
-        let (schema_version, data) =
-            upcast::upcast(&event.event_type, event.schema_version, event.data.clone());
-        recorded.push(RecordedEvent {
-            global_position: row.try_get("global_position")?,
-            tx_id: row.try_get::<i64, _>("tx")? as u64,
-            stream_id: stream_id.to_owned(),
-            version: *version as u64,
-            event_id: event.event_id,
-            event_type: event.event_type.clone(),
-            schema_version,
-            data,
-            metadata: event.metadata.clone(),
+    for (event, (version, row)) in events.iter().zip(&rows_by_version) {
+        let place = (
+            row.try_get("global_position")?,
+            row.try_get::<i64, _>("tx")? as u64,
+        );
+        recorded.push(shared::recorded(
+            stream_id,
+            event,
+            *version as u64,
+            place,
             recorded_at,
-        });
+        ));
     }
 
+    let mut projected = None;
     if let Some(trip_id) = TripId::from_stream_id(stream_id) {
         let current = load_view(&mut *tx, trip_id).await?;
-        if let Some(view) = project_trip(stream_id, current, &recorded)? {
+        if let Some(view) = shared::project_trip(stream_id, current, &recorded)? {
             write_view(&mut *tx, trip_id, view.as_ref()).await?;
+            projected = Some(view);
         }
     }
 
-    Ok(AppendOutcome {
-        first_version: base + 1,
-        last_version: last as u64,
+    let outcome = AppendOutcome {
+        first_version: recorded[0].version,
+        last_version: recorded[recorded.len() - 1].version,
         positions: recorded.iter().map(|r| r.global_position).collect(),
         already_appended: false,
-    })
+    };
+    Ok((outcome, projected))
 }
 
 async fn load_view<'e, E>(executor: E, trip_id: TripId) -> Result<Option<TripView>, StoreError>
@@ -221,10 +247,7 @@ where
         .bind(trip_id.0)
         .fetch_optional(executor)
         .await?;
-    doc.map(|d| {
-        serde_json::from_value(d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
-    })
-    .transpose()
+    doc.map(shared::view_from_doc).transpose()
 }
 
 async fn write_view(
@@ -288,25 +311,6 @@ fn decode_event(row: &PgRow) -> Result<RecordedEvent, StoreError> {
     })
 }
 
-/// An append whose transaction (and xid) stays open until commit or rollback.
-struct PgPendingAppend {
-    tx: Transaction<'static, Postgres>,
-    outcome: AppendOutcome,
-}
-
-#[async_trait]
-impl PendingAppend for PgPendingAppend {
-    async fn commit(self: Box<Self>) -> Result<AppendOutcome, StoreError> {
-        self.tx.commit().await?;
-        Ok(self.outcome)
-    }
-
-    async fn rollback(self: Box<Self>) -> Result<(), StoreError> {
-        self.tx.rollback().await?;
-        Ok(())
-    }
-}
-
 #[async_trait]
 impl EventStore for PostgresStore {
     async fn append(
@@ -315,31 +319,17 @@ impl EventStore for PostgresStore {
         expected: ExpectedVersion,
         events: Vec<NewEvent>,
     ) -> Result<AppendOutcome, StoreError> {
-        check_append(&events)?;
-        let mut tx = self.pool.begin().await?;
-        match append_in_tx(&mut tx, stream_id, expected, &events).await {
-            Ok(outcome) => {
-                tx.commit().await?;
-                Ok(outcome)
-            }
-            Err(error) => {
-                tx.rollback().await?;
-                self.resolve_failure(error, stream_id, expected, &events)
-                    .await
-            }
-        }
+        Ok(shared::append(self, stream_id, expected, &events).await?.0)
     }
 
+    #[cfg(feature = "testing")]
     async fn begin_append(
         &self,
         stream_id: &str,
         expected: ExpectedVersion,
         events: Vec<NewEvent>,
-    ) -> Result<Box<dyn PendingAppend>, StoreError> {
-        check_append(&events)?;
-        let mut tx = self.pool.begin().await?;
-        let outcome = append_in_tx(&mut tx, stream_id, expected, &events).await?;
-        Ok(Box::new(PgPendingAppend { tx, outcome }))
+    ) -> Result<Box<dyn crate::PendingAppend>, StoreError> {
+        shared::begin_append(self, stream_id, expected, &events).await
     }
 
     async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {
@@ -350,6 +340,10 @@ impl EventStore for PostgresStore {
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(decode_event).collect()
+    }
+
+    async fn stream_version(&self, stream_id: &str) -> Result<u64, StoreError> {
+        self.current_version(stream_id).await
     }
 
     async fn read_all(&self, after: Cursor, limit: u32) -> Result<Vec<RecordedEvent>, StoreError> {
@@ -400,47 +394,6 @@ impl EventStore for PostgresStore {
         Ok(())
     }
 
-    async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        // Appends that land meanwhile wait on this lock, then fold their events onto the
-        // rebuilt rows: nothing is lost either way.
-        sqlx::query("LOCK TABLE trip_views IN ACCESS EXCLUSIVE MODE")
-            .execute(&mut *tx)
-            .await?;
-        let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM events WHERE stream_id LIKE 'trip-%' ORDER BY global_position"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(&mut *tx)
-            .await?;
-        let mut report = RebuildReport::default();
-        let mut views: std::collections::BTreeMap<TripId, Option<TripView>> = Default::default();
-        for row in &rows {
-            let event = decode_event(row)?;
-            report.events += 1;
-            let Some(trip_id) = TripId::from_stream_id(&event.stream_id) else {
-                continue;
-            };
-            let current = views.remove(&trip_id).flatten();
-            if let Some(next) =
-                project_trip(&event.stream_id, current, std::slice::from_ref(&event))?
-            {
-                views.insert(trip_id, next);
-            }
-        }
-        sqlx::query("DELETE FROM trip_views")
-            .execute(&mut *tx)
-            .await?;
-        for (trip_id, view) in &views {
-            if let Some(view) = view {
-                write_view(&mut tx, *trip_id, Some(view)).await?;
-                report.trips += 1;
-            }
-        }
-        tx.commit().await?;
-        Ok(report)
-    }
-
     async fn ping(&self) -> Result<(), StoreError> {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
@@ -468,10 +421,7 @@ impl TripViews for PostgresStore {
                 .bind(code)
                 .fetch_optional(&self.pool)
                 .await?;
-        doc.map(|d| {
-            serde_json::from_value(d).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
-        })
-        .transpose()
+        doc.map(shared::view_from_doc).transpose()
     }
 
     async fn list_trip_views(
@@ -506,6 +456,24 @@ impl TripViews for PostgresStore {
         Ok((views, total as u64))
     }
 
+    async fn append_to_trip(
+        &self,
+        trip_id: TripId,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<TripAppend, StoreError> {
+        let (outcome, view) = shared::append(self, &trip_id.stream_id(), expected, &events).await?;
+        Ok(TripAppend {
+            outcome,
+            view: view.flatten(),
+        })
+    }
+
+    async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError> {
+        shared::rebuild(self).await
+    }
+
+    #[cfg(feature = "testing")]
     async fn dump_trip_views(&self) -> Result<Vec<Value>, StoreError> {
         let rows = sqlx::query(
             "SELECT trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc \
@@ -513,19 +481,21 @@ impl TripViews for PostgresStore {
         )
         .fetch_all(&self.pool)
         .await?;
+        let date = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
         rows.iter()
             .map(|r| {
-                Ok(serde_json::json!({
-                    "tripId": r.try_get::<Uuid, _>("trip_id")?.to_string(),
-                    "ownerId": r.try_get::<Uuid, _>("owner_id")?.to_string(),
-                    "title": r.try_get::<Option<String>, _>("title")?,
-                    "startDate": r.try_get::<Option<NaiveDate>, _>("start_date")?.map(|d| d.to_string()),
-                    "endDate": r.try_get::<Option<NaiveDate>, _>("end_date")?.map(|d| d.to_string()),
-                    "createdAt": r.try_get::<DateTime<Utc>, _>("created_at")?,
-                    "updatedAt": r.try_get::<DateTime<Utc>, _>("updated_at")?,
-                    "streamVersion": r.try_get::<i64, _>("stream_version")?,
-                    "doc": r.try_get::<Value, _>("doc")?,
-                }))
+                Ok(shared::ViewRow {
+                    trip_id: r.try_get::<Uuid, _>("trip_id")?.to_string(),
+                    owner_id: r.try_get::<Uuid, _>("owner_id")?.to_string(),
+                    title: r.try_get("title")?,
+                    start_date: date(r.try_get("start_date")?),
+                    end_date: date(r.try_get("end_date")?),
+                    created_at: r.try_get("created_at")?,
+                    updated_at: r.try_get("updated_at")?,
+                    stream_version: r.try_get("stream_version")?,
+                    doc: r.try_get("doc")?,
+                }
+                .dump())
             })
             .collect()
     }
@@ -538,10 +508,10 @@ struct PgLease {
     _connection: sqlx::PgConnection,
 }
 
-impl super::Lease for PgLease {}
+impl crate::Lease for PgLease {}
 
 #[async_trait]
-impl super::WorkStore for PostgresStore {
+impl crate::WorkStore for PostgresStore {
     async fn put_blob(&self, key: &str, data: &[u8]) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO blobs (key, data) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data",
@@ -604,7 +574,7 @@ impl super::WorkStore for PostgresStore {
         Ok(n as u64)
     }
 
-    async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn super::Lease>>, StoreError> {
+    async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn crate::Lease>>, StoreError> {
         let mut connection = self.pool.acquire().await?;
         let taken: bool =
             sqlx::query_scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))")
