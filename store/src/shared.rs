@@ -256,7 +256,8 @@ pub(crate) fn view_from_doc(doc: serde_json::Value) -> Result<TripView, StoreErr
     serde_json::from_value(doc).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
 }
 
-/// The columns of a trip view row besides its document, in one shape for both dialects.
+/// The columns of a trip view row, in one shape for both dialects (what a dump shows).
+#[cfg(feature = "testing")]
 #[derive(Debug)]
 pub(crate) struct ViewRow {
     pub(crate) trip_id: String,
