@@ -56,7 +56,7 @@ pub enum Basis {
     /// another creation of the same id.
     NewStream,
     /// The view the caller has just read (and authorized); a retry reloads.
-    Loaded(TripView),
+    Loaded(Box<TripView>),
     /// Whatever is current.
     Current,
 }
@@ -100,7 +100,7 @@ impl dyn Store {
         let new_stream = matches!(basis, Basis::NewStream);
         let mut loaded = match basis {
             Basis::NewStream => Some((ExpectedVersion::NoStream, None)),
-            Basis::Loaded(view) => Some((ExpectedVersion::Exact(view.stream_version), Some(view))),
+            Basis::Loaded(view) => Some((ExpectedVersion::Exact(view.stream_version), Some(*view))),
             Basis::Current => None,
         };
         for _ in 0..STREAM_CONFLICT_ATTEMPTS {

@@ -87,7 +87,7 @@ pub struct Pipeline {
 /// What applying a worker command did: the trip after it (as the append projected it, or as
 /// it was when there was nothing to write; `None` once deleted), or the domain's refusal.
 pub(crate) enum Applied {
-    Done(Option<TripView>),
+    Done(Option<Box<TripView>>),
     Refused(TripError),
 }
 
@@ -213,7 +213,7 @@ impl Pipeline {
             .execute(trip_id, Basis::Current, &meta, |_| command())
             .await
         {
-            Ok(executed) => Ok(Applied::Done(executed.view)),
+            Ok(executed) => Ok(Applied::Done(executed.view.map(Box::new))),
             Err(ExecuteError::Refused(refused)) => Ok(Applied::Refused(refused)),
             Err(ExecuteError::Contended) => Err(JobError::Transient(
                 "the trip kept changing while the result was written".into(),

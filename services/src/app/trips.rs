@@ -523,7 +523,7 @@ impl TripService {
             .store
             .execute(
                 trip_id,
-                Basis::Loaded(loaded),
+                Basis::Loaded(Box::new(loaded)),
                 &command_metadata(principal, context),
                 command,
             )
