@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use etappe_events::ids::UserId;
+use etappe_domain::ids::UserId;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::{PgPool, Row, SqlitePool};

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use etappe_events::ids::UserId;
+use etappe_domain::ids::UserId;
 
 /// The open streams of every user.
 #[derive(Debug, Default)]

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use etappe_events::ids::TripId;
+use etappe_domain::ids::TripId;
 use etappe_tests::{Backend, TestApp, fixtures};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

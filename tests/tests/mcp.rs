@@ -699,7 +699,7 @@ async fn every_event(app: &TestApp) -> Vec<(String, String)> {
     app.state
         .work
         .store
-        .read_all(etappe_events::store::Cursor::START, 100_000)
+        .read_all(etappe_store::Cursor::START, 100_000)
         .await
         .expect("read the log")
         .into_iter()

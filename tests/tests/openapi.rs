@@ -236,7 +236,7 @@ async fn a_journey_answers_only_what_the_document_describes() {
 
 #[test]
 fn the_request_schemas_state_the_domain_limits() {
-    use etappe_events::trip::settings::{ELEVATION_PENALTY, FATIGUE_FACTOR};
+    use etappe_domain::trip::settings::{ELEVATION_PENALTY, FATIGUE_FACTOR};
     let doc = etappe_tests::openapi::document();
     let create = &doc["components"]["schemas"]["CreateTrip"]["properties"];
     assert_eq!(

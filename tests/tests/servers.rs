@@ -6,11 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use etappe_events::ids::TripId;
-use etappe_events::store::{EventMetadata, ExpectedVersion};
-use etappe_events::trip::settings::SettingsPatch;
-use etappe_events::trip::source::SourceUrl;
-use etappe_events::trip::{TripCommand, decide};
+use etappe_domain::ids::TripId;
+use etappe_domain::trip::settings::SettingsPatch;
+use etappe_domain::trip::source::SourceUrl;
+use etappe_domain::trip::{TripCommand, decide};
+use etappe_store::{EventMetadata, ExpectedVersion};
 use etappe_tests::{Backend, Servers, TestApp, UNFETCHED_GPX, fixtures};
 use futures::StreamExt;
 use reqwest::StatusCode;

@@ -2,7 +2,7 @@
 //! carries the request's id (`X-Request-Id`, set by the layers every request passes) into the
 //! events it appends, and both read the same credential the same way.
 
-use etappe_events::ids::TripId;
+use etappe_domain::ids::TripId;
 use etappe_tests::{Backend, TestApp, UNFETCHED_GPX};
 use reqwest::StatusCode;
 use serde_json::{Value, json};

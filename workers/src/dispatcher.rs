@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use etappe_events::store::{Cursor, Store, StoreError};
+use etappe_store::{Cursor, Store, StoreError};
 use tokio::sync::watch;
 use uuid::Uuid;
 
@@ -94,7 +94,7 @@ impl Dispatcher {
         if let Some(notices) = &self.notices {
             let changed: std::collections::BTreeSet<_> = events
                 .iter()
-                .filter_map(|e| etappe_events::ids::TripId::from_stream_id(&e.stream_id))
+                .filter_map(|e| etappe_domain::ids::TripId::from_stream_id(&e.stream_id))
                 .collect();
             for trip_id in changed {
                 crate::progress::notify_changed(notices.as_ref(), trip_id).await;

@@ -2,11 +2,11 @@
 //! re-routing a day through a waypoint (BRouter/Valhalla, or a straight spur offline). Their
 //! results are enrichments: they land as events without moving the trip's version.
 
-use etappe_events::ids::TripId;
-use etappe_events::text::strip_controls;
-use etappe_events::trip::settings::AccommodationType;
-use etappe_events::trip::stage::{Accommodation, Detour, Point};
-use etappe_events::trip::{StageAccommodations, TripCommand};
+use etappe_domain::ids::TripId;
+use etappe_domain::text::strip_controls;
+use etappe_domain::trip::settings::AccommodationType;
+use etappe_domain::trip::stage::{Accommodation, Detour, Point};
+use etappe_domain::trip::{StageAccommodations, TripCommand};
 use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
 use etappe_route::gpx::TrackPoint;
 use etappe_upstream::{RoutePoint, spur_detour};
@@ -93,7 +93,7 @@ impl Pipeline {
     async fn scan(
         &self,
         overpass: &etappe_upstream::OverpassClient,
-        trip: &etappe_events::trip::Trip,
+        trip: &etappe_domain::trip::Trip,
         radius_km: f64,
         only: Option<Uuid>,
     ) -> Result<Result<Vec<StageAccommodations>, String>, JobError> {
@@ -232,7 +232,7 @@ impl Pipeline {
 fn outcome(applied: Applied) -> Outcome {
     match applied {
         Applied::Refused(refused) => Outcome::Dropped(refused.to_string()),
-        Applied::Written | Applied::Nothing => Outcome::Completed,
+        Applied::Done(_) => Outcome::Completed,
     }
 }
 

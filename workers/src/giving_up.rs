@@ -3,7 +3,7 @@
 //! `decide`, so the work ends as `failed` with a reason a person can act on, and an agent's
 //! poll ends instead of running forever.
 
-use etappe_events::trip::{GivenUpWork, TripCommand};
+use etappe_domain::trip::{GivenUpWork, TripCommand};
 
 use crate::jobs::Job;
 use crate::pipeline::{Applied, JobError, Pipeline};

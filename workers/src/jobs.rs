@@ -2,9 +2,9 @@
 //! published twice (after a dispatcher crash) is recognisably the same job, and a worker's
 //! results carry ids derived from it, so a duplicate delivery writes nothing new.
 
-use etappe_events::ids::TripId;
-use etappe_events::store::RecordedEvent;
-use etappe_events::trip::{Category, TripEvent};
+use etappe_domain::ids::TripId;
+use etappe_domain::trip::{Category, TripEvent};
+use etappe_store::RecordedEvent;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -136,7 +136,7 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use chrono::Utc;
-    use etappe_events::store::EventMetadata;
+    use etappe_store::EventMetadata;
     use serde_json::json;
 
     use super::*;

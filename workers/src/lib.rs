@@ -1,8 +1,9 @@
 //! Etappe's computation fleet: the jobs that events ask for, the queue they travel on, and
 //! the workers that run them (fetching and parsing the route, pacing, labels, analysis).
 //!
-//! Depends on the core (`etappe-events`) and the pure crates `etappe-route` and
-//! `etappe-analysis`; the transports depend on it.
+//! Depends on the domain (`etappe-domain`), the store and its one command path
+//! (`etappe-store`) and the pure crates `etappe-route` and `etappe-analysis`; the transports
+//! depend on it.
 //!
 //! # Layout
 //!

@@ -1,7 +1,7 @@
 //! What a worker does with a job: the route job (fetch, parse, pace, label, analyse) and the
-//! analysis job. Results land as events through the trip aggregate's `decide`, with ids
-//! derived from the job id, so a duplicate delivery writes nothing and a result for a
-//! superseded generation is dropped rather than written.
+//! analysis job. Results land as events through the store's one command path (`execute`,
+//! the aggregate's `decide` inside), with ids derived from the job id, so a duplicate delivery
+//! writes nothing and a result for a superseded generation is dropped rather than written.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,18 +10,20 @@ use chrono::Days;
 use etappe_analysis::{
     AnalysisSettings, DayFacts, StageInput, StagePoint, TrackGap, analyse_with_facts,
 };
-use etappe_events::ids::{TripId, derived_id};
-use etappe_events::projection::TripView;
-use etappe_events::store::{EventMetadata, ExpectedVersion, Store, StoreError};
-use etappe_events::trip::source::SourceType;
-use etappe_events::trip::stage::{Alert, Point, RouteSummary, Stage, StageAlerts, Unavailable};
-use etappe_events::trip::{Category, Trip, TripCommand, TripError, decide};
+use etappe_domain::ids::{TripId, derived_id};
+use etappe_domain::projection::TripView;
+use etappe_domain::trip::source::SourceType;
+use etappe_domain::trip::stage::{Alert, Point, RouteSummary, Stage, StageAlerts, Unavailable};
+use etappe_domain::trip::{Category, Trip, TripCommand, TripError};
 use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb};
 use etappe_route::gpx::{ParsedRoute, TrackPoint, parse_gpx};
 use etappe_route::pacing::{PacingSettings, one_day_per_track, pace_route};
 use etappe_route::pieces::join_pieces;
 use etappe_route::sources::{
     komoot_collection_tour_ids, parse_komoot_tour_html, parse_ridewithgps_json,
+};
+use etappe_store::{
+    Basis, CommandMetadata, EventIds, EventMetadata, ExecuteError, Store, StoreError,
 };
 use uuid::Uuid;
 
@@ -82,10 +84,10 @@ pub struct Pipeline {
     pub upstreams: crate::upstreams::Upstreams,
 }
 
-/// What applying a worker command did.
+/// What applying a worker command did: the trip after it (as the append projected it, or as
+/// it was when there was nothing to write; `None` once deleted), or the domain's refusal.
 pub(crate) enum Applied {
-    Written,
-    Nothing,
+    Done(Option<Box<TripView>>),
     Refused(TripError),
 }
 
@@ -188,53 +190,36 @@ impl Pipeline {
     }
 
     /// Decides `command` on the current state and appends its events with ids derived from
-    /// `seed`; reloads and decides again when another writer got to the stream first.
+    /// `seed`, through the store's one command path (which decides again when another writer
+    /// got to the stream first).
     pub(crate) async fn apply(
         &self,
         trip_id: TripId,
         seed: &str,
         traceparent: Option<&str>,
-        command: impl Fn() -> TripCommand,
+        command: impl Fn() -> TripCommand + Send + Sync,
     ) -> Result<Applied, JobError> {
-        let metadata = EventMetadata {
-            actor: Some("worker".into()),
-            causation_id: Uuid::parse_str(seed.split(':').next().unwrap_or_default()).ok(),
-            traceparent: traceparent.map(str::to_owned),
-            ..Default::default()
+        let meta = CommandMetadata {
+            metadata: EventMetadata {
+                actor: Some("worker".into()),
+                causation_id: Uuid::parse_str(seed.split(':').next().unwrap_or_default()).ok(),
+                traceparent: traceparent.map(str::to_owned),
+                ..Default::default()
+            },
+            ids: EventIds::Derived(seed.to_owned()),
         };
-        for _ in 0..10 {
-            let Some(view) = self.view(trip_id).await? else {
-                return Ok(Applied::Refused(TripError::NotFound));
-            };
-            let events = match decide(Some(&view.trip), command()) {
-                Ok(events) => events,
-                Err(refused) => return Ok(Applied::Refused(refused)),
-            };
-            if events.is_empty() {
-                return Ok(Applied::Nothing);
-            }
-            let new_events = events
-                .iter()
-                .enumerate()
-                .map(|(i, e)| e.to_new_event_with_id(derived_id(&format!("{seed}:{i}")), &metadata))
-                .collect();
-            match self
-                .store
-                .append(
-                    &trip_id.stream_id(),
-                    ExpectedVersion::Exact(view.stream_version),
-                    new_events,
-                )
-                .await
-            {
-                Ok(_) => return Ok(Applied::Written),
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(other) => return Err(other.into()),
-            }
+        match self
+            .store
+            .execute(trip_id, Basis::Current, &meta, |_| command())
+            .await
+        {
+            Ok(executed) => Ok(Applied::Done(executed.view.map(Box::new))),
+            Err(ExecuteError::Refused(refused)) => Ok(Applied::Refused(refused)),
+            Err(ExecuteError::Contended) => Err(JobError::Transient(
+                "the trip kept changing while the result was written".into(),
+            )),
+            Err(ExecuteError::Store(error)) => Err(error.into()),
         }
-        Err(JobError::Transient(
-            "the trip kept changing while the result was written".into(),
-        ))
     }
 
     async fn compute_route(
@@ -245,16 +230,16 @@ impl Pipeline {
         traceparent: Option<&str>,
         reporter: &mut Reporter<'_>,
     ) -> Result<Outcome, JobError> {
-        match self
+        let view = match self
             .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
                 TripCommand::StartRoute { generation, job_id }
             })
             .await?
         {
             Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
-            Applied::Written | Applied::Nothing => {}
-        }
-        let Some(view) = self.view(trip_id).await? else {
+            Applied::Done(view) => view,
+        };
+        let Some(view) = view else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
         let trip = view.trip;
@@ -411,7 +396,7 @@ impl Pipeline {
             point_count: points.len(),
             track_key,
         };
-        match self
+        let view = match self
             .apply(trip_id, &format!("{job_id}:route"), traceparent, || {
                 TripCommand::RecordRoute {
                     generation,
@@ -422,8 +407,8 @@ impl Pipeline {
             .await?
         {
             Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
-            Applied::Written | Applied::Nothing => {}
-        }
+            Applied::Done(view) => view,
+        };
 
         reporter
             .report(
@@ -433,7 +418,7 @@ impl Pipeline {
                 ProgressState::Running,
             )
             .await;
-        let Some(view) = self.view(trip_id).await? else {
+        let Some(view) = view else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
         self.record_analysis(job_id, &view.trip, &stored, &Category::ALL, traceparent)
@@ -450,7 +435,7 @@ impl Pipeline {
         reporter: &mut Reporter<'_>,
     ) -> Result<Outcome, JobError> {
         let wanted = categories.to_vec();
-        match self
+        let view = match self
             .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
                 TripCommand::StartAnalysis {
                     generation,
@@ -460,9 +445,9 @@ impl Pipeline {
             .await?
         {
             Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
-            Applied::Written | Applied::Nothing => {}
-        }
-        let Some(view) = self.view(trip_id).await? else {
+            Applied::Done(view) => view,
+        };
+        let Some(view) = view else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
         let Some(route) = view.trip.route.clone() else {
@@ -527,7 +512,7 @@ impl Pipeline {
             .await?
         {
             Applied::Refused(refused) => Ok(Outcome::Dropped(refused.to_string())),
-            Applied::Written | Applied::Nothing => Ok(Outcome::Completed),
+            Applied::Done(_) => Ok(Outcome::Completed),
         }
     }
 
@@ -823,11 +808,11 @@ pub fn analyse_trip(
 
 #[cfg(test)]
 mod tests {
-    use etappe_events::ids::UserId;
-    use etappe_events::trip::settings::TripSettings;
-    use etappe_events::trip::source::SourceUrl;
-    use etappe_events::trip::stage::Detour;
-    use etappe_events::trip::{TripEvent, fold};
+    use etappe_domain::ids::UserId;
+    use etappe_domain::trip::settings::TripSettings;
+    use etappe_domain::trip::source::SourceUrl;
+    use etappe_domain::trip::stage::Detour;
+    use etappe_domain::trip::{TripEvent, fold};
 
     use super::*;
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use etappe_events::store::Store;
+use etappe_store::Store;
 use tokio::sync::{Mutex, watch};
 use tracing::Instrument;
 

@@ -2,9 +2,9 @@
 //! distances, and the labeller for new day ends. Implements the core's `RouteGeometry`, so
 //! the aggregate decides edits over the real route without doing any I/O itself.
 
-use etappe_events::trip::RouteGeometry;
-use etappe_events::trip::edits::Measure;
-use etappe_events::trip::stage::Point;
+use etappe_domain::trip::RouteGeometry;
+use etappe_domain::trip::edits::Measure;
+use etappe_domain::trip::stage::Point;
 use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
 use etappe_route::gpx::TrackPoint;
 

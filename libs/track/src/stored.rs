@@ -229,12 +229,12 @@ fn decode_points(bytes: &[u8]) -> Option<Vec<TrackPoint>> {
 }
 
 /// The blob key of a generation's track.
-pub fn key(trip_id: etappe_events::ids::TripId, generation: u64) -> String {
+pub fn key(trip_id: etappe_domain::ids::TripId, generation: u64) -> String {
     format!("track:{trip_id}:{generation}")
 }
 
 /// The blob key of an uploaded GPX file.
-pub fn upload_key(trip_id: etappe_events::ids::TripId) -> String {
+pub fn upload_key(trip_id: etappe_domain::ids::TripId) -> String {
     format!("upload:{trip_id}")
 }
 

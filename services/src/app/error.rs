@@ -1,8 +1,8 @@
 //! The application layer's one error type. The REST transport maps it to problem+json (and
 //! the MCP transport will map it to tool results) in exactly one place each.
 
-use etappe_events::store::StoreError;
-use etappe_events::trip::{FieldError, InputError, TripError};
+use etappe_domain::trip::{FieldError, InputError, TripError};
+use etappe_store::{ExecuteError, StoreError};
 
 use crate::identity::{IdentityError, Scope};
 
@@ -119,6 +119,18 @@ impl From<StoreError> for AppError {
                 Self::Conflict("the trip changed while this request was applied; retry it".into())
             }
             other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<ExecuteError> for AppError {
+    fn from(error: ExecuteError) -> Self {
+        match error {
+            ExecuteError::Refused(refused) => refused.into(),
+            ExecuteError::Contended => AppError::Conflict(
+                "the trip is being changed by others right now; retry in a moment".into(),
+            ),
+            ExecuteError::Store(store) => store.into(),
         }
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use etappe_events::projection::TripView;
+use etappe_domain::projection::TripView;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 

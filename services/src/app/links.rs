@@ -21,7 +21,7 @@ pub fn base_url(app: &App, headers: &HeaderMap) -> Result<String, AppError> {
     } else {
         Err(AppError::BadHeader(format!(
             "share links are built on the host the server answers to, and Host {} is not one: set ETAPPE_PUBLIC_URL (or list the host in ETAPPE_MCP_ALLOWED_HOSTS)",
-            etappe_events::text::quote(host)
+            etappe_domain::text::quote(host)
         )))
     }
 }

@@ -2,8 +2,8 @@
 //! GeoNames gazetteer. Place names are third-party data: control characters are stripped and
 //! they are returned as data. A failing geocoder is a named upstream error, never a guess.
 
-use etappe_events::text::strip_controls;
-use etappe_events::trip::{FieldError, InputError};
+use etappe_domain::text::strip_controls;
+use etappe_domain::trip::{FieldError, InputError};
 use etappe_workers::upstreams::Upstreams;
 use serde::Serialize;
 

@@ -4,9 +4,9 @@
 //! (or matched exhaustively, so a new variant does not compile until it is described), and
 //! the end-to-end tests validate real answers against these shapes.
 
-use etappe_events::trip::settings::AccommodationType;
-use etappe_events::trip::source::SourceType;
-use etappe_events::trip::{Category, ComputationStatus};
+use etappe_domain::trip::settings::AccommodationType;
+use etappe_domain::trip::source::SourceType;
+use etappe_domain::trip::{Category, ComputationStatus};
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::openapi::{RefOr, Schema};

@@ -5,16 +5,16 @@
 //! Guard order everywhere: scope, ownership (a foreign trip is a missing one), lock, the
 //! presence of a base version, the input, then the aggregate's own rules (version, stage).
 
-use etappe_events::ids::TripId;
-use etappe_events::projection::TripView;
-use etappe_events::trip::edits::StageAction;
-use etappe_events::trip::edits::input::{
+use etappe_domain::ids::TripId;
+use etappe_domain::projection::TripView;
+use etappe_domain::trip::edits::StageAction;
+use etappe_domain::trip::edits::input::{
     coordinates_valid, parse_manual_accommodation, parse_stage_edit,
 };
-use etappe_events::trip::input::{describe, refuse_unknown};
-use etappe_events::trip::stage::{Point, Stage};
-use etappe_events::trip::{
-    FieldError, InputError, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand, decide_stage_edit,
+use etappe_domain::trip::input::{describe, refuse_unknown};
+use etappe_domain::trip::stage::{Point, Stage};
+use etappe_domain::trip::{
+    FieldError, InputError, RouteSnapshot, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand,
 };
 use etappe_route::gpx::TrackPoint;
 use etappe_track::geometry::TrackGeometry;
@@ -148,20 +148,20 @@ impl TripService {
         } else {
             self.track_points(&view.trip).await?
         };
-        let geometry = TrackGeometry::new(points, &GazetteerLabels);
+        let route = RouteSnapshot::new(TrackGeometry::new(points, &GazetteerLabels));
         let generation = view.trip.generation;
-        self.execute_decision(principal, trip_id, Some(view), context, |state| {
-            if state.is_some_and(|t| t.generation != generation) {
-                return Err(etappe_events::trip::TripError::Superseded {
+        let after = self
+            .execute(principal, trip_id, view, context, |state| {
+                TripCommand::EditStages {
+                    edit: edit.clone(),
+                    expected_version: base.expected(state.map_or(0, |t| t.version)),
                     generation,
-                    current: state.map_or(0, |t| t.generation),
-                });
-            }
-            let expected = base.expected(state.map_or(0, |t| t.version));
-            decide_stage_edit(state, edit.clone(), expected, today(), &geometry)
-        })
-        .await?;
-        Ok(TripDetail::of(&self.view(trip_id).await?, today()))
+                    today: today(),
+                    route: route.clone(),
+                }
+            })
+            .await?;
+        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
     }
 
     /// Chooses where to sleep after a day, by the coordinates of one of its candidates (`lat`,
@@ -207,7 +207,7 @@ impl TripService {
                     ele: None,
                 };
                 let Some(candidate) = stage.accommodations.iter().find(|c| {
-                    etappe_events::trip::edits::straight_m(
+                    etappe_domain::trip::edits::straight_m(
                         Point {
                             lat: c.lat,
                             lon: c.lon,
@@ -304,15 +304,16 @@ impl TripService {
                 ));
             }
         };
-        self.execute(principal, trip_id, Some(view), context, |_| {
-            TripCommand::RequestAccommodationScan {
-                radius_km,
-                stage_id,
-                today: today(),
-            }
-        })
-        .await?;
-        Ok(TripSummary::of(&self.view(trip_id).await?, today()))
+        let after = self
+            .execute(principal, trip_id, view, context, |_| {
+                TripCommand::RequestAccommodationScan {
+                    radius_km,
+                    stage_id,
+                    today: today(),
+                }
+            })
+            .await?;
+        Ok(TripSummary::of(&after.ok_or(AppError::NotFound)?, today()))
     }
 
     /// Re-routes a day through a waypoint (`waypointLat`, `waypointLon`), as a job. The trip
@@ -349,19 +350,20 @@ impl TripService {
                 "waypointLat must be -90…90 and waypointLon -180…180",
             ));
         }
-        self.execute(principal, trip_id, Some(view), context, |_| {
-            TripCommand::RequestWaypoint {
-                stage_id,
-                waypoint: Point {
-                    lat,
-                    lon,
-                    ele: None,
-                },
-                today: today(),
-            }
-        })
-        .await?;
-        let view = self.view(trip_id).await?;
+        let view = self
+            .execute(principal, trip_id, view, context, |_| {
+                TripCommand::RequestWaypoint {
+                    stage_id,
+                    waypoint: Point {
+                        lat,
+                        lon,
+                        ele: None,
+                    },
+                    today: today(),
+                }
+            })
+            .await?
+            .ok_or(AppError::NotFound)?;
         Ok(WaypointAccepted {
             trip_id: trip_id.to_string(),
             stage_id: stage_id.to_string(),

@@ -1,31 +1,29 @@
 //! The trip service: creating, reading, changing the settings of and deleting trips.
 //!
 //! Every method authorizes first (scope, then ownership looked up by id, so a foreign trip
-//! and a missing one are refused alike before anything is loaded), then parses, decides and
-//! appends. A stream conflict caused by another writer (a worker result, say) is retried by
-//! reloading and deciding again; a stale *trip version* from the caller is never retried.
+//! and a missing one are refused alike before anything is loaded), then parses and hands the
+//! command to the store's one command path (`execute`: decide, append, and the view that
+//! append projected). A stream conflict caused by another writer (a worker result, say) is
+//! retried there; a stale *trip version* from the caller is never retried.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use etappe_events::ids::{TripId, derived_id};
-use etappe_events::projection::TripView;
-use etappe_events::store::{EventMetadata, ExpectedVersion, Page, Store, StoreError, TripFilter};
-use etappe_events::trip::duplicate::decide_duplicate;
-use etappe_events::trip::input::{NullMeans, parse_settings, refuse_unknown};
-use etappe_events::trip::settings::SettingField;
-use etappe_events::trip::source::{SourceType, SourceUrl};
-use etappe_events::trip::{
-    FieldError, InputError, ShareLink, Trip, TripCommand, TripError, TripEvent, decide,
+use etappe_domain::ids::{TripId, derived_id};
+use etappe_domain::projection::TripView;
+use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
+use etappe_domain::trip::settings::SettingField;
+use etappe_domain::trip::source::{SourceType, SourceUrl};
+use etappe_domain::trip::{
+    FieldError, InputError, ShareLink, Trip, TripCommand, TripEvent, decide,
 };
+use etappe_store::{Basis, CommandMetadata, EventIds, EventMetadata, Page, Store, TripFilter};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::views::{TripDetail, TripList, TripListItem, TripSummary, today};
 use super::{AppError, RequestContext};
 use crate::identity::{Principal, Scope};
-
-/// How many times a command is decided again after losing a race on its stream.
-const STREAM_CONFLICT_RETRIES: usize = 5;
 
 /// The largest page of the trip list.
 pub const MAX_ITEMS_PER_PAGE: u32 = 30;
@@ -129,6 +127,14 @@ fn metadata(principal: &Principal, context: &RequestContext) -> EventMetadata {
     }
 }
 
+/// A caller's command: its events carry the caller and the request, with fresh ids.
+fn command_metadata(principal: &Principal, context: &RequestContext) -> CommandMetadata {
+    CommandMetadata {
+        metadata: metadata(principal, context),
+        ids: EventIds::Fresh,
+    }
+}
+
 impl TripService {
     /// A service over `store`; `allowed_source_hosts` may be named over plain http.
     pub fn new(store: Arc<dyn Store>, allowed_source_hosts: Vec<String>) -> Self {
@@ -170,26 +176,6 @@ impl TripService {
         }
     }
 
-    pub(super) async fn view(&self, trip_id: TripId) -> Result<TripView, AppError> {
-        self.store
-            .trip_view(trip_id)
-            .await?
-            .ok_or(AppError::NotFound)
-    }
-
-    /// The trip's current state and stream version, from the inline projection: it is
-    /// written in the same transaction as every append, so it is exactly the fold of the
-    /// stream, and loading it costs one row however long the history grows.
-    async fn load(&self, trip_id: TripId) -> Result<(u64, Option<Trip>), AppError> {
-        Ok(match self.store.trip_view(trip_id).await? {
-            Some(view) => (view.stream_version, Some(view.trip)),
-            None => (
-                self.store.read_stream(&trip_id.stream_id()).await?.len() as u64,
-                None,
-            ),
-        })
-    }
-
     /// Creates a trip from a source link and settings. With an idempotency key, the same key
     /// and body answer the same trip, and the same key with another body is refused.
     pub async fn create(
@@ -215,7 +201,7 @@ impl TripService {
                     "sourceUrl",
                     format!(
                         "sourceUrl must be a link (a string); got {}",
-                        etappe_events::trip::input::describe(other)
+                        etappe_domain::trip::input::describe(other)
                     ),
                 ));
                 None
@@ -252,8 +238,7 @@ impl TripService {
             source,
             settings,
         };
-        let events = decide(None, command)?;
-        self.append_new_trip(principal, context, trip_id, &events, keyed.as_ref())
+        self.create_trip(principal, context, trip_id, command, keyed.as_ref())
             .await
     }
 
@@ -273,10 +258,21 @@ impl TripService {
             digest: canonical_digest(&[&Value::String(original_id.to_string())]),
         };
         let trip_id = keyed.trip_id();
-        let mut events =
-            decide_duplicate(None, trip_id, principal.user_id, &original.trip, today())?;
-        self.copy_files_for(trip_id, &mut events).await?;
-        let recomputes_route = events
+        let mut command = TripCommand::Duplicate {
+            trip_id,
+            owner_id: principal.user_id,
+            original: Box::new(original.trip.clone()),
+            today: today(),
+            renamed_files: BTreeMap::new(),
+        };
+        // Deciding is pure: deciding once first tells which files the copy needs, so they are
+        // copied before its events exist.
+        let planned = decide(None, command.clone())?;
+        let renamed = self.copy_files_for(trip_id, &planned).await?;
+        if let TripCommand::Duplicate { renamed_files, .. } = &mut command {
+            *renamed_files = renamed;
+        }
+        let recomputes_route = planned
             .iter()
             .any(|e| matches!(e, TripEvent::RouteRequested { .. }));
         if recomputes_route && original.trip.source.source_type == SourceType::GpxUpload {
@@ -291,15 +287,21 @@ impl TripService {
                     .await?;
             }
         }
-        self.append_new_trip(principal, context, trip_id, &events, Some(&keyed))
+        self.create_trip(principal, context, trip_id, command, Some(&keyed))
             .await
     }
 
-    /// A copy owns its files: the original's track and detours are copied under the copy's
-    /// keys and the copy's image points at them, so deleting the original (which deletes its
-    /// files) leaves the copy whole.
-    async fn copy_files_for(&self, copy: TripId, events: &mut [TripEvent]) -> Result<(), AppError> {
-        for event in events.iter_mut() {
+    /// A copy owns its files: the original's track and detours (as the copy's `events` name
+    /// them) are copied under the copy's keys; the answer maps each original key to its copy,
+    /// for the copy's image to point at, so deleting the original (which deletes its files)
+    /// leaves the copy whole.
+    async fn copy_files_for(
+        &self,
+        copy: TripId,
+        events: &[TripEvent],
+    ) -> Result<BTreeMap<String, String>, AppError> {
+        let mut renamed = BTreeMap::new();
+        for event in events {
             let TripEvent::TripDuplicated {
                 route,
                 stages,
@@ -309,64 +311,70 @@ impl TripService {
             else {
                 continue;
             };
-            if let Some(route) = route.as_mut() {
-                let key = etappe_track::stored::key(copy, *generation);
-                if let Some(bytes) = self.store.get_blob(&route.track_key).await? {
-                    self.store.put_blob(&key, &bytes).await?;
-                    route.track_key = key;
+            let mut wanted: Vec<(&str, String)> = Vec::new();
+            if let Some(route) = route {
+                wanted.push((
+                    &route.track_key,
+                    etappe_track::stored::key(copy, *generation),
+                ));
+            }
+            for stage in stages {
+                if let Some(detour) = &stage.detour {
+                    wanted.push((
+                        &detour.track_key,
+                        format!("detour:{copy}:{}:copy", stage.id),
+                    ));
                 }
             }
-            for stage in stages.iter_mut() {
-                if let Some(detour) = stage.detour.as_mut() {
-                    let key = format!("detour:{copy}:{}:copy", stage.id);
-                    if let Some(bytes) = self.store.get_blob(&detour.track_key).await? {
-                        self.store.put_blob(&key, &bytes).await?;
-                        detour.track_key = key;
-                    }
+            for (from, to) in wanted {
+                if let Some(bytes) = self.store.get_blob(from).await? {
+                    self.store.put_blob(&to, &bytes).await?;
+                    renamed.insert(from.to_owned(), to);
                 }
             }
         }
-        Ok(())
+        Ok(renamed)
     }
 
-    /// Appends the first events of a new trip; with a key, the events have ids derived from
-    /// it so that a retry is recognised, and a retry answers the trip the first one made.
-    async fn append_new_trip(
+    /// Creates a new trip through the one command path; with a key, the events have ids
+    /// derived from it so that a retry is recognised, and a retry answers the trip the first
+    /// one made.
+    async fn create_trip(
         &self,
         principal: &Principal,
         context: &RequestContext,
         trip_id: TripId,
-        events: &[TripEvent],
+        command: TripCommand,
         keyed: Option<&Keyed>,
     ) -> Result<Created, AppError> {
-        let mut meta = metadata(principal, context);
-        meta.request_digest = keyed.map(|k| k.digest.clone());
-        let new_events = events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| match keyed {
-                Some(k) => {
-                    e.to_new_event_with_id(derived_id(&format!("event:{}:{i}", k.scope)), &meta)
-                }
-                None => e.to_new_event(&meta),
-            })
-            .collect();
-        let outcome = self
-            .store
-            .append(&trip_id.stream_id(), ExpectedVersion::NoStream, new_events)
-            .await?;
-        if outcome.already_appended {
-            return self.replay(trip_id, meta.request_digest.as_deref()).await;
+        let mut meta = command_metadata(principal, context);
+        meta.metadata.request_digest = keyed.map(|k| k.digest.clone());
+        if let Some(k) = keyed {
+            meta.ids = EventIds::Derived(format!("event:{}", k.scope));
         }
-        let view = self.view(trip_id).await?;
+        let executed = self
+            .store
+            .execute(trip_id, Basis::NewStream, &meta, |_| command.clone())
+            .await?;
+        if executed.already_appended {
+            let digest = meta.metadata.request_digest.as_deref();
+            return self.replay(trip_id, digest, executed.view).await;
+        }
+        let view = executed.view.ok_or(AppError::NotFound)?;
         Ok(Created {
             trip: TripSummary::of(&view, today()),
             replayed: false,
         })
     }
 
-    /// Answers a creation (or duplication) repeated with the same idempotency key.
-    async fn replay(&self, trip_id: TripId, digest: Option<&str>) -> Result<Created, AppError> {
+    /// Answers a creation (or duplication) repeated with the same idempotency key; `current`
+    /// is the trip's view now.
+    async fn replay(
+        &self,
+        trip_id: TripId,
+        digest: Option<&str>,
+        current: Option<TripView>,
+    ) -> Result<Created, AppError> {
         let first = self.store.read_stream(&trip_id.stream_id()).await?;
         let original = first
             .first()
@@ -376,7 +384,7 @@ impl TripService {
                 "this Idempotency-Key was already used for a different request; use a new key for a new trip".into(),
             ));
         }
-        match self.store.trip_view(trip_id).await? {
+        match current {
             Some(view) => Ok(Created {
                 trip: TripSummary::of(&view, today()),
                 replayed: true,
@@ -466,15 +474,16 @@ impl TripService {
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &update_fields())?;
         let patch = parse_settings(input, NullMeans::Clear)?;
-        self.execute(principal, trip_id, Some(current), context, |trip| {
-            TripCommand::UpdateSettings {
-                patch: patch.clone(),
-                expected_version: base.expected(trip.map_or(0, |t| t.version)),
-                today: today(),
-            }
-        })
-        .await?;
-        Ok(TripDetail::of(&self.view(trip_id).await?, today()))
+        let after = self
+            .execute(principal, trip_id, current, context, |trip| {
+                TripCommand::UpdateSettings {
+                    patch: patch.clone(),
+                    expected_version: base.expected(trip.map_or(0, |t| t.version)),
+                    today: today(),
+                }
+            })
+            .await?;
+        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
     }
 
     /// Deletes a trip; allowed when it is locked.
@@ -486,7 +495,7 @@ impl TripService {
     ) -> Result<(), AppError> {
         require(principal, Scope::TripsWrite)?;
         let current = self.owned_view(principal, trip_id).await?;
-        self.execute(principal, trip_id, Some(current), context, |_| {
+        self.execute(principal, trip_id, current, context, |_| {
             TripCommand::Delete
         })
         .await?;
@@ -499,60 +508,27 @@ impl TripService {
         Ok(())
     }
 
-    /// Decide and append on `loaded` (the state just read), then again on a fresh load after
-    /// a lost stream race, a bounded number of times.
+    /// A caller's command on the trip it has just read (`loaded`, authorized), through the
+    /// store's one command path; answers the trip after it (`None` once deleted), as the
+    /// append projected it.
     pub(super) async fn execute(
         &self,
         principal: &Principal,
         trip_id: TripId,
-        loaded: Option<TripView>,
+        loaded: TripView,
         context: &RequestContext,
-        command: impl Fn(Option<&Trip>) -> TripCommand,
-    ) -> Result<(), AppError> {
-        self.execute_decision(principal, trip_id, loaded, context, |state| {
-            decide(state, command(state))
-        })
-        .await
-    }
-
-    /// [`Self::execute`] with any pure decision (stage edits take the route's geometry too).
-    pub(super) async fn execute_decision(
-        &self,
-        principal: &Principal,
-        trip_id: TripId,
-        loaded: Option<TripView>,
-        context: &RequestContext,
-        decision: impl Fn(Option<&Trip>) -> Result<Vec<TripEvent>, TripError>,
-    ) -> Result<(), AppError> {
-        let meta = metadata(principal, context);
-        let mut loaded = loaded.map(|v| (v.stream_version, Some(v.trip)));
-        for _ in 0..STREAM_CONFLICT_RETRIES {
-            let (stream_version, state) = match loaded.take() {
-                Some(state) => state,
-                None => self.load(trip_id).await?,
-            };
-            let events = decision(state.as_ref())?;
-            if events.is_empty() {
-                return Ok(());
-            }
-            let new_events = events.iter().map(|e| e.to_new_event(&meta)).collect();
-            match self
-                .store
-                .append(
-                    &trip_id.stream_id(),
-                    ExpectedVersion::Exact(stream_version),
-                    new_events,
-                )
-                .await
-            {
-                Ok(_) => return Ok(()),
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(other) => return Err(other.into()),
-            }
-        }
-        Err(AppError::Conflict(
-            "the trip is being changed by others right now; retry in a moment".into(),
-        ))
+        command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
+    ) -> Result<Option<TripView>, AppError> {
+        let executed = self
+            .store
+            .execute(
+                trip_id,
+                Basis::Loaded(Box::new(loaded)),
+                &command_metadata(principal, context),
+                command,
+            )
+            .await?;
+        Ok(executed.view)
     }
 
     /// Re-runs the analysis of the days: refused while one runs (409), without days (422),
@@ -565,11 +541,12 @@ impl TripService {
     ) -> Result<TripSummary, AppError> {
         require(principal, Scope::TripsWrite)?;
         let current = self.owned_view(principal, trip_id).await?;
-        self.execute(principal, trip_id, Some(current), context, |_| {
-            TripCommand::RequestAnalysis { today: today() }
-        })
-        .await?;
-        Ok(TripSummary::of(&self.view(trip_id).await?, today()))
+        let after = self
+            .execute(principal, trip_id, current, context, |_| {
+                TripCommand::RequestAnalysis { today: today() }
+            })
+            .await?;
+        Ok(TripSummary::of(&after.ok_or(AppError::NotFound)?, today()))
     }
 
     /// Creates a trip from an uploaded GPX file: the file is stored, then the trip takes the
@@ -618,7 +595,7 @@ impl TripService {
             )));
         }
         let trip_id = TripId::new();
-        let name: String = etappe_events::text::strip_controls(file_name)
+        let name: String = etappe_domain::text::strip_controls(file_name)
             .chars()
             .take(200)
             .collect();
@@ -626,28 +603,20 @@ impl TripService {
             url: format!("upload:{name}"),
             source_type: SourceType::GpxUpload,
         };
-        let events = decide(
-            None,
-            TripCommand::Create {
-                trip_id,
-                owner_id: principal.user_id,
-                source,
-                settings: patch,
-            },
-        )?;
+        let command = TripCommand::Create {
+            trip_id,
+            owner_id: principal.user_id,
+            source,
+            settings: patch,
+        };
+        // Deciding is pure: a refusal comes before the file is stored, not after.
+        decide(None, command.clone())?;
         // The file first: the route job must find it when the event is dispatched.
         self.store
             .put_blob(&format!("upload:{trip_id}"), bytes)
             .await?;
-        let meta = metadata(principal, context);
-        let new_events = events.iter().map(|e| e.to_new_event(&meta)).collect();
-        self.store
-            .append(&trip_id.stream_id(), ExpectedVersion::NoStream, new_events)
-            .await?;
-        Ok(Created {
-            trip: TripSummary::of(&self.view(trip_id).await?, today()),
-            replayed: false,
-        })
+        self.create_trip(principal, context, trip_id, command, None)
+            .await
     }
 
     /// The trip's current summary, for the live event stream (after ownership is checked).
@@ -722,7 +691,7 @@ impl TripService {
                     _ => format!("Day {}", stage.day_number),
                 };
                 etappe_export::ExportDay {
-                    name: etappe_events::text::strip_controls(&name),
+                    name: etappe_domain::text::strip_controls(&name),
                     points: slice
                         .iter()
                         .map(|p| etappe_export::ExportPoint {
@@ -745,7 +714,7 @@ impl TripService {
             .iter()
             .filter_map(|s| s.accommodation.as_ref().map(|a| (s.day_number, a)))
             .map(|(day, a)| etappe_export::ExportWaypoint {
-                name: etappe_events::text::strip_controls(&lodging_name(
+                name: etappe_domain::text::strip_controls(&lodging_name(
                     day,
                     a.name.as_deref().unwrap_or(&a.kind),
                 )),
@@ -758,7 +727,7 @@ impl TripService {
         for stage in &stages {
             for w in stored.waypoints_within(stage.first_point, stage.last_point) {
                 waypoints.push(etappe_export::ExportWaypoint {
-                    name: etappe_events::text::strip_controls(w.name.as_deref().unwrap_or("")),
+                    name: etappe_domain::text::strip_controls(w.name.as_deref().unwrap_or("")),
                     lat: w.lat,
                     lon: w.lon,
                     kind: etappe_export::WaypointKind::Generic,
@@ -825,15 +794,17 @@ impl TripService {
         }
         let code = new_share_code();
         let at = chrono::Utc::now();
-        self.execute(principal, trip_id, Some(current), context, |_| {
-            TripCommand::Share {
-                code: code.clone(),
-                at,
-            }
-        })
-        .await?;
-        let view = self.view(trip_id).await?;
-        view.trip
+        let after = self
+            .execute(principal, trip_id, current, context, |_| {
+                TripCommand::Share {
+                    code: code.clone(),
+                    at,
+                }
+            })
+            .await?
+            .ok_or(AppError::NotFound)?;
+        after
+            .trip
             .share
             .map(|link| (link, true))
             .ok_or_else(|| AppError::Internal("share link not recorded".into()))
@@ -858,10 +829,11 @@ impl TripService {
     ) -> Result<(), AppError> {
         require(principal, Scope::TripsWrite)?;
         let current = self.owned_view(principal, trip_id).await?;
-        self.execute(principal, trip_id, Some(current), context, |_| {
+        self.execute(principal, trip_id, current, context, |_| {
             TripCommand::Unshare
         })
-        .await
+        .await?;
+        Ok(())
     }
 
     /// The trip behind an active public code. A malformed, unknown or revoked code is a 404.

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use etappe_events::projection::TripView;
-use etappe_events::text::strip_controls;
-use etappe_events::trip::settings::AccommodationType;
-use etappe_events::trip::source::SourceType;
-use etappe_events::trip::stage::{Accommodation, Alert, Point, Stage};
-use etappe_events::trip::{Category, ComputationStatus, Trip};
+use etappe_domain::projection::TripView;
+use etappe_domain::text::strip_controls;
+use etappe_domain::trip::settings::AccommodationType;
+use etappe_domain::trip::source::SourceType;
+use etappe_domain::trip::stage::{Accommodation, Alert, Point, Stage};
+use etappe_domain::trip::{Category, ComputationStatus, Trip};
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -6,7 +6,7 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use etappe_events::ids::TripId;
+use etappe_domain::ids::TripId;
 use serde_json::{Map, Value};
 
 use super::App;

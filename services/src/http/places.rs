@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use axum::Json;
 use axum::extract::{Query, State};
-use etappe_events::text::{quote, strip_controls};
-use etappe_events::trip::FieldError;
+use etappe_domain::text::{quote, strip_controls};
+use etappe_domain::trip::FieldError;
 
 use super::App;
 use super::extract::Caller;

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::app::AppError;
-use etappe_events::trip::{FieldError, InputError};
+use etappe_domain::trip::{FieldError, InputError};
 
 /// The media type of every error body.
 pub const PROBLEM_JSON: &str = "application/problem+json";

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use etappe_events::trip::ShareLink;
+use etappe_domain::trip::ShareLink;
 use serde_json::json;
 
 use super::App;

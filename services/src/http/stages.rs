@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use etappe_events::trip::edits::StageAction;
+use etappe_domain::trip::edits::StageAction;
 use uuid::Uuid;
 
 use super::App;
@@ -19,7 +19,7 @@ use crate::app::stages::{RouteLines, WaypointAccepted};
 use crate::app::views::{StageSummary, TripDetail, TripSummary};
 use crate::app::{AppError, RequestContext};
 
-fn ids(trip: &str, stage: &str) -> Result<(etappe_events::ids::TripId, Uuid), AppError> {
+fn ids(trip: &str, stage: &str) -> Result<(etappe_domain::ids::TripId, Uuid), AppError> {
     let trip_id = trip.parse().map_err(|_| AppError::NotFound)?;
     let stage_id = Uuid::parse_str(stage).map_err(|_| AppError::StageNotFound)?;
     Ok((trip_id, stage_id))
@@ -48,8 +48,8 @@ pub(super) async fn add(
             Uuid::parse_str(&s).map_err(|_| AppError::StageNotFound)?
         }
         _ => {
-            return Err(etappe_events::trip::InputError::Invalid(vec![
-                etappe_events::trip::FieldError::new(
+            return Err(etappe_domain::trip::InputError::Invalid(vec![
+                etappe_domain::trip::FieldError::new(
                     "stageId",
                     "stageId is required: the id of the day to split (the new day follows it)",
                 ),
@@ -165,7 +165,7 @@ async fn edit(
     state: &App,
     principal: &crate::identity::Principal,
     context: &RequestContext,
-    (trip_id, stage_id): (etappe_events::ids::TripId, Uuid),
+    (trip_id, stage_id): (etappe_domain::ids::TripId, Uuid),
     action: StageAction,
     body: &serde_json::Map<String, serde_json::Value>,
     base: Option<crate::app::trips::BaseVersion>,

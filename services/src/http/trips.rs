@@ -7,10 +7,10 @@ use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use etappe_events::store::{Page, TripFilter};
-use etappe_events::text::quote;
-use etappe_events::trip::FieldError;
-use etappe_events::trip::input::parse_date;
+use etappe_domain::text::quote;
+use etappe_domain::trip::FieldError;
+use etappe_domain::trip::input::parse_date;
+use etappe_store::{Page, TripFilter};
 
 use super::App;
 use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};

@@ -83,7 +83,7 @@ pub(super) async fn upload(
             other => {
                 return Err(AppError::MalformedBody(format!(
                     "unknown part {}; accepted: file, settings",
-                    etappe_events::text::quote(other)
+                    etappe_domain::text::quote(other)
                 ))
                 .into_response());
             }
@@ -110,7 +110,7 @@ pub(super) async fn upload(
     Ok(response)
 }
 
-fn trip_event(view: &etappe_events::projection::TripView) -> Event {
+fn trip_event(view: &etappe_domain::projection::TripView) -> Event {
     let summary = TripSummary::of(view, today());
     let data = json!({"version": summary.version, "streamVersion": view.stream_version, "partial": summary.partial,
         "computationStatus": summary.computation_status});

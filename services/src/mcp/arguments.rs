@@ -2,7 +2,7 @@
 //! the settings object (from the events crate's own ranges, so the published schema and the
 //! rule that refuses a value cannot drift) and the stage edit's `change`.
 
-use etappe_events::trip::settings::{
+use etappe_domain::trip::settings::{
     AVERAGE_SPEED, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY, TITLE_MAX_CHARS,
 };
 

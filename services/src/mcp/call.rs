@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use etappe_events::ids::TripId;
+use etappe_domain::ids::TripId;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -111,7 +111,7 @@ pub(super) fn version(args: &Map<String, Value>) -> Result<u64, ToolError> {
         )),
         Some(other) => Err(ToolError::Argument(format!(
             "version must be the whole number read from get_trip; got {}.",
-            etappe_events::trip::input::describe(other)
+            etappe_domain::trip::input::describe(other)
         ))),
         None => Err(ToolError::Argument(
             "This tool requires a \"version\" argument: the trip's version from get_trip."

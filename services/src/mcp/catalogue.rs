@@ -353,7 +353,7 @@ pub fn help(topic: Option<&str>) -> Result<Value, String> {
             })),
             None => Err(format!(
                 "Unknown topic {}. Valid topics: {}.",
-                etappe_events::text::quote(topic),
+                etappe_domain::text::quote(topic),
                 CATALOGUE
                     .iter()
                     .map(|s| s.name)
@@ -367,7 +367,7 @@ pub fn help(topic: Option<&str>) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use etappe_events::trip::settings::AccommodationType;
+    use etappe_domain::trip::settings::AccommodationType;
 
     #[test]
     fn the_published_accommodation_types_are_the_domains() {

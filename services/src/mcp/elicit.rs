@@ -69,7 +69,7 @@ pub(super) fn confirmation_form(challenge: &Value) -> Option<InputRequiredResult
     // The title is the rider's or a third party's text: quoted, control characters gone.
     let title = impact["title"]
         .as_str()
-        .map(|t| format!(" {}", etappe_events::text::quote(t)))
+        .map(|t| format!(" {}", etappe_domain::text::quote(t)))
         .unwrap_or_default();
     let days = impact["stageCount"].as_u64().unwrap_or(0);
     let dates = match (impact["startDate"].as_str(), impact["endDate"].as_str()) {

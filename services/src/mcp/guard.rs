@@ -163,7 +163,7 @@ mod tests {
 
     fn principal() -> Principal {
         Principal {
-            user_id: etappe_events::ids::UserId(uuid::Uuid::now_v7()),
+            user_id: etappe_domain::ids::UserId(uuid::Uuid::now_v7()),
             scopes: Scope::ALL.to_vec(),
         }
     }

@@ -112,7 +112,7 @@ fn unknown_arguments(spec: &ToolSpec, args: &Map<String, Value>) -> Option<Strin
     let unknown: Vec<String> = args
         .keys()
         .filter(|k| !spec.args.iter().any(|a| a.name == k.as_str()))
-        .map(|k| etappe_events::text::quote(k))
+        .map(|k| etappe_domain::text::quote(k))
         .collect();
     if unknown.is_empty() {
         return None;
@@ -177,7 +177,7 @@ impl ServerHandler for Etappe {
             return Err(McpError::invalid_params(
                 format!(
                     "Unknown tool {}. Call tools/list or etappe_help.",
-                    etappe_events::text::quote(&request.name)
+                    etappe_domain::text::quote(&request.name)
                 ),
                 None,
             ));
@@ -281,7 +281,7 @@ impl ServerHandler for Etappe {
             return Err(McpError::resource_not_found(
                 format!(
                     "No resource {}; see resources/list.",
-                    etappe_events::text::quote(&request.uri)
+                    etappe_domain::text::quote(&request.uri)
                 ),
                 None,
             ));

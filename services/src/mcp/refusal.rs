@@ -3,7 +3,7 @@
 //! `structuredContent` shape (`schema::error_schema`: a message an agent can act on, plus the
 //! upstream, failure and retryability when an upstream failed) and the same text.
 
-use etappe_events::text::quote;
+use etappe_domain::text::quote;
 use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@
 //! Kept lean on purpose: `tools/list` is paid for in every conversation (2,400 o200k tokens
 //! for all, 260 per tool), so a keyword stands in for prose wherever it says the same thing.
 
-use etappe_events::trip::settings::Range;
+use etappe_domain::trip::settings::Range;
 use serde_json::{Map, Value, json};
 
 /// The type of an argument (or of a field of an object argument).
@@ -230,7 +230,7 @@ pub fn output(name: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use etappe_events::trip::settings::{ELEVATION_PENALTY, MAX_DISTANCE_PER_DAY};
+    use etappe_domain::trip::settings::{ELEVATION_PENALTY, MAX_DISTANCE_PER_DAY};
 
     #[test]
     fn ranges_become_keywords() {

@@ -85,7 +85,7 @@ pub async fn screen(request: Request, next: Next) -> Response {
 }
 
 fn bounded(detail: &str) -> String {
-    etappe_events::text::strip_controls(detail)
+    etappe_domain::text::strip_controls(detail)
         .chars()
         .take(DETAIL_CHARS)
         .collect()
@@ -154,7 +154,7 @@ pub fn check(body: &Bytes) -> Result<(), Rejection> {
         Err(e) => Err(match (method, id.is_null()) {
             (Some(method), false) => invalid_params(format!(
                 "Invalid params for {}: {}.",
-                etappe_events::text::quote(method),
+                etappe_domain::text::quote(method),
                 bounded(&e.to_string())
             )),
             _ => invalid_request(

@@ -5,10 +5,10 @@
 //! `nextAction`; every refusal is a [`ToolError`], mapped once (`refusal`).
 
 use chrono::Utc;
-use etappe_events::store::{Page, TripFilter};
-use etappe_events::text::quote;
-use etappe_events::trip::Category;
-use etappe_events::trip::edits::input::parse_action;
+use etappe_domain::text::quote;
+use etappe_domain::trip::Category;
+use etappe_domain::trip::edits::input::parse_action;
+use etappe_store::{Page, TripFilter};
 use serde_json::{Map, Value, json};
 
 use super::call::{
@@ -92,7 +92,7 @@ pub fn digest(detail: &TripDetail) -> Value {
     let status: Map<String, Value> = detail
         .computation_status
         .iter()
-        .filter(|(_, s)| **s != etappe_events::trip::ComputationStatus::Pending)
+        .filter(|(_, s)| **s != etappe_domain::trip::ComputationStatus::Pending)
         .map(|(c, s)| (json!(c).as_str().unwrap_or_default().to_owned(), json!(s)))
         .collect();
     let days: Vec<Value> = detail

@@ -11,7 +11,7 @@ pub mod route;
 use std::sync::Arc;
 use std::time::Duration;
 
-use etappe_events::store::{PostgresStore, SqliteStore, Store};
+use etappe_store::{PostgresStore, SqliteStore, Store};
 
 use crate::TempDir;
 

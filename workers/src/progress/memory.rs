@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use etappe_events::ids::TripId;
+use etappe_domain::ids::TripId;
 use futures::StreamExt;
 use tokio::sync::broadcast;
 use tokio_stream_lite::BroadcastStream;

@@ -10,7 +10,7 @@ use std::pin::Pin;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use etappe_events::ids::TripId;
+use etappe_domain::ids::TripId;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;

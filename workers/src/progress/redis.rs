@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use etappe_events::ids::TripId;
+use etappe_domain::ids::TripId;
 use futures::StreamExt;
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};

@@ -10,14 +10,14 @@
 use std::borrow::Cow;
 
 use chrono::{Datelike, NaiveDate};
-use etappe_events::trip::SCAN_RADIUS_KM;
-use etappe_events::trip::edits::LABEL_MAX_CHARS;
-use etappe_events::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
-use etappe_events::trip::settings::{
+use etappe_domain::trip::SCAN_RADIUS_KM;
+use etappe_domain::trip::edits::LABEL_MAX_CHARS;
+use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
+use etappe_domain::trip::settings::{
     AVERAGE_SPEED, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY, Range,
     SettingField, TITLE_MAX_CHARS, TripSettings,
 };
-use etappe_events::trip::source::SOURCE_URL_MAX_CHARS;
+use etappe_domain::trip::source::SOURCE_URL_MAX_CHARS;
 use serde_json::{Map, Value, json};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};

@@ -283,7 +283,7 @@ mod tests {
         assert_eq!(
             doc.pointer("/components/schemas/CreateTrip/properties/maxDistancePerDay/maximum"),
             Some(&json!(
-                etappe_events::trip::settings::MAX_DISTANCE_PER_DAY.max
+                etappe_domain::trip::settings::MAX_DISTANCE_PER_DAY.max
             ))
         );
     }

@@ -1,5 +1,5 @@
 //! The contract every event store adapter must keep, written once and run against each
-//! backend (`events/tests/store_sqlite.rs` always, `store_postgres.rs` when PostgreSQL is
+//! backend (`store/tests/store_sqlite.rs` always, `store_postgres.rs` when PostgreSQL is
 //! configured). Each check uses its own streams and owner, so checks can share a database.
 
 use std::collections::HashSet;
@@ -10,11 +10,11 @@ use chrono::NaiveDate;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{Cursor, EventMetadata, ExpectedVersion, NewEvent, RecordedEvent, Store, StoreError};
-use crate::ids::{TripId, UserId};
-use crate::trip::settings::SettingsPatch;
-use crate::trip::source::SourceUrl;
-use crate::trip::{TripCommand, TripEvent, decide, fold};
+use crate::{Cursor, EventMetadata, ExpectedVersion, NewEvent, RecordedEvent, Store, StoreError};
+use etappe_domain::ids::{TripId, UserId};
+use etappe_domain::trip::settings::SettingsPatch;
+use etappe_domain::trip::source::SourceUrl;
+use etappe_domain::trip::{TripCommand, TripEvent, decide, fold};
 
 fn event(kind: &str) -> NewEvent {
     NewEvent {
@@ -282,13 +282,13 @@ pub async fn old_shapes_are_upcast_on_load(store: Arc<dyn Store>) {
         .append(&s, ExpectedVersion::NoStream, vec![old])
         .await
         .expect("append v1");
-    super::upcast::register(&kind, 1, |v| json!({"distanceKm": v["km"]}));
+    crate::upcast::register(&kind, 1, |v| json!({"distanceKm": v["km"]}));
     let read = store.read_stream(&s).await.expect("read");
     assert_eq!(read[0].schema_version, 2);
     assert_eq!(read[0].data, json!({"distanceKm": 12}));
 }
 
-fn trip_events(state: Option<&crate::trip::Trip>, command: TripCommand) -> Vec<NewEvent> {
+fn trip_events(state: Option<&etappe_domain::trip::Trip>, command: TripCommand) -> Vec<NewEvent> {
     let metadata = EventMetadata {
         actor: Some("conformance".into()),
         ..Default::default()
@@ -300,7 +300,7 @@ fn trip_events(state: Option<&crate::trip::Trip>, command: TripCommand) -> Vec<N
         .collect()
 }
 
-async fn load(store: &dyn Store, trip: TripId) -> (u64, Option<crate::trip::Trip>) {
+async fn load(store: &dyn Store, trip: TripId) -> (u64, Option<etappe_domain::trip::Trip>) {
     let events = store.read_stream(&trip.stream_id()).await.expect("read");
     let typed: Vec<TripEvent> = events
         .iter()
@@ -419,8 +419,8 @@ pub async fn trip_lists_filter_and_paginate(store: Arc<dyn Store>) {
             .await
             .expect("create");
     }
-    let page = |page, per_page| super::Page { page, per_page };
-    let all = super::TripFilter::default();
+    let page = |page, per_page| crate::Page { page, per_page };
+    let all = crate::TripFilter::default();
     let (first, total) = store
         .list_trip_views(owner, &all, page(1, 2))
         .await
@@ -436,7 +436,7 @@ pub async fn trip_lists_filter_and_paginate(store: Arc<dyn Store>) {
         .await
         .expect("list");
     assert_eq!(second.len(), 1);
-    let alp = super::TripFilter {
+    let alp = crate::TripFilter {
         title: Some("ALP".into()),
         ..Default::default()
     };
@@ -448,7 +448,7 @@ pub async fn trip_lists_filter_and_paginate(store: Arc<dyn Store>) {
             .1,
         2
     );
-    let from_feb = super::TripFilter {
+    let from_feb = crate::TripFilter {
         start_date: Some("2031-02-01".parse().expect("d")),
         ..Default::default()
     };
@@ -460,7 +460,7 @@ pub async fn trip_lists_filter_and_paginate(store: Arc<dyn Store>) {
             .1,
         2
     );
-    let until_feb = super::TripFilter {
+    let until_feb = crate::TripFilter {
         end_date: Some("2031-02-10".parse().expect("d")),
         ..Default::default()
     };

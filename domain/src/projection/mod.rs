@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::store::RecordedEvent;
+use crate::envelope::RecordedEvent;
 use crate::trip::{Trip, TripEvent, TripEventError, evolve};
 
 /// One trip as readers see it.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use etappe_events::store::{SqliteStore, Store, conformance};
+use etappe_store::{SqliteStore, Store, conformance};
 
 async fn store() -> (tempdir::Dir, Arc<dyn Store>) {
     let dir = tempdir::Dir::new();

@@ -242,3 +242,28 @@ fn a_deleted_trip_or_an_existing_copy_is_refused() {
         Err(TripError::AlreadyExists)
     );
 }
+
+#[test]
+fn decide_duplicates_and_points_the_copy_at_the_files_copied_for_it() {
+    let original = original(TripSettings::default(), true);
+    let renamed = BTreeMap::from([("track:1:1".to_owned(), "track:copy:1".to_owned())]);
+    let events = crate::trip::decide(
+        None,
+        crate::trip::TripCommand::Duplicate {
+            trip_id: COPY,
+            owner_id: RIDER,
+            original: Box::new(original.clone()),
+            today: today(),
+            renamed_files: renamed,
+        },
+    )
+    .expect("duplicated");
+    let copy = fold(&events).expect("the copy exists");
+    assert_eq!(
+        copy.route.as_ref().map(|r| r.track_key.as_str()),
+        Some("track:copy:1"),
+        "the copy's route reads the file copied for it"
+    );
+    let (plain, _) = copy_of(&original);
+    assert_eq!(copy.stages, plain.stages, "everything else as duplicated");
+}

@@ -27,8 +27,9 @@ const DATED_CATEGORIES: [Category; 2] = [Category::Weather, Category::Context];
 const COPY_SUFFIX: &str = " (copy)";
 
 /// Decides the duplication of `original` into a new trip `trip_id` owned by `owner_id`;
-/// `state` is the new stream's state (it must not exist yet).
-pub fn decide_duplicate(
+/// `state` is the new stream's state (it must not exist yet). Reached through
+/// [`super::decide`].
+pub(crate) fn decide_duplicate(
     state: Option<&Trip>,
     trip_id: TripId,
     owner_id: UserId,
@@ -121,6 +122,31 @@ pub fn decide_duplicate(
         });
     }
     Ok(events)
+}
+
+/// The copy's events with its files under the copy's own keys: `renamed` maps an original's
+/// key to the key the service copied the file to; a key not in it stays the original's.
+pub(crate) fn own_files(
+    mut events: Vec<TripEvent>,
+    renamed: &BTreeMap<String, String>,
+) -> Vec<TripEvent> {
+    for event in &mut events {
+        let TripEvent::TripDuplicated { route, stages, .. } = event else {
+            continue;
+        };
+        let rename = |key: &mut String| {
+            if let Some(new) = renamed.get(key.as_str()) {
+                key.clone_from(new);
+            }
+        };
+        if let Some(route) = route.as_mut() {
+            rename(&mut route.track_key);
+        }
+        for detour in stages.iter_mut().filter_map(|s| s.detour.as_mut()) {
+            rename(&mut detour.track_key);
+        }
+    }
+    events
 }
 
 /// `title (copy)`, cut so that it stays within the title's limit.

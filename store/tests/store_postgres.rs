@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use etappe_events::store::{PostgresStore, Store, conformance};
+use etappe_store::{PostgresStore, Store, conformance};
 
 async fn store() -> Option<Arc<dyn Store>> {
     let url = match std::env::var("DATABASE_URL") {

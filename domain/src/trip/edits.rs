@@ -175,9 +175,39 @@ impl Impact {
     }
 }
 
+/// The route's geometry as a command carries it: shared, so a command retried after a lost
+/// race does not measure the track again.
+#[derive(Clone)]
+pub struct RouteSnapshot(std::sync::Arc<dyn RouteGeometry + Send + Sync>);
+
+impl RouteSnapshot {
+    /// A snapshot of `geometry`.
+    pub fn new(geometry: impl RouteGeometry + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(geometry))
+    }
+
+    /// The geometry.
+    pub fn geometry(&self) -> &dyn RouteGeometry {
+        self.0.as_ref()
+    }
+}
+
+impl std::fmt::Debug for RouteSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RouteSnapshot({} points)", self.0.point_count())
+    }
+}
+
+/// Two snapshots are equal when they are the same geometry.
+impl PartialEq for RouteSnapshot {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// Judges an edit of the days. Guard order: existence, lock, version, days present, stage
-/// known, then the edit's own rules.
-pub fn decide_stage_edit(
+/// known, then the edit's own rules. Reached through [`super::decide`].
+pub(crate) fn decide_stage_edit(
     state: Option<&Trip>,
     edit: StageEdit,
     expected_version: u64,

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 
-pub use self::edits::{Boundary, LabelChange, RouteGeometry, StageEdit, decide_stage_edit};
+pub use self::edits::{Boundary, LabelChange, RouteGeometry, RouteSnapshot, StageEdit};
 pub use self::events::{EVENT_TYPES, StageAccommodations, TripEvent, TripEventError};
 pub use self::input::{FieldError, InputError};
 use self::settings::{Invalidation, SettingsPatch, TripSettings};
@@ -247,6 +247,24 @@ pub enum TripCommand {
         work: GivenUpWork,
         reason: String,
     },
+    /// One of the day edits, judged against the caller's `expected_version` over the route of
+    /// `generation` (a re-pacing meanwhile supersedes it).
+    EditStages {
+        edit: StageEdit,
+        expected_version: u64,
+        generation: u64,
+        today: NaiveDate,
+        route: RouteSnapshot,
+    },
+    /// Create this (new) trip as a copy of `original` (see [`duplicate`]); `renamed_files`
+    /// maps the original's file keys to the keys the service copied them to.
+    Duplicate {
+        trip_id: TripId,
+        owner_id: UserId,
+        original: Box<Trip>,
+        today: NaiveDate,
+        renamed_files: BTreeMap<String, String>,
+    },
 }
 
 /// The work a given-up job was doing, which decides what the trip records.
@@ -309,10 +327,36 @@ fn days_open_to_work(live: Option<&Trip>, today: NaiveDate) -> Result<&Trip, Tri
     Ok(trip)
 }
 
-/// Judges a command against the current state and answers the events it causes.
+/// Judges a command against the current state and answers the events it causes: the one
+/// decision every writer goes through (settings, day edits, duplication, worker results).
 pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEvent>, TripError> {
     let live = state.filter(|t| !t.deleted);
     match command {
+        TripCommand::EditStages {
+            edit,
+            expected_version,
+            generation,
+            today,
+            route,
+        } => {
+            if let Some(trip) = live
+                && trip.generation != generation
+            {
+                return Err(TripError::Superseded {
+                    generation,
+                    current: trip.generation,
+                });
+            }
+            edits::decide_stage_edit(state, edit, expected_version, today, route.geometry())
+        }
+        TripCommand::Duplicate {
+            trip_id,
+            owner_id,
+            original,
+            today,
+            renamed_files,
+        } => duplicate::decide_duplicate(state, trip_id, owner_id, &original, today)
+            .map(|events| duplicate::own_files(events, &renamed_files)),
         TripCommand::Create {
             trip_id,
             owner_id,

@@ -557,3 +557,30 @@ fn random_edit_sequences_keep_the_days_a_cover_of_the_route() {
         assert_eq!(ids.len(), trip.stages.len(), "ids stay unique");
     }
 }
+
+#[test]
+fn decide_takes_day_edits_and_refuses_one_made_over_a_superseded_route() {
+    let trip = trip();
+    let delete = |n| StageEdit::Delete { stage_id: id(n) };
+    let route = RouteSnapshot::new(Line(100));
+    let command = |generation| crate::trip::TripCommand::EditStages {
+        edit: delete(2),
+        expected_version: trip.version,
+        generation,
+        today: today(),
+        route: route.clone(),
+    };
+    assert_eq!(
+        crate::trip::decide(Some(&trip), command(trip.generation)),
+        edit(&trip, delete(2)),
+        "the one entry point decides a day edit as the edit rules do"
+    );
+    assert_eq!(
+        crate::trip::decide(Some(&trip), command(trip.generation + 1)),
+        Err(TripError::Superseded {
+            generation: trip.generation + 1,
+            current: trip.generation,
+        }),
+        "an edit measured on another generation's route is refused"
+    );
+}

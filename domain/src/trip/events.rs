@@ -251,7 +251,10 @@ impl TripEvent {
 
 impl TripEvent {
     /// The event ready to append, with a fresh id.
-    pub fn to_new_event(&self, metadata: &crate::store::EventMetadata) -> crate::store::NewEvent {
+    pub fn to_new_event(
+        &self,
+        metadata: &crate::envelope::EventMetadata,
+    ) -> crate::envelope::NewEvent {
         self.to_new_event_with_id(uuid::Uuid::now_v7(), metadata)
     }
 
@@ -259,9 +262,9 @@ impl TripEvent {
     pub fn to_new_event_with_id(
         &self,
         event_id: uuid::Uuid,
-        metadata: &crate::store::EventMetadata,
-    ) -> crate::store::NewEvent {
-        crate::store::NewEvent {
+        metadata: &crate::envelope::EventMetadata,
+    ) -> crate::envelope::NewEvent {
+        crate::envelope::NewEvent {
             event_id,
             event_type: self.event_type().to_owned(),
             schema_version: Self::SCHEMA_VERSION,
