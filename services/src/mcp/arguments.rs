@@ -1,5 +1,5 @@
 //! The arguments the catalogue's tools share or nest: ids, version, the confirmation token,
-//! the settings object (from the events crate's own ranges, so the published schema and the
+//! the settings object (from the domain crate's own ranges, so the published schema and the
 //! rule that refuses a value cannot drift) and the stage edit's `change`.
 
 use etappe_domain::trip::settings::{

@@ -364,6 +364,12 @@ pub fn help(topic: Option<&str>) -> Result<Value, String> {
     }
 }
 
+/// `etappe_help`: the catalogue's own tool, so the handlers need not read the catalogue.
+fn etappe_help<'a>(call: &'a Call<'_>) -> Run<'a> {
+    let answer = help(call.args.get("topic").and_then(Value::as_str)).map_err(ToolError::Argument);
+    Box::pin(std::future::ready(answer))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,10 +380,4 @@ mod tests {
         let domain: Vec<&str> = AccommodationType::ALL.iter().map(|t| t.as_str()).collect();
         assert_eq!(domain, ACCOMMODATION_TYPES);
     }
-}
-
-/// `etappe_help`: the catalogue's own tool, so the handlers need not read the catalogue.
-fn etappe_help<'a>(call: &'a Call<'_>) -> Run<'a> {
-    let answer = help(call.args.get("topic").and_then(Value::as_str)).map_err(ToolError::Argument);
-    Box::pin(std::future::ready(answer))
 }
