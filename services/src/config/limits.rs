@@ -69,6 +69,22 @@ pub struct BudgetSettings {
     pub upload_quota_mb: u64,
 }
 
+impl BudgetSettings {
+    /// Budgets no caller reaches: for benchmarks, which measure the server, not its limits.
+    pub fn unlimited() -> Self {
+        Self {
+            reads_per_minute: usize::MAX / 2,
+            changes_per_minute: usize::MAX / 2,
+            mcp_calls_per_minute: usize::MAX / 2,
+            creations_per_minute: usize::MAX / 2,
+            share_reads_per_address: usize::MAX / 2,
+            share_reads_per_code: usize::MAX / 2,
+            streams_per_user: usize::MAX / 2,
+            upload_quota_mb: u64::MAX / (4 * 1024 * 1024),
+        }
+    }
+}
+
 impl Default for BudgetSettings {
     fn default() -> Self {
         Self {

@@ -193,6 +193,8 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
     let dir = temp_dir();
     let mut config = Config::embedded(dir.path().to_path_buf());
     config.db_max_connections = 32;
+    // The server is measured, not its budgets.
+    config.budgets = etappe_services::config::BudgetSettings::unlimited();
     config.work.allowed_source_hosts = vec!["127.0.0.1".into()];
     if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
         config.work.database_url = Some(url);

@@ -40,6 +40,8 @@ pub async fn run(
     let mut config = Config::embedded(dir.path().to_path_buf());
     config.work.allowed_source_hosts = vec!["127.0.0.1".into()];
     config.work.worker_concurrency = workers;
+    // The server is measured, not its budgets.
+    config.budgets = etappe_services::config::BudgetSettings::unlimited();
     let mut processes = Vec::new();
     let backend = if servers {
         let s = crate::Servers::from_env()
