@@ -74,6 +74,14 @@ pub enum AppError {
     #[error("{method} is not allowed on this resource; allowed: {allowed}")]
     MethodNotAllowed { method: String, allowed: String },
     /// A fault of ours; the details are logged, not shown.
+    /// A change that cannot be undone, not confirmed yet: what it would touch.
+    #[error("this change cannot be undone and needs confirming first")]
+    ConfirmationRequired(Box<super::confirmation::Impact>),
+    /// A confirmation that does not hold (spent, expired, or for other arguments).
+    #[error(
+        "this confirmation is not valid for this change: it was given for different arguments, has been used, or has expired"
+    )]
+    ConfirmationInvalid,
     #[error("internal error")]
     Internal(String),
 }

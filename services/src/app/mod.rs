@@ -1,6 +1,7 @@
 //! Application services: the one place a command is authorized, parsed, decided and
 //! appended, and a read is assembled. Transports call these and only translate.
 
+pub mod confirmation;
 mod error;
 pub mod exports;
 pub mod links;

@@ -21,6 +21,7 @@ use etappe_store::{Basis, CommandMetadata, EventIds, EventMetadata, Page, Store,
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::confirmation::{self, Confirm};
 use super::views::{TripDetail, TripList, TripListItem, TripSummary, today};
 use super::{AppError, RequestContext};
 use crate::identity::{Principal, Scope};
@@ -465,6 +466,7 @@ impl TripService {
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
         context: &RequestContext,
+        confirm: &dyn Confirm,
     ) -> Result<TripDetail, AppError> {
         require(principal, Scope::TripsWrite)?;
         let current = self.owned_view(principal, trip_id).await?;
@@ -474,14 +476,14 @@ impl TripService {
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &update_fields())?;
         let patch = parse_settings(input, NullMeans::Clear)?;
+        let command = |trip: Option<&Trip>| TripCommand::UpdateSettings {
+            patch: patch.clone(),
+            expected_version: base.expected(trip.map_or(0, |t| t.version)),
+            today: today(),
+        };
+        confirmation::guard(&current, command(Some(&current.trip)), confirm).await?;
         let after = self
-            .execute(principal, trip_id, current, context, |trip| {
-                TripCommand::UpdateSettings {
-                    patch: patch.clone(),
-                    expected_version: base.expected(trip.map_or(0, |t| t.version)),
-                    today: today(),
-                }
-            })
+            .execute(principal, trip_id, current, context, command)
             .await?;
         Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
     }
@@ -492,9 +494,11 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
         context: &RequestContext,
+        confirm: &dyn Confirm,
     ) -> Result<(), AppError> {
         require(principal, Scope::TripsWrite)?;
         let current = self.owned_view(principal, trip_id).await?;
+        confirmation::guard(&current, TripCommand::Delete, confirm).await?;
         self.execute(principal, trip_id, current, context, |_| {
             TripCommand::Delete
         })
@@ -826,9 +830,11 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
         context: &RequestContext,
+        confirm: &dyn Confirm,
     ) -> Result<(), AppError> {
         require(principal, Scope::TripsWrite)?;
         let current = self.owned_view(principal, trip_id).await?;
+        confirmation::guard(&current, TripCommand::Unshare, confirm).await?;
         self.execute(principal, trip_id, current, context, |_| {
             TripCommand::Unshare
         })

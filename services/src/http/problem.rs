@@ -40,6 +40,8 @@ pub const CODES: &[&str] = &[
     "too_many_streams",
     "upload_quota",
     "body_timeout",
+    "confirmation_required",
+    "confirmation_invalid",
 ];
 
 /// A problem document.
@@ -259,6 +261,20 @@ impl From<&AppError> for Problem {
                     detail,
                 )
             },
+            // REST confirms by sending the request, so these reach no REST caller; mapped
+            // all the same, the precondition that was not met.
+            AppError::ConfirmationRequired(_) => Problem::new(
+                S::PRECONDITION_REQUIRED,
+                "confirmation_required",
+                "Confirmation required",
+                detail,
+            ),
+            AppError::ConfirmationInvalid => Problem::new(
+                S::CONFLICT,
+                "confirmation_invalid",
+                "Confirmation invalid",
+                detail,
+            ),
             AppError::Internal(_) => Problem::new(
                 S::INTERNAL_SERVER_ERROR,
                 "internal",

@@ -14,6 +14,7 @@ use super::extract::{Caller, PeerAddress, Segments, TripPath};
 use super::openapi::answers::*;
 use super::openapi::params::*;
 use super::trips::file_response;
+use crate::app::confirmation::Unasked;
 use crate::app::links::base_url;
 use crate::app::stages::RouteLines;
 use crate::app::trips::ExportFormat;
@@ -89,7 +90,10 @@ pub(super) async fn revoke(
     context: RequestContext,
     TripPath(trip_id): TripPath,
 ) -> Result<StatusCode, AppError> {
-    state.trips.unshare(&principal, trip_id, &context).await?;
+    state
+        .trips
+        .unshare(&principal, trip_id, &context, &Unasked)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

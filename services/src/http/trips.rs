@@ -17,6 +17,7 @@ use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::{CreateTrip, UpdateSettings};
 use super::openapi::params::*;
+use crate::app::confirmation::Unasked;
 use crate::app::exports::CachedExport;
 use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, ExportFormat, MAX_ITEMS_PER_PAGE};
 use crate::app::views::{TripDetail, TripList, TripSummary};
@@ -307,7 +308,7 @@ pub(super) async fn update(
 ) -> Result<Response, AppError> {
     let detail = state
         .trips
-        .update_settings(&principal, trip_id, &body, base, &context)
+        .update_settings(&principal, trip_id, &body, base, &context, &Unasked)
         .await?;
     detail_response(StatusCode::OK, &detail)
 }
@@ -324,7 +325,10 @@ pub(super) async fn delete(
     context: RequestContext,
     TripPath(trip_id): TripPath,
 ) -> Result<StatusCode, AppError> {
-    state.trips.delete(&principal, trip_id, &context).await?;
+    state
+        .trips
+        .delete(&principal, trip_id, &context, &Unasked)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

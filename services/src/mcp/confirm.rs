@@ -1,8 +1,9 @@
-//! Confirmation by token, as a guard behind the lock and the version: a call to a tool that
-//! cannot be undone (update_trip_settings, unshare_trip, delete_trip) without a
+//! Confirmation by token for the tools that cannot be undone (update_trip_settings,
+//! unshare_trip, delete_trip). The guard itself is the service's (`app::confirmation`): it
+//! runs after the lock, the version and the values, so nobody is sent to confirm a call that
+//! would be refused anyway. This module only says how an agent confirms: a call without a
 //! `confirmationToken` writes nothing and answers the impact with a token; the same call with
-//! the token does it. The order is lock, then version, then confirmation, so nobody is sent
-//! to confirm a call that would be refused anyway.
+//! the token does it.
 //!
 //! What it guarantees is exactly this: an impact summary was put in the transcript, and the
 //! arguments did not move between the two calls (the token is random, single use, five
@@ -10,71 +11,75 @@
 //! same agent makes both calls: it is a guard against a mis-parameterised change, not against
 //! a hostile agent.
 
+use std::future::Future;
+use std::pin::Pin;
+
 use serde_json::{Value, json};
 
-use super::call::{Call, TripRef, binding, without};
-use super::guard::CONFIRMATION_TTL;
+use super::call::{Call, binding, without};
+use super::guard::{CONFIRMATION_TTL, Guards};
 use super::refusal::ToolError;
 use crate::app::AppError;
+use crate::app::confirmation::{Confirm, Verdict};
 
-/// What the guard decided.
-#[derive(Debug)]
-pub(super) enum Confirmation {
-    /// The token holds: go ahead.
-    Confirmed,
-    /// No token: answer this challenge, and write nothing.
-    Challenge(Value),
+/// An agent's confirmation: the token it sent (if any), bound to this exact call.
+pub(super) struct TokenConfirmation<'a> {
+    guards: &'a Guards,
+    token: Option<String>,
+    bound: String,
+    tool: &'static str,
 }
 
-/// Lock (for `update_trip_settings`), then `expected` version, then the token.
-pub(super) async fn confirm_or_challenge(
-    call: &Call<'_>,
-    tool: &str,
-    trip: &TripRef,
-    expected: Option<u64>,
-    action: &str,
-) -> Result<Confirmation, ToolError> {
-    let refused = |error| ToolError::service(error, Some(&trip.raw));
-    // One read serves the three checks and the impact summary (its share link included).
-    let view = call
-        .state
-        .trips
-        .detail_with_share(call.principal, trip.id)
-        .await
-        .map_err(refused)?;
-    let (detail, shared) = (view.0, view.1.is_some());
-    if tool == "update_trip_settings" && detail.is_locked {
-        return Err(refused(AppError::Locked));
+impl<'a> TokenConfirmation<'a> {
+    /// The confirmation `call` of `tool` carries.
+    pub(super) fn of(call: &'a Call<'_>, tool: &'static str) -> Self {
+        Self {
+            guards: call.guards,
+            token: call
+                .args
+                .get("confirmationToken")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            bound: binding(call, tool, &without(call.args, &["confirmationToken"])),
+            tool,
+        }
     }
-    if let Some(expected) = expected
-        && expected != detail.version
-    {
-        return Err(refused(AppError::StaleVersion {
-            expected,
-            current: detail.version,
-        }));
+
+    /// What the tool answers when the service refused: a challenge with a fresh token when it
+    /// needs confirming, the refusal otherwise.
+    pub(super) async fn answer(
+        &self,
+        error: AppError,
+        trip: &str,
+        action: &str,
+    ) -> Result<Value, ToolError> {
+        match error {
+            AppError::ConfirmationRequired(impact) => Ok(json!({
+                "result": "Nothing was changed: this needs confirming.",
+                "confirmationRequired": true,
+                "confirmationToken": self.guards.mint(&self.bound).await,
+                "action": action,
+                "impact": *impact,
+                "expiresInSeconds": CONFIRMATION_TTL.as_secs(),
+                "nextAction": format!("Show the impact to the user; if they agree, call {} again with the same arguments and this confirmationToken.", self.tool),
+            })),
+            AppError::ConfirmationInvalid => Err(ToolError::Refused(format!(
+                "This confirmationToken is not valid for this call: it was minted for different arguments, has already been used, or has expired. Call {} again without a token to get a new one.",
+                self.tool
+            ))),
+            other => Err(ToolError::service(other, Some(trip))),
+        }
     }
-    let bound = binding(call, tool, &without(call.args, &["confirmationToken"]));
-    match call.args.get("confirmationToken").and_then(Value::as_str) {
-        Some(token) if call.guards.redeem(token, &bound).await => Ok(Confirmation::Confirmed),
-        Some(_) => Err(ToolError::Refused(format!(
-            "This confirmationToken is not valid for this call: it was minted for different arguments, has already been used, or has expired. Call {tool} again without a token to get a new one."
-        ))),
-        None => Ok(Confirmation::Challenge(json!({
-            "result": "Nothing was changed: this needs confirming.",
-            "confirmationRequired": true,
-            "confirmationToken": call.guards.mint(&bound).await,
-            "action": action,
-            "impact": {
-                "tripId": detail.id,
-                "title": detail.title,
-                "stageCount": detail.stage_count,
-                "startDate": detail.start_date,
-                "endDate": detail.end_date,
-                "hasActiveShareLink": shared,
-            },
-            "expiresInSeconds": CONFIRMATION_TTL.as_secs(),
-            "nextAction": format!("Show the impact to the user; if they agree, call {tool} again with the same arguments and this confirmationToken."),
-        }))),
+}
+
+impl Confirm for TokenConfirmation<'_> {
+    fn verdict(&self) -> Pin<Box<dyn Future<Output = Verdict> + Send + '_>> {
+        Box::pin(async move {
+            match &self.token {
+                None => Verdict::Ask,
+                Some(token) if self.guards.redeem(token, &self.bound).await => Verdict::Confirmed,
+                Some(_) => Verdict::Invalid,
+            }
+        })
     }
 }

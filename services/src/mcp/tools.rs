@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::call::{
     Answer, Call, Run, StageRef, TripRef, count, object, refusal, string, version, without, written,
 };
-use super::confirm::{Confirmation, confirm_or_challenge};
+use super::confirm::TokenConfirmation;
 use super::refusal::ToolError;
 use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
 use crate::app::trips::{
@@ -248,18 +248,8 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
         SETTINGS_EXAMPLE,
         "update_trip_settings",
     )?;
-    if let Confirmation::Challenge(challenge) = confirm_or_challenge(
-        call,
-        "update_trip_settings",
-        &trip,
-        Some(expected),
-        "Change the trip's settings (pacing and dates re-cut the days).",
-    )
-    .await?
-    {
-        return Ok(challenge);
-    }
-    let detail = call
+    let confirmation = TokenConfirmation::of(call, "update_trip_settings");
+    let updated = call
         .state
         .trips
         .update_settings(
@@ -268,9 +258,21 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
             &patch,
             Some(BaseVersion::Exact(expected)),
             call.context,
+            &confirmation,
         )
-        .await
-        .map_err(refusal(Some(&trip.raw)))?;
+        .await;
+    let detail = match updated {
+        Ok(detail) => detail,
+        Err(error) => {
+            return confirmation
+                .answer(
+                    error,
+                    &trip.raw,
+                    "Change the trip's settings (pacing and dates re-cut the days).",
+                )
+                .await;
+        }
+    };
     Ok(if detail.version == expected {
         written(
             &detail,
@@ -420,16 +422,17 @@ async fn share_trip(call: &Call<'_>) -> Answer {
 
 async fn unshare_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "tripId")?;
-    if let Confirmation::Challenge(challenge) =
-        confirm_or_challenge(call, "unshare_trip", &trip, None, "Revoke the public link.").await?
-    {
-        return Ok(challenge);
-    }
-    call.state
+    let confirmation = TokenConfirmation::of(call, "unshare_trip");
+    if let Err(error) = call
+        .state
         .trips
-        .unshare(call.principal, trip.id, call.context)
+        .unshare(call.principal, trip.id, call.context, &confirmation)
         .await
-        .map_err(refusal(Some(&trip.raw)))?;
+    {
+        return confirmation
+            .answer(error, &trip.raw, "Revoke the public link.")
+            .await;
+    }
     Ok(json!({
         "result": "The share link is revoked. The address no longer resolves, for anyone who kept it.",
         "nextAction": "Nothing to do; share_trip makes a new link if one is wanted.",
@@ -438,22 +441,17 @@ async fn unshare_trip(call: &Call<'_>) -> Answer {
 
 async fn delete_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
-    if let Confirmation::Challenge(challenge) = confirm_or_challenge(
-        call,
-        "delete_trip",
-        &trip,
-        None,
-        "Delete the trip for good.",
-    )
-    .await?
-    {
-        return Ok(challenge);
-    }
-    call.state
+    let confirmation = TokenConfirmation::of(call, "delete_trip");
+    if let Err(error) = call
+        .state
         .trips
-        .delete(call.principal, trip.id, call.context)
+        .delete(call.principal, trip.id, call.context, &confirmation)
         .await
-        .map_err(refusal(Some(&trip.raw)))?;
+    {
+        return confirmation
+            .answer(error, &trip.raw, "Delete the trip for good.")
+            .await;
+    }
     Ok(json!({
         "result": "The trip is deleted, with its days, its computations and any share link. This cannot be undone.",
         "nextAction": "Nothing to do; list_trips shows the trips left.",

@@ -69,11 +69,12 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
         let url = format!("{base}/trips/{}", ids[i as usize % ids.len()]);
         let token = token.clone();
         tasks.push(tokio::spawn(async move {
-            // A title change appends an event but does not move the version: "1" stays valid.
+            // Every caller edit moves the version, and calls on one trip overlap at this rate:
+            // `*` (whatever is current) measures the write path, not the rate of lost races.
             let response = client
                 .patch(url)
                 .bearer_auth(token)
-                .header("if-match", "\"1\"")
+                .header("if-match", "*")
                 .json(&json!({"title": format!("bench title {i}")}))
                 .send()
                 .await;
