@@ -1,7 +1,8 @@
-//! Exports served from a cache. A GPX or FIT file is a pure function of the trip's stream
-//! version, the day asked for and the format, so it is built once per (trip, version, day,
-//! format) and served from memory after, with an ETag a client can revalidate (304). At most
-//! a few builds run at once; a request for a file being built waits for it instead of
+//! Exports: a trip or a day as a GPX 1.1 or FIT course file, built from the stored track of
+//! the current generation, and served from a cache. A file is a pure function of the trip's
+//! stream version, the day asked for and the format, so it is built once per (trip, version,
+//! day, format) and served from memory after, with an ETag a client can revalidate (304). At
+//! most a few builds run at once; a request for a file being built waits for it instead of
 //! building its own copy, so a crowd reading one public link costs one build, not one each.
 
 use std::collections::VecDeque;
@@ -11,13 +12,32 @@ use etappe_domain::projection::TripView;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
+use etappe_domain::ids::TripId;
+
 use super::AppError;
-use super::trips::{ExportFile, ExportFormat, TripService};
+use super::trips::{TripService, require};
+use crate::identity::{Principal, Scope};
 
 /// Builds that may run at once (each holds a trip's points and its output in memory).
 pub const PARALLEL_BUILDS: usize = 2;
 /// Bytes of finished files the cache keeps; the oldest go first.
 pub const CACHE_BYTES: usize = 128 * 1024 * 1024;
+
+/// A file format for exports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Gpx,
+    Fit,
+}
+
+/// An exported file.
+#[derive(Clone, Debug)]
+pub struct ExportFile {
+    /// Reference-counted: the cache and every response share one copy.
+    pub bytes: axum::body::Bytes,
+    pub content_type: &'static str,
+    pub file_name: String,
+}
 
 /// What identifies one export.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +100,151 @@ impl ExportCache {
 }
 
 impl TripService {
+    /// The trip (or one day of it) as a GPX 1.1 or FIT course file: a track per day at full
+    /// resolution, from the stored track of the current generation.
+    pub async fn export(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        stage_id: Option<uuid::Uuid>,
+        format: ExportFormat,
+    ) -> Result<CachedExport, AppError> {
+        require(principal, Scope::TripsRead)?;
+        let view = self.owned_view(principal, trip_id).await?;
+        self.cached_export(&view, stage_id, format).await
+    }
+
+    /// Export of a trip already authorized (also used by public share links).
+    pub async fn export_view(
+        &self,
+        view: &TripView,
+        stage_id: Option<uuid::Uuid>,
+        format: ExportFormat,
+    ) -> Result<ExportFile, AppError> {
+        let trip = &view.trip;
+        let route = trip.route.as_ref().ok_or(AppError::NotReady)?;
+        let bytes = self
+            .store
+            .get_blob(&route.track_key)
+            .await?
+            .ok_or(AppError::NotReady)?;
+        let stored = etappe_track::stored::decode_stored(&bytes)
+            .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))?;
+        let points = &stored.points;
+        let stages: Vec<_> = match stage_id {
+            Some(id) => trip.stages.iter().filter(|s| s.id == id).collect(),
+            None => trip.stages.iter().collect(),
+        };
+        if stages.is_empty() {
+            return Err(AppError::NotFound);
+        }
+        let title = trip
+            .settings
+            .title
+            .clone()
+            .unwrap_or_else(|| "Etappe trip".into());
+        let mut days: Vec<etappe_export::ExportDay> = Vec::with_capacity(stages.len());
+        for stage in &stages {
+            let slice = self.day_points(stage, points).await?;
+            // A detour is its own geometry, without the source's breaks.
+            let breaks = match stage.detour {
+                Some(_) => Vec::new(),
+                None => stored.breaks_within(stage.first_point, stage.last_point),
+            };
+            days.push({
+                let name = match (&stage.start_label, &stage.end_label) {
+                    (Some(a), Some(b)) => format!("Day {}: {a} - {b}", stage.day_number),
+                    _ => format!("Day {}", stage.day_number),
+                };
+                etappe_export::ExportDay {
+                    name: etappe_domain::text::strip_controls(&name),
+                    points: slice
+                        .iter()
+                        .map(|p| etappe_export::ExportPoint {
+                            lat: p.lat,
+                            lon: p.lon,
+                            ele: p.ele,
+                        })
+                        .collect(),
+                    breaks,
+                }
+            });
+        }
+        // Chosen places to sleep travel with the file as waypoints: in GPX "Night 1: name",
+        // in FIT the name first ("Gasthof Post N1"), as a course point holds 15 bytes.
+        let lodging_name = |day: u32, name: &str| match format {
+            ExportFormat::Gpx => format!("Night {day}: {name}"),
+            ExportFormat::Fit => etappe_export::course_point_name(name, &format!("N{day}")),
+        };
+        let mut waypoints: Vec<etappe_export::ExportWaypoint> = stages
+            .iter()
+            .filter_map(|s| s.accommodation.as_ref().map(|a| (s.day_number, a)))
+            .map(|(day, a)| etappe_export::ExportWaypoint {
+                name: etappe_domain::text::strip_controls(&lodging_name(
+                    day,
+                    a.name.as_deref().unwrap_or(&a.kind),
+                )),
+                lat: a.lat,
+                lon: a.lon,
+                kind: etappe_export::WaypointKind::Lodging,
+            })
+            .collect();
+        // The source file's own waypoints, each with the day that passes closest to it.
+        for stage in &stages {
+            for w in stored.waypoints_within(stage.first_point, stage.last_point) {
+                waypoints.push(etappe_export::ExportWaypoint {
+                    name: etappe_domain::text::strip_controls(w.name.as_deref().unwrap_or("")),
+                    lat: w.lat,
+                    lon: w.lon,
+                    kind: etappe_export::WaypointKind::Generic,
+                });
+            }
+        }
+        let stem = file_stem(&title, stage_id.map(|_| stages[0].day_number));
+        match format {
+            ExportFormat::Gpx => Ok(ExportFile {
+                bytes: etappe_export::to_gpx(&title, &days, &waypoints)
+                    .into_bytes()
+                    .into(),
+                content_type: "application/gpx+xml",
+                file_name: format!("{stem}.gpx"),
+            }),
+            ExportFormat::Fit => {
+                // Each file is its own course on a device: a file_id from (trip, day,
+                // version) and the export time, and a day's course named after that day.
+                let (day, course_name) = match (stage_id, stages.first()) {
+                    (Some(_), Some(stage)) => (
+                        stage.day_number,
+                        etappe_export::day_course_name(
+                            stage.day_number,
+                            stage.start_label.as_deref(),
+                            stage.end_label.as_deref(),
+                        ),
+                    ),
+                    _ => (0, title.clone()),
+                };
+                let identity = etappe_export::FitIdentity {
+                    serial_number: etappe_export::fit_serial(
+                        &trip.id.to_string(),
+                        day,
+                        trip.version,
+                    ),
+                    time_created_unix: chrono::Utc::now().timestamp(),
+                };
+                let bytes =
+                    etappe_export::trip_to_fit_with(&course_name, &days, &waypoints, &identity)
+                        .map_err(|e| {
+                            AppError::Conflict(format!("the route cannot be written as FIT: {e}"))
+                        })?;
+                Ok(ExportFile {
+                    bytes: bytes.into(),
+                    content_type: "application/vnd.ant.fit",
+                    file_name: format!("{stem}.fit"),
+                })
+            }
+        }
+    }
+
     /// The export of an authorized view, from the cache when it was built before.
     pub async fn cached_export(
         &self,

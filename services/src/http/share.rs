@@ -15,9 +15,9 @@ use super::openapi::answers::*;
 use super::openapi::params::*;
 use super::trips::file_response;
 use crate::app::confirmation::Unasked;
+use crate::app::exports::ExportFormat;
 use crate::app::links::base_url;
 use crate::app::stages::RouteLines;
-use crate::app::trips::ExportFormat;
 use crate::app::views::{PublicTrip, StageSummary};
 use crate::app::{AppError, RequestContext};
 

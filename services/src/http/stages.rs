@@ -147,8 +147,8 @@ pub(super) async fn read(
                 .await?;
             return stage_response(version, &day);
         }
-        "export.gpx" => crate::app::trips::ExportFormat::Gpx,
-        "export.fit" => crate::app::trips::ExportFormat::Fit,
+        "export.gpx" => crate::app::exports::ExportFormat::Gpx,
+        "export.fit" => crate::app::exports::ExportFormat::Fit,
         _ => return Err(AppError::NotFound),
     };
     Ok(super::trips::file_response(

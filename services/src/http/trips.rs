@@ -19,7 +19,8 @@ use super::openapi::inputs::{CreateTrip, UpdateSettings};
 use super::openapi::params::*;
 use crate::app::confirmation::Unasked;
 use crate::app::exports::CachedExport;
-use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, ExportFormat, MAX_ITEMS_PER_PAGE};
+use crate::app::exports::ExportFormat;
+use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE};
 use crate::app::views::{TripDetail, TripList, TripSummary};
 use crate::app::{AppError, RequestContext};
 
