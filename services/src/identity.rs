@@ -129,6 +129,11 @@ impl Identity {
         }
     }
 
+    /// The database the identity tables live in.
+    pub fn db(&self) -> &IdentityDb {
+        &self.db
+    }
+
     /// The user with this e-mail address, created if it does not exist.
     pub async fn ensure_user(&self, email: &str) -> Result<UserId, IdentityError> {
         let email = email.trim().to_ascii_lowercase();

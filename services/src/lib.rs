@@ -13,6 +13,9 @@
 //! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
 //! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`. A sibling of `http`:
 //!   both take the [`app::App`] and neither imports the other.
+//! - [`oauth`]: the authorization server's transport (metadata, authorize and consent,
+//!   token, registration, revocation, the person's agents); a sibling of `http` and `mcp`.
+//! - [`identity_oauth`]: storage of OAuth clients, grants, codes and tokens.
 //! - [`edge`]: the layers every request passes through (request id, trace, body deadline).
 //! - [`streams`]: live event streams held open per user, with a per-user cap.
 //! - [`server`]: the HTTP server's own defences (connection cap, header, idle and body
@@ -29,7 +32,9 @@ pub mod config;
 pub mod edge;
 pub mod http;
 pub mod identity;
+pub mod identity_oauth;
 pub mod mcp;
+pub mod oauth;
 pub mod runtime;
 pub mod server;
 pub mod startup;

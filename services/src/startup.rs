@@ -78,6 +78,19 @@ impl Application {
             work.redis.clone(),
             &config.work.queue_prefix,
         ));
+        let fetcher = work
+            .document_fetcher(crate::app::authorization::CIMD_LIMITS)
+            .map_err(
+                |e| tracing::warn!(error = %e, "oauth: no fetcher for client metadata documents"),
+            )
+            .ok();
+        let authorization = crate::app::authorization::AuthorizationService::new(
+            crate::identity_oauth::OAuthStore::new(backend.identity.db().clone()),
+            fetcher,
+            config.work.allowed_source_hosts.clone(),
+            Arc::clone(&budgets),
+            config.oauth,
+        );
         let app = App {
             trips: Arc::new(
                 TripService::new(
@@ -87,6 +100,7 @@ impl Application {
                 .with_budgets(Arc::clone(&budgets)),
             ),
             identity: Arc::new(backend.identity),
+            authorization: Arc::new(authorization),
             work,
             public_url: config.public_url.clone(),
             hosts: config.hosts(),
@@ -134,7 +148,9 @@ impl Application {
 /// through. The transports are siblings: each takes the `App`, none knows another.
 pub fn routes(app: App) -> axum::Router {
     let limits = app.limits;
-    let transports = crate::mcp::router(app.clone()).merge(crate::http::router(app));
+    let transports = crate::mcp::router(app.clone())
+        .merge(crate::oauth::router(app.clone()))
+        .merge(crate::http::router(app));
     crate::edge::wrap(transports, limits)
 }
 

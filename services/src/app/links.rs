@@ -26,6 +26,12 @@ pub fn base_url(app: &App, headers: &HeaderMap) -> Result<String, AppError> {
     }
 }
 
+/// The server's own base URL for OAuth (issuer, resource, metadata addresses): the same rule
+/// as [`base_url`], `None` when the request's Host is not admitted.
+pub fn issuer(app: &App, headers: &HeaderMap) -> Option<String> {
+    base_url(app, headers).ok()
+}
+
 /// Whether `host` (with or without a port) is loopback or listed.
 fn admitted_host(listed: &[String], host: &str) -> bool {
     let name = match host.strip_prefix('[') {

@@ -1,6 +1,7 @@
 //! Application services: the one place a command is authorized, parsed, decided and
 //! appended, and a read is assembled. Transports call these and only translate.
 
+pub mod authorization;
 pub mod confirmation;
 mod error;
 pub mod exports;
@@ -29,6 +30,8 @@ use crate::streams::StreamSlots;
 pub struct App {
     pub trips: Arc<TripService>,
     pub identity: Arc<Identity>,
+    /// The OAuth authorization server's rules (agents' clients, grants and tokens).
+    pub authorization: Arc<authorization::AuthorizationService>,
     /// The queue, progress, Redis and metrics of the work side.
     pub work: crate::runtime::Work,
     /// The public base URL share links are built on (`ETAPPE_PUBLIC_URL`); unset: the

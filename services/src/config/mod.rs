@@ -7,7 +7,7 @@
 
 mod limits;
 
-pub use self::limits::{BudgetSettings, HostSettings, ServerLimits};
+pub use self::limits::{BudgetSettings, HostSettings, OAuthSettings, ServerLimits};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -52,6 +52,9 @@ pub struct Config {
     /// Request budgets per caller (REST and MCP share them).
     #[command(flatten)]
     pub budgets: BudgetSettings,
+    /// The authorization server's token lifetimes and rate limits.
+    #[command(flatten)]
+    pub oauth: OAuthSettings,
 }
 
 impl Config {
@@ -88,6 +91,7 @@ impl Config {
             mcp_allowed_origins: Vec::new(),
             server: ServerLimits::default(),
             budgets: BudgetSettings::default(),
+            oauth: OAuthSettings::default(),
         }
     }
 
