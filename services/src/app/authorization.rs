@@ -340,15 +340,9 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), OAuthError> {
         return Err(bad("has a fragment"));
     }
     match url.scheme() {
-        "https" => {
-            if url.host_str().is_none() {
-                return Err(bad("names no host"));
-            }
-        }
-        "http" => {
-            if !url.host_str().is_some_and(is_loopback_host) {
-                return Err(bad("uses http on a host that is not loopback (use https)"));
-            }
+        "https" if url.host_str().is_none() => return Err(bad("names no host")),
+        "http" if !url.host_str().is_some_and(is_loopback_host) => {
+            return Err(bad("uses http on a host that is not loopback (use https)"));
         }
         "javascript" | "data" | "file" | "vbscript" | "blob" | "about" | "ftp" | "ws" | "wss" => {
             return Err(bad("uses a scheme that is not a redirect"));

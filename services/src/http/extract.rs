@@ -27,6 +27,9 @@ impl FromRequestParts<App> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
         let token = crate::auth::bearer_token(&parts.headers).ok_or(AppError::Unauthenticated)?;
+        if token.starts_with("eta_") || token.starts_with("etr_") {
+            return Err(AppError::AgentTokenOnRest);
+        }
         let caller = crate::auth::authenticate(&state.identity, token)
             .await?
             .ok_or(AppError::Unauthenticated)?;

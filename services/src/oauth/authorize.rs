@@ -183,13 +183,10 @@ pub(super) async fn authorize(
     {
         return error_page(&e);
     }
-    let params = match Query::<AuthorizeParams>::try_from_uri(request.uri()) {
-        Ok(Query(p)) => p,
-        Err(_) => {
-            return error_page(&OAuthError::InvalidRequest(
-                "the query cannot be read (a parameter given twice?)".into(),
-            ));
-        }
+    let Ok(Query(params)) = Query::<AuthorizeParams>::try_from_uri(request.uri()) else {
+        return error_page(&OAuthError::InvalidRequest(
+            "the query cannot be read (a parameter given twice?)".into(),
+        ));
     };
     let public = match issuer(&app, &headers) {
         Ok(p) => p,
@@ -231,9 +228,8 @@ pub(super) async fn decide(
     let Some(session) = signed_in(&app, &headers).await else {
         return error_page(&OAuthError::AccessDenied);
     };
-    let body = match axum::body::to_bytes(request.into_body(), 16 * 1024).await {
-        Ok(b) => b,
-        Err(_) => return error_page(&OAuthError::InvalidRequest("the form is too large".into())),
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
+        return error_page(&OAuthError::InvalidRequest("the form is too large".into()));
     };
     let Ok(decision) = serde_urlencoded::from_bytes::<Decision>(&body) else {
         return error_page(&OAuthError::InvalidRequest(

@@ -1,0 +1,960 @@
+//! The authorization server and the resource server, refusal by refusal, on both backends:
+//! discovery documents and the `/mcp` challenge; PKCE missing, `plain` or with a wrong
+//! verifier; a code used twice (its tokens die with it), by another client, or for an
+//! unregistered redirect; tokens expired, for another audience, revoked; a refresh token
+//! replayed (the grant dies); a read-only agent calling a write tool (403
+//! `insufficient_scope`); an agent token on REST; client registration's rules; client
+//! metadata documents that name another id, redirect, sit on a private address or are too
+//! large; the rate limit of the token endpoint.
+//!
+//! Codes are issued here through the application service (`validate` then `approve`, what
+//! the consent page's POST does); the consent page itself, with a session, is exercised in
+//! `oauth_consent` below and by the Python SDK's client (`oauth_python.rs`).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use etappe_services::app::authorization::{AuthorizeFailure, AuthorizeParams, s256};
+use etappe_services::identity::Scope;
+use etappe_tests::{Backend, TestApp};
+use serde_json::{Value, json};
+
+const REDIRECT: &str = "http://127.0.0.1:7777/callback";
+
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(etappe_tests::Backend::Sqlite).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(etappe_tests::Backend::Postgres).await;
+                }
+            )*
+        }
+    };
+}
+
+both_backends!(
+    discovery_documents_name_the_issuer_and_resource_exactly,
+    pkce_is_required_and_only_s256,
+    a_wrong_verifier_or_another_clients_code_is_refused,
+    a_code_used_twice_revokes_what_it_issued,
+    unregistered_redirects_and_foreign_resources_are_refused,
+    tokens_expire_and_refresh_rotates,
+    a_replayed_refresh_token_revokes_the_grant,
+    a_token_for_another_audience_is_refused,
+    revocation_ends_the_grant_at_once,
+    a_read_only_agent_gets_403_insufficient_scope_for_a_write_tool,
+    agent_tokens_are_refused_on_rest_and_tokens_still_work_on_mcp,
+    registration_accepts_what_hosts_use_and_refuses_the_rest,
+    client_metadata_documents_are_fetched_checked_and_cached,
+    the_person_lists_and_revokes_agents,
+);
+
+async fn spawn(backend: Backend) -> Option<TestApp> {
+    spawn_with(backend, |_| {}).await
+}
+
+async fn spawn_with(
+    backend: Backend,
+    tweak: impl FnOnce(&mut etappe_services::config::Config),
+) -> Option<TestApp> {
+    TestApp::spawn_with(backend, tweak).await
+}
+
+/// A PKCE verifier and its S256 challenge.
+fn pkce() -> (String, String) {
+    let verifier = format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let challenge = s256(&verifier);
+    (verifier, challenge)
+}
+
+/// Registers a client (DCR) with `redirect`; answers its id.
+async fn register(app: &TestApp, redirect: &str) -> String {
+    let answer = app
+        .client
+        .post(format!("{}/oauth/register", app.base))
+        .json(&json!({"client_name": "Test agent", "redirect_uris": [redirect]}))
+        .send()
+        .await
+        .expect("register");
+    assert_eq!(answer.status(), 201);
+    let body: Value = answer.json().await.expect("json");
+    assert_eq!(body["token_endpoint_auth_method"], "none");
+    body["client_id"].as_str().expect("client_id").to_owned()
+}
+
+fn params(client_id: &str, challenge: &str) -> AuthorizeParams {
+    AuthorizeParams {
+        response_type: Some("code".into()),
+        client_id: Some(client_id.into()),
+        redirect_uri: Some(REDIRECT.into()),
+        state: Some("st-1".into()),
+        code_challenge: Some(challenge.into()),
+        code_challenge_method: Some("S256".into()),
+        scope: None,
+        resource: None,
+    }
+}
+
+/// A new person who approves `params`: answers the redirect the consent sends the browser to.
+async fn approve(app: &TestApp, params: &AuthorizeParams) -> url::Url {
+    let user = app
+        .state
+        .identity
+        .ensure_user(&format!("rider-{}@example.org", uuid::Uuid::now_v7()))
+        .await
+        .expect("user");
+    let request = app
+        .state
+        .authorization
+        .validate(params, &app.base)
+        .await
+        .expect("a valid request");
+    let to = app
+        .state
+        .authorization
+        .approve(user, &request, &app.base)
+        .await
+        .expect("approved");
+    url::Url::parse(&to).expect("redirect")
+}
+
+fn query(url: &url::Url, name: &str) -> Option<String> {
+    url.query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// A code for a new client and person, with the verifier.
+async fn code(app: &TestApp, scope: Option<&str>) -> (String, String, String) {
+    let client = register(app, REDIRECT).await;
+    let (verifier, challenge) = pkce();
+    let mut p = params(&client, &challenge);
+    p.scope = scope.map(str::to_owned);
+    let back = approve(app, &p).await;
+    assert_eq!(query(&back, "state").as_deref(), Some("st-1"));
+    assert_eq!(query(&back, "iss").as_deref(), Some(app.base.as_str()));
+    (client, query(&back, "code").expect("code"), verifier)
+}
+
+/// `POST /oauth/token` with `form`: status and body.
+async fn token(app: &TestApp, form_pairs: &[(&str, &str)]) -> (u16, Value) {
+    let answer = app
+        .client
+        .post(format!("{}/oauth/token", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(form_pairs))
+        .send()
+        .await
+        .expect("token");
+    let status = answer.status().as_u16();
+    assert_eq!(
+        answer
+            .headers()
+            .get("cache-control")
+            .and_then(|v| v.to_str().ok()),
+        Some("no-store")
+    );
+    (status, answer.json().await.expect("json"))
+}
+
+async fn exchange(app: &TestApp, client: &str, code: &str, verifier: &str) -> (u16, Value) {
+    token(
+        app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("client_id", client),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", verifier),
+        ],
+    )
+    .await
+}
+
+async fn tokens(app: &TestApp, scope: Option<&str>) -> (String, Value) {
+    let (client, code, verifier) = code(app, scope).await;
+    let (status, body) = exchange(app, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{body}");
+    (client, body)
+}
+
+/// A `tools/call` on `/mcp` with `token`, to the host `base`: status, headers, body.
+async fn call_at(
+    app: &TestApp,
+    base: &str,
+    token: &str,
+    tool: &str,
+    args: Value,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    let answer = app
+        .client
+        .post(format!("{base}/mcp"))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}})
+                .to_string(),
+        )
+        .send()
+        .await
+        .expect("mcp");
+    let status = answer.status().as_u16();
+    let headers = answer.headers().clone();
+    let body = answer.json().await.unwrap_or(Value::Null);
+    (status, headers, body)
+}
+
+async fn call(
+    app: &TestApp,
+    token: &str,
+    tool: &str,
+    args: Value,
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    call_at(app, &app.base, token, tool, args).await
+}
+
+fn challenge(headers: &reqwest::header::HeaderMap) -> String {
+    headers
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+async fn discovery_documents_name_the_issuer_and_resource_exactly(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let answer = app
+            .client
+            .get(format!("{}{path}", app.base))
+            .send()
+            .await
+            .expect("prm");
+        assert_eq!(answer.status(), 200);
+        assert_eq!(answer.headers()["access-control-allow-origin"], "*");
+        let prm: Value = answer.json().await.expect("json");
+        assert_eq!(prm["resource"], format!("{}/mcp", app.base));
+        assert_eq!(prm["authorization_servers"], json!([app.base]));
+        assert_eq!(
+            prm["scopes_supported"],
+            json!(["trips:read", "trips:write"])
+        );
+    }
+    let answer = app
+        .client
+        .get(format!(
+            "{}/.well-known/oauth-authorization-server",
+            app.base
+        ))
+        .send()
+        .await
+        .expect("as");
+    assert_eq!(answer.headers()["access-control-allow-origin"], "*");
+    let meta: Value = answer.json().await.expect("json");
+    assert_eq!(meta["issuer"], app.base.as_str());
+    assert!(!app.base.ends_with('/'));
+    assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(
+        meta["token_endpoint_auth_methods_supported"],
+        json!(["none"])
+    );
+    assert_eq!(meta["client_id_metadata_document_supported"], true);
+    assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
+    assert_eq!(meta["response_types_supported"], json!(["code"]));
+    assert_eq!(
+        meta["grant_types_supported"],
+        json!(["authorization_code", "refresh_token"])
+    );
+    for key in [
+        "authorization_endpoint",
+        "token_endpoint",
+        "registration_endpoint",
+        "revocation_endpoint",
+    ] {
+        assert!(
+            meta[key].as_str().is_some_and(|u| u.starts_with(&app.base)),
+            "{key}"
+        );
+    }
+    // A preflight from a browser-based client is answered.
+    let preflight = app
+        .client
+        .request(
+            reqwest::Method::OPTIONS,
+            format!("{}/oauth/token", app.base),
+        )
+        .header("origin", "https://inspector.example")
+        .header("access-control-request-method", "POST")
+        .send()
+        .await
+        .expect("preflight");
+    assert!(preflight.status().is_success());
+    assert_eq!(preflight.headers()["access-control-allow-origin"], "*");
+    // The challenge of /mcp names the metadata by its absolute URL, and every scope.
+    let (status, headers, _) = call(&app, "", "list_trips", json!({})).await;
+    assert_eq!(status, 401);
+    assert_eq!(
+        challenge(&headers),
+        format!(
+            "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\", scope=\"trips:read trips:write\"",
+            app.base
+        )
+    );
+}
+
+async fn pkce_is_required_and_only_s256(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let client = register(&app, REDIRECT).await;
+    let (_, challenge) = pkce();
+    let page = |p: AuthorizeParams| {
+        let app = &app;
+        async move {
+            match app.state.authorization.validate(&p, &app.base).await {
+                Err(AuthorizeFailure::Page(e)) => e.to_string(),
+                other => panic!("expected an error page, got {other:?}"),
+            }
+        }
+    };
+    let mut missing = params(&client, &challenge);
+    missing.code_challenge = None;
+    missing.code_challenge_method = None;
+    assert!(page(missing).await.contains("code_challenge"));
+    let mut plain = params(&client, &challenge);
+    plain.code_challenge_method = Some("plain".into());
+    assert!(page(plain).await.contains("plain"));
+    let mut absent_method = params(&client, &challenge);
+    absent_method.code_challenge_method = None;
+    assert!(page(absent_method).await.contains("plain"));
+    // A code issued without a verifier cannot be exchanged either.
+    let (client, code, _) = code(&app, None).await;
+    let (status, body) = token(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client),
+            ("redirect_uri", REDIRECT),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_request")),
+        "{body}"
+    );
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("code_verifier")
+    );
+}
+
+async fn a_wrong_verifier_or_another_clients_code_is_refused(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (client, code, verifier) = code(&app, None).await;
+    let (_, other_verifier) = pkce();
+    let (status, body) = exchange(&app, &client, &code, &format!("{other_verifier}x")).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{body}"
+    );
+    let other_client = register(&app, REDIRECT).await;
+    let (status, body) = exchange(&app, &other_client, &code, &verifier).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{body}"
+    );
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("another client")
+    );
+    // Neither refusal spent the code: the rightful client still redeems it.
+    let (status, body) = exchange(&app, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body["access_token"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("eta_"))
+    );
+    assert!(
+        body["refresh_token"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("etr_"))
+    );
+    assert_eq!(body["token_type"], "Bearer");
+    assert_eq!(body["expires_in"], 900);
+    assert_eq!(body["scope"], "trips:read trips:write");
+}
+
+async fn a_code_used_twice_revokes_what_it_issued(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (client, code, verifier) = code(&app, None).await;
+    let (status, first) = exchange(&app, &client, &code, &verifier).await;
+    assert_eq!(status, 200);
+    let access = first["access_token"].as_str().expect("access");
+    let (status, _, _) = call(&app, access, "list_trips", json!({})).await;
+    assert_eq!(status, 200);
+    let (status, again) = exchange(&app, &client, &code, &verifier).await;
+    assert_eq!(
+        (status, again["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{again}"
+    );
+    let (status, headers, _) = call(&app, access, "list_trips", json!({})).await;
+    assert_eq!(
+        status, 401,
+        "the first exchange's access token dies with the code"
+    );
+    assert!(challenge(&headers).contains("invalid_token"));
+    let (status, body) = token(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", first["refresh_token"].as_str().expect("r")),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+}
+
+async fn unregistered_redirects_and_foreign_resources_are_refused(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let client = register(&app, REDIRECT).await;
+    let (_, challenge) = pkce();
+    let mut p = params(&client, &challenge);
+    p.redirect_uri = Some("http://127.0.0.1:7777/elsewhere".into());
+    assert!(matches!(
+        app.state.authorization.validate(&p, &app.base).await,
+        Err(AuthorizeFailure::Page(_))
+    ));
+    p.redirect_uri = Some("https://attacker.example/callback".into());
+    assert!(matches!(
+        app.state.authorization.validate(&p, &app.base).await,
+        Err(AuthorizeFailure::Page(_))
+    ));
+    // A loopback redirect may change its port (RFC 8252 §7.3).
+    p.redirect_uri = Some("http://127.0.0.1:40123/callback".into());
+    assert!(
+        app.state
+            .authorization
+            .validate(&p, &app.base)
+            .await
+            .is_ok()
+    );
+    // An unknown client is a page too.
+    let unknown = params("dcr_0000", &challenge);
+    assert!(matches!(
+        app.state.authorization.validate(&unknown, &app.base).await,
+        Err(AuthorizeFailure::Page(_))
+    ));
+    // A resource that is not /mcp goes back to the client as invalid_target.
+    let mut foreign = params(&client, &challenge);
+    foreign.resource = Some("https://other.example/mcp".into());
+    match app.state.authorization.validate(&foreign, &app.base).await {
+        Err(AuthorizeFailure::Redirect { url, error }) => {
+            assert_eq!(error.code(), "invalid_target");
+            let url = url::Url::parse(&url).expect("url");
+            assert_eq!(query(&url, "error").as_deref(), Some("invalid_target"));
+            assert_eq!(query(&url, "state").as_deref(), Some("st-1"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Defaults: no scope is both, no resource is /mcp.
+    let valid = app
+        .state
+        .authorization
+        .validate(&params(&client, &challenge), &app.base)
+        .await
+        .expect("valid");
+    assert_eq!(valid.scopes, Scope::ALL.to_vec());
+    assert_eq!(valid.resource, format!("{}/mcp", app.base));
+    assert!(valid.loopback_only);
+}
+
+async fn tokens_expire_and_refresh_rotates(backend: Backend) {
+    let Some(app) = spawn_with(backend, |c| c.oauth.access_ttl_secs = 1).await else {
+        return;
+    };
+    let (client, first) = tokens(&app, None).await;
+    let access = first["access_token"].as_str().expect("access");
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 200);
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let (status, headers, body) = call(&app, access, "list_trips", json!({})).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(challenge(&headers).contains("invalid_token"));
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expired")
+    );
+    let (status, second) = token(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", first["refresh_token"].as_str().expect("r")),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200, "{second}");
+    assert_ne!(second["refresh_token"], first["refresh_token"], "rotated");
+    let access = second["access_token"].as_str().expect("access");
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 200);
+    // A narrower scope may be asked on refresh; a wider one may not.
+    let (status, narrower) = token(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            (
+                "refresh_token",
+                second["refresh_token"].as_str().expect("r"),
+            ),
+            ("client_id", &client),
+            ("scope", "trips:read"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, narrower["scope"].as_str()),
+        (200, Some("trips:read")),
+        "{narrower}"
+    );
+}
+
+async fn a_replayed_refresh_token_revokes_the_grant(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (client, first) = tokens(&app, None).await;
+    let old = first["refresh_token"].as_str().expect("r").to_owned();
+    let refresh = |t: String| {
+        let app = &app;
+        let client = client.clone();
+        async move {
+            token(
+                app,
+                &[
+                    ("grant_type", "refresh_token"),
+                    ("refresh_token", &t),
+                    ("client_id", &client),
+                ],
+            )
+            .await
+        }
+    };
+    let (status, second) = refresh(old.clone()).await;
+    assert_eq!(status, 200);
+    let (status, replay) = refresh(old).await;
+    assert_eq!(
+        (status, replay["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{replay}"
+    );
+    // The whole grant is gone: the new refresh token and the new access token too.
+    let (status, _) = refresh(second["refresh_token"].as_str().expect("r").to_owned()).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        call(
+            &app,
+            second["access_token"].as_str().expect("a"),
+            "list_trips",
+            json!({})
+        )
+        .await
+        .0,
+        401
+    );
+    // Another client's refresh token is refused.
+    let (_, other) = tokens(&app, None).await;
+    let (status, body) = refresh(other["refresh_token"].as_str().expect("r").to_owned()).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+}
+
+async fn a_token_for_another_audience_is_refused(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (_, body) = tokens(&app, None).await;
+    let access = body["access_token"].as_str().expect("a");
+    // The same server named otherwise (localhost, not 127.0.0.1) is another resource: a
+    // token bound to http://127.0.0.1:port/mcp is not one for http://localhost:port/mcp.
+    let other = app.base.replace("127.0.0.1", "localhost");
+    let (status, headers, body) = call_at(&app, &other, access, "list_trips", json!({})).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("another resource")
+    );
+    assert!(challenge(&headers).contains(&format!("resource_metadata=\"{other}/.well-known")));
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 200);
+}
+
+async fn revocation_ends_the_grant_at_once(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (client, body) = tokens(&app, None).await;
+    let access = body["access_token"].as_str().expect("a");
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 200);
+    let answer = app
+        .client
+        .post(format!("{}/oauth/revoke", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&[
+            ("token", body["refresh_token"].as_str().expect("r")),
+            ("client_id", &client),
+        ]))
+        .send()
+        .await
+        .expect("revoke");
+    assert_eq!(answer.status(), 200);
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 401);
+    // An unknown token is answered the same (RFC 7009 §2.2).
+    let answer = app
+        .client
+        .post(format!("{}/oauth/revoke", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&[("token", "eta_unknown")]))
+        .send()
+        .await
+        .expect("revoke");
+    assert_eq!(answer.status(), 200);
+}
+
+async fn a_read_only_agent_gets_403_insufficient_scope_for_a_write_tool(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (_, body) = tokens(&app, Some("trips:read")).await;
+    let access = body["access_token"].as_str().expect("a");
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 200);
+    let (status, headers, body) = call(
+        &app,
+        access,
+        "create_trip",
+        json!({"sourceUrl": etappe_tests::UNFETCHED_GPX, "title": "x"}),
+    )
+    .await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["error"], "insufficient_scope");
+    let c = challenge(&headers);
+    assert!(c.contains("error=\"insufficient_scope\""), "{c}");
+    assert!(c.contains("scope=\"trips:read trips:write\""), "{c}");
+    assert!(
+        c.contains(&format!(
+            "resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
+            app.base
+        )),
+        "{c}"
+    );
+}
+
+async fn agent_tokens_are_refused_on_rest_and_tokens_still_work_on_mcp(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (_, body) = tokens(&app, None).await;
+    let access = body["access_token"].as_str().expect("a");
+    let answer = app
+        .client
+        .get(format!("{}/trips", app.base))
+        .bearer_auth(access)
+        .send()
+        .await
+        .expect("rest");
+    assert_eq!(answer.status(), 401);
+    let problem: Value = answer.json().await.expect("problem");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("personal access token"),
+        "{problem}"
+    );
+    // A personal access token keeps working on both.
+    let pat = app.user().await;
+    assert_eq!(call(&app, &pat, "list_trips", json!({})).await.0, 200);
+    let answer = app
+        .client
+        .get(format!("{}/trips", app.base))
+        .bearer_auth(&pat)
+        .send()
+        .await
+        .expect("rest");
+    assert_eq!(answer.status(), 200);
+}
+
+async fn registration_accepts_what_hosts_use_and_refuses_the_rest(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let post = |body: Value| {
+        let app = &app;
+        async move {
+            let answer = app
+                .client
+                .post(format!("{}/oauth/register", app.base))
+                .json(&body)
+                .send()
+                .await
+                .expect("register");
+            let status = answer.status().as_u16();
+            assert_eq!(answer.headers()["access-control-allow-origin"], "*");
+            (status, answer.json::<Value>().await.expect("json"))
+        }
+    };
+    for uris in [
+        json!(["https://claude.ai/api/mcp/auth_callback"]),
+        json!([
+            "http://localhost:6274/oauth/callback",
+            "http://127.0.0.1:6276/oauth/callback"
+        ]),
+        json!(["cursor://anysphere.cursor-mcp/oauth/callback"]),
+    ] {
+        let (status, body) =
+            post(json!({"redirect_uris": uris, "client_name": "<b>Host</b>"})).await;
+        assert_eq!(status, 201, "{body}");
+        assert_eq!(body["redirect_uris"], uris);
+    }
+    for (body, error) in [
+        (
+            json!({"redirect_uris": ["http://evil.example/cb"]}),
+            "invalid_redirect_uri",
+        ),
+        (json!({"redirect_uris": []}), "invalid_redirect_uri"),
+        (json!({"client_name": "no uris"}), "invalid_redirect_uri"),
+        (
+            json!({"redirect_uris": ["javascript:alert(1)"]}),
+            "invalid_redirect_uri",
+        ),
+        (
+            json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic"}),
+            "invalid_client_metadata",
+        ),
+        (
+            json!({"redirect_uris": [REDIRECT], "grant_types": ["client_credentials"]}),
+            "invalid_client_metadata",
+        ),
+        (json!(["not an object"]), "invalid_client_metadata"),
+    ] {
+        let (status, answer) = post(body.clone()).await;
+        assert_eq!(
+            (status, answer["error"].as_str()),
+            (400, Some(error)),
+            "{body} → {answer}"
+        );
+    }
+}
+
+/// A local server of client metadata documents: `/good`, `/other-id`, `/redirect`,
+/// `/large`; counts the requests.
+async fn document_server() -> (String, Arc<AtomicUsize>) {
+    use axum::routing::get;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&hits);
+    let b = base.clone();
+    let router = axum::Router::new()
+        .route(
+            "/good",
+            get({
+                let b = b.clone();
+                move || async move {
+                    (
+                        [("cache-control", "max-age=600")],
+                        axum::Json(json!({"client_id": format!("{b}/good"), "client_name": "Document client", "redirect_uris": [REDIRECT]})),
+                    )
+                }
+            }),
+        )
+        .route(
+            "/other-id",
+            get(|| async { axum::Json(json!({"client_id": "https://someone.else/doc", "client_name": "x", "redirect_uris": [REDIRECT]})) }),
+        )
+        .route(
+            "/redirect",
+            get({
+                let b = b.clone();
+                move || async move { (axum::http::StatusCode::FOUND, [("location", format!("{b}/good"))]) }
+            }),
+        )
+        .route(
+            "/large",
+            get({
+                move || async move {
+                    axum::Json(json!({"client_id": format!("{b}/large"), "client_name": "x".repeat(6000), "redirect_uris": [REDIRECT]}))
+                }
+            }),
+        )
+        .layer(axum::middleware::from_fn(move |r: axum::extract::Request, n: axum::middleware::Next| {
+            let counted = Arc::clone(&counted);
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                n.run(r).await
+            }
+        }));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (base, hits)
+}
+
+async fn client_metadata_documents_are_fetched_checked_and_cached(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (docs, hits) = document_server().await;
+    let (_, challenge) = pkce();
+    let auth = &app.state.authorization;
+    let good = params(&format!("{docs}/good"), &challenge);
+    let valid = auth
+        .validate(&good, &app.base)
+        .await
+        .expect("a good document");
+    assert_eq!(valid.client.client_name, "Document client");
+    assert_eq!(valid.client.kind, "cimd");
+    assert!(auth.validate(&good, &app.base).await.is_ok());
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "the second request read the cache"
+    );
+    let base = app.base.clone();
+    let challenge = &challenge;
+    let base = &base;
+    let refused = |id: String| async move {
+        match auth.validate(&params(&id, challenge), base).await {
+            Err(AuthorizeFailure::Page(e)) => e.to_string(),
+            other => panic!("{id}: {other:?}"),
+        }
+    };
+    assert!(
+        refused(format!("{docs}/other-id"))
+            .await
+            .contains("another client_id")
+    );
+    assert!(
+        refused(format!("{docs}/redirect"))
+            .await
+            .contains("redirect")
+    );
+    assert!(
+        refused(format!("{docs}/large"))
+            .await
+            .contains("larger than")
+    );
+    assert!(
+        refused("https://10.0.0.1/client.json".into())
+            .await
+            .contains("private address")
+    );
+    assert!(
+        refused("https://192.168.1.1/client.json".into())
+            .await
+            .contains("private address")
+    );
+    // Failures are not cached: the next request asks again.
+    let before = hits.load(Ordering::SeqCst);
+    let _ = refused(format!("{docs}/other-id")).await;
+    assert_eq!(hits.load(Ordering::SeqCst), before + 1);
+}
+
+async fn the_person_lists_and_revokes_agents(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (client, code, verifier) = code(&app, None).await;
+    let grant_user = app
+        .state
+        .authorization
+        .store()
+        .code(&hex_digest(&code))
+        .await
+        .expect("code")
+        .expect("stored")
+        .user_id;
+    let (_, body) = exchange(&app, &client, &code, &verifier).await;
+    let access = body["access_token"].as_str().expect("a");
+    let agents = app
+        .state
+        .authorization
+        .agents(grant_user)
+        .await
+        .expect("agents");
+    assert_eq!(agents.len(), 1);
+    assert_eq!(agents[0].client_name, "Test agent");
+    assert_eq!(agents[0].client_id, client);
+    assert!(
+        app.state
+            .authorization
+            .revoke_agent(grant_user, agents[0].grant_id)
+            .await
+            .expect("revoke")
+    );
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 401);
+    assert!(
+        app.state
+            .authorization
+            .agents(grant_user)
+            .await
+            .expect("agents")
+            .is_empty()
+    );
+}
+
+fn hex_digest(text: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
+/// A form-encoded body.
+pub fn form(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
