@@ -17,6 +17,7 @@
 //!   both take the [`app::App`] and neither imports the other.
 //! - [`web`]: the people's transport: login pages, `/auth/*` and the account routes
 //!   (`/users/me*`). A sibling of `http` and `mcp`, importing neither.
+//! - [`docs`]: the other transports' parts of the OpenAPI document REST serves.
 //! - [`problem`]: application errors as problem+json, shared by the HTTP transports.
 //! - [`edge`]: the layers every request passes through (request id, trace, body deadline).
 //! - [`streams`]: live event streams held open per user, with a per-user cap.
@@ -31,6 +32,7 @@ pub mod app;
 pub mod auth;
 pub mod budgets;
 pub mod config;
+pub mod docs;
 pub mod edge;
 pub mod http;
 pub mod identity;

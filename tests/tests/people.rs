@@ -958,3 +958,83 @@ etappe_tests::on_both_backends!(
     the_export_holds_every_event_of_every_trip,
     deletion_leaves_nothing_readable_with_any_former_credential,
 );
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_account_routes_are_in_the_published_document() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("sqlite");
+    let doc: Value = client()
+        .get(format!("{}/openapi.json", app.base))
+        .send()
+        .await
+        .expect("document")
+        .json()
+        .await
+        .expect("json");
+    for (path, method) in [
+        ("/users/me", "get"),
+        ("/users/me", "delete"),
+        ("/users/me/sessions", "get"),
+        ("/users/me/sessions/{id}", "delete"),
+        ("/users/me/tokens", "post"),
+        ("/users/me/tokens/{id}", "delete"),
+        ("/users/me/export", "get"),
+        ("/users/me/audit", "get"),
+    ] {
+        assert!(doc["paths"][path][method].is_object(), "{method} {path}");
+    }
+    let codes = doc
+        .pointer("/components/schemas/Problem/properties/code/enum")
+        .expect("codes")
+        .to_string();
+    assert!(codes.contains("csrf_refused") && codes.contains("session_required"));
+    // A token reads its account through the documented answer.
+    let token = app.user().await;
+    let me = app
+        .call(
+            reqwest::Method::GET,
+            "/users/me",
+            "/users/me",
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(me.status, StatusCode::OK);
+    assert!(
+        me.body.get("csrfToken").is_none(),
+        "no CSRF token without a session"
+    );
+    let audit = app
+        .call(
+            reqwest::Method::GET,
+            "/users/me/audit",
+            "/users/me/audit?limit=5",
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(audit.status, StatusCode::OK);
+    let sessions = app
+        .call(
+            reqwest::Method::GET,
+            "/users/me/sessions",
+            "/users/me/sessions",
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(sessions.body["current"], Value::Null);
+    let minted = app
+        .call(
+            reqwest::Method::POST,
+            "/users/me/tokens",
+            "/users/me/tokens",
+            Some(&token),
+            &[],
+            Some(&json!({"label": "x"})),
+        )
+        .await;
+    assert_eq!(minted.status, StatusCode::FORBIDDEN);
+}

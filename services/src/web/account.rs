@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::extract::{Fields, Person};
+use super::openapi::*;
 use crate::app::{App, AppError};
 use crate::identity::Scope;
 
@@ -19,6 +20,10 @@ fn id_of(raw: &str) -> Result<Uuid, AppError> {
 }
 
 /// `GET /users/me`.
+#[utoipa::path(get, path = "/users/me", operation_id = "getAccount", tag = "account",
+    summary = "My account", description = "Bearer token or session cookie. The email, sessions, tokens and agents; with the cookie, the csrfToken the page sends back on writes.",
+    responses((status = 200, description = "The account", body = AccountSchema),
+        AccountUnauthorized, AccountRateLimited))]
 pub(super) async fn me(
     State(app): State<App>,
     Person(caller): Person,
@@ -31,6 +36,10 @@ pub(super) async fn me(
 }
 
 /// `GET /users/me/sessions`.
+#[utoipa::path(get, path = "/users/me/sessions", operation_id = "listSessions", tag = "account",
+    summary = "My live sessions",
+    responses((status = 200, description = "Newest first", body = SessionListSchema),
+        AccountUnauthorized, AccountRateLimited))]
 pub(super) async fn sessions(
     State(app): State<App>,
     Person(caller): Person,
@@ -44,6 +53,11 @@ pub(super) async fn sessions(
 }
 
 /// `DELETE /users/me/sessions/{id}`.
+#[utoipa::path(delete, path = "/users/me/sessions/{id}", operation_id = "revokeSession", tag = "account",
+    summary = "Revoke a session", description = "Its cookie stops working at once, on every replica.",
+    params(("id" = uuid::Uuid, Path, description = "The session's id")),
+    responses((status = 204, description = "Revoked"),
+        AccountUnauthorized, AccountForbidden, AccountNotFound, AccountRateLimited))]
 pub(super) async fn revoke_session(
     State(app): State<App>,
     Person(caller): Person,
@@ -56,6 +70,10 @@ pub(super) async fn revoke_session(
 }
 
 /// `GET /users/me/tokens`.
+#[utoipa::path(get, path = "/users/me/tokens", operation_id = "listAccessTokens", tag = "account",
+    summary = "My personal access tokens", description = "Never their values.",
+    responses((status = 200, description = "Newest first, revoked ones included", body = TokenListSchema),
+        AccountUnauthorized, AccountRateLimited))]
 pub(super) async fn tokens(
     State(app): State<App>,
     Person(caller): Person,
@@ -65,6 +83,12 @@ pub(super) async fn tokens(
 }
 
 /// `POST /users/me/tokens {label, scopes}`: 201 with the token, shown this once.
+#[utoipa::path(post, path = "/users/me/tokens", operation_id = "createAccessToken", tag = "account",
+    summary = "Make a personal access token",
+    description = "Needs the session cookie (a token cannot mint tokens: session_required). The value is shown this once.",
+    request_body(content = CreateTokenSchema, content_type = "application/json"),
+    responses((status = 201, description = "The token", body = CreatedTokenSchema),
+        AccountBadRequest, AccountUnauthorized, AccountForbidden, AccountInvalid, AccountRateLimited))]
 pub(super) async fn create_token(
     State(app): State<App>,
     Person(caller): Person,
@@ -120,6 +144,12 @@ pub(super) async fn create_token(
 }
 
 /// `DELETE /users/me/tokens/{id}`.
+#[utoipa::path(delete, path = "/users/me/tokens/{id}", operation_id = "revokeAccessToken", tag = "account",
+    summary = "Revoke a personal access token",
+    description = "It stops working at once here, within 30 s on other replicas.",
+    params(("id" = uuid::Uuid, Path, description = "The token's id")),
+    responses((status = 204, description = "Revoked"),
+        AccountUnauthorized, AccountForbidden, AccountNotFound, AccountRateLimited))]
 pub(super) async fn revoke_token(
     State(app): State<App>,
     Person(caller): Person,
@@ -132,6 +162,12 @@ pub(super) async fn revoke_token(
 }
 
 /// `GET /users/me/export`: a download.
+#[utoipa::path(get, path = "/users/me/export", operation_id = "exportAccount", tag = "account",
+    summary = "Export my account",
+    description = "A JSON download: the account, its sessions, tokens and audit trail, and every trip it ever had with its whole event history.",
+    responses((status = 200, description = "The export (Content-Disposition: attachment)", body = Object,
+            headers(("Content-Disposition" = String, description = "attachment; filename=\"etappe-account.json\""))),
+        AccountUnauthorized, AccountRateLimited))]
 pub(super) async fn export(
     State(app): State<App>,
     Person(caller): Person,
@@ -148,6 +184,12 @@ pub(super) async fn export(
 }
 
 /// `DELETE /users/me {confirm: <the account's e-mail address>}`.
+#[utoipa::path(delete, path = "/users/me", operation_id = "deleteAccount", tag = "account",
+    summary = "Delete my account",
+    description = "Needs the session cookie and the account's e-mail address as confirm. Deletes every trip (events, read models, share links, files), every session and token at once, and the account; leaves an audit row without personal data.",
+    request_body(content = DeleteAccountSchema, content_type = "application/json"),
+    responses((status = 200, description = "Deleted", body = DeletedSchema),
+        AccountBadRequest, AccountUnauthorized, AccountForbidden, AccountInvalid, AccountRateLimited))]
 pub(super) async fn delete(
     State(app): State<App>,
     Person(caller): Person,
@@ -178,6 +220,12 @@ pub(super) async fn delete(
 }
 
 /// `GET /users/me/audit?limit=&offset=`: newest first.
+#[utoipa::path(get, path = "/users/me/audit", operation_id = "listAudit", tag = "account",
+    summary = "What happened to my credentials",
+    params(("limit" = Option<u32>, Query, description = "1 to 200 (default 50)", minimum = 0, maximum = 200),
+        ("offset" = Option<u32>, Query, description = "Rows to skip", minimum = 0, maximum = 1000000)),
+    responses((status = 200, description = "Newest first", body = AuditPageSchema),
+        AccountBadRequest, AccountUnauthorized, AccountRateLimited))]
 pub(super) async fn audit(
     State(app): State<App>,
     Person(caller): Person,

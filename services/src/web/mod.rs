@@ -10,6 +10,7 @@
 
 mod account;
 mod extract;
+pub mod openapi;
 mod pages;
 
 use std::collections::HashMap;

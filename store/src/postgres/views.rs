@@ -110,6 +110,16 @@ impl TripViews for PostgresStore {
         let ids: Vec<Uuid> = trips.iter().map(|t| t.0).collect();
         let streams: Vec<String> = trips.iter().map(TripId::stream_id).collect();
         let mut tx = self.pool.begin().await?;
+        // The streams' rows first: an append holds its stream's row until it commits, so
+        // once the lock is ours every append that got in is committed (and the deletes below,
+        // each with a fresh snapshot, see its events), and every later one finds no stream
+        // at the version it expects and inserts nothing.
+        sqlx::query(
+            "SELECT 1 FROM streams WHERE stream_id = ANY($1) ORDER BY stream_id FOR UPDATE",
+        )
+        .bind(&streams)
+        .fetch_all(&mut *tx)
+        .await?;
         let events = sqlx::query("DELETE FROM events WHERE stream_id = ANY($1)")
             .bind(&streams)
             .execute(&mut *tx)
