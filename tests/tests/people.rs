@@ -1038,3 +1038,52 @@ async fn the_account_routes_are_in_the_published_document() {
         .await;
     assert_eq!(minted.status, StatusCode::FORBIDDEN);
 }
+
+/// Two API replicas on one PostgreSQL and one Redis: a link mailed by one is spent on the
+/// other, the session it opens holds on both, a revocation on one holds on the other at once,
+/// and the login budgets are one budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_share_links_sessions_and_login_budgets() {
+    let Some(servers) = etappe_tests::Servers::from_env() else {
+        return;
+    };
+    let spawn = || TestApp::spawn_with(Backend::Postgres, |c| servers.configure(c));
+    let a = spawn().await.expect("replica a");
+    let b = spawn().await.expect("replica b");
+    let address = email();
+    assert_eq!(ask_link(&a, &address).await.0, StatusCode::ACCEPTED);
+    let link = link_in(&wait_for_mail(&a, 1).await).replace(&a.base, &b.base);
+    let answer = follow(&b, &link).await;
+    assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+    let cookie = cookie_of(&answer);
+    let (status, body) = me(&a, &cookie).await;
+    assert_eq!(status, StatusCode::OK, "the session opened on b holds on a");
+    let browser = Browser {
+        cookie: cookie.clone(),
+        csrf: body["csrfToken"].as_str().expect("csrf").to_owned(),
+        email: address.clone(),
+    };
+    // Spent on b, refused on a.
+    let again = follow(&a, &link.replace(&b.base, &a.base)).await;
+    assert_eq!(again.status(), StatusCode::GONE);
+    // Logged out on a: refused on b at once.
+    let out = from_page(&a, &browser, reqwest::Method::POST, "/auth/logout")
+        .send()
+        .await
+        .expect("logout");
+    assert_eq!(out.status(), StatusCode::NO_CONTENT);
+    assert_eq!(me(&b, &cookie).await.0, StatusCode::UNAUTHORIZED);
+    // The per-address budget is counted across replicas: one more on a and one on b make
+    // three; the fourth, on either, sends nothing.
+    assert_eq!(ask_link(&a, &address).await.0, StatusCode::ACCEPTED);
+    assert_eq!(ask_link(&b, &address).await.0, StatusCode::ACCEPTED);
+    assert_eq!(ask_link(&b, &address).await.0, StatusCode::ACCEPTED);
+    wait_for_mail(&a, 2).await;
+    wait_for_mail(&b, 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        mailbox(&a).len() + mailbox(&b).len(),
+        3,
+        "three links in 15 minutes, whichever replica is asked"
+    );
+}
