@@ -19,6 +19,8 @@ use etappe_workers::redis_link::RedisLink;
 
 /// The window every budget counts in.
 pub const WINDOW: Duration = Duration::from_secs(60);
+/// The longest window a budget may count in (the login budgets' quarter of an hour).
+pub const LONGEST_WINDOW: Duration = Duration::from_secs(15 * 60);
 /// How many windows the memory keeps before the quiet ones are forgotten.
 const PRUNE_AT: usize = 4_096;
 
@@ -154,8 +156,8 @@ impl Budgets {
         self.admit_within(key, budgets, WINDOW).await
     }
 
-    /// [`Budgets::admit`] over a window other than a minute (the OAuth endpoints count per
-    /// 5 minutes or per hour). A budget's name must be used with one window only.
+    /// [`Self::admit`] over a longer sliding `window` (at most [`LONGEST_WINDOW`]): the
+    /// login budgets count per quarter of an hour.
     pub async fn admit_within(
         &self,
         key: &str,
@@ -165,6 +167,7 @@ impl Budgets {
         if budgets.is_empty() {
             return Ok(());
         }
+        let window = window.clamp(Duration::from_secs(1), LONGEST_WINDOW);
         if let Some(redis) = &self.redis {
             match redis.admit(key, budgets, window).await {
                 SharedVerdict::Admitted => return Ok(()),
@@ -188,10 +191,10 @@ impl Budgets {
             return Ok(());
         };
         if all.len() >= PRUNE_AT {
-            // Callers quiet for a minute have nothing left to count: forget them.
+            // Callers quiet for the longest window have nothing left to count: forget them.
             all.retain(|_, w| {
                 w.back()
-                    .is_some_and(|t| now.duration_since(*t) < window_length)
+                    .is_some_and(|t| now.duration_since(*t) < LONGEST_WINDOW)
             });
         }
         for budget in budgets {
@@ -281,6 +284,7 @@ impl SharedWindows {
     ) -> Result<Option<Exceeded>, String> {
         let mut connection = self.link.connection().await?;
         let now = now_ms();
+        let longest = window.as_secs().max(1);
         let window = u64::try_from(window.as_millis()).unwrap_or(60_000);
         let member = format!("{now}-{}", hex::encode(rand::random::<[u8; 6]>()));
         let script = redis::Script::new(ADMIT_SCRIPT);
@@ -303,7 +307,7 @@ impl SharedWindows {
         let retry = (oldest + window)
             .saturating_sub(now)
             .div_ceil(1000)
-            .clamp(1, (window / 1000).max(1));
+            .clamp(1, longest);
         Ok(Some(Exceeded {
             limit: budget.limit,
             what: budget.what,

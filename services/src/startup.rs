@@ -11,6 +11,7 @@ use etappe_workers::runtime::Database;
 use tokio::net::TcpListener;
 
 use crate::app::App;
+use crate::app::accounts::{Accounts, WebOrigin};
 use crate::app::trips::TripService;
 use crate::config::Config;
 use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
@@ -27,6 +28,12 @@ pub enum StartupError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    #[error("{0}")]
+    Config(String),
+    #[error("mail: {0}")]
+    Mail(#[from] etappe_mail::MailError),
+    #[error("{0}")]
+    App(String),
 }
 
 /// The opened backend: the event store with its read models, and the identity tables.
@@ -58,6 +65,7 @@ pub struct Application {
     listener: TcpListener,
     app: App,
     local_token: Option<String>,
+    login_url: Option<String>,
     background: Background,
 }
 
@@ -78,19 +86,55 @@ impl Application {
             work.redis.clone(),
             &config.work.queue_prefix,
         ));
+        // Bound before the App is built: on loopback the public base defaults to the
+        // address actually bound (port 0 in tests).
+        let listener = TcpListener::bind(config.addr).await?;
+        let base = config
+            .public_base(listener.local_addr()?)
+            .map_err(StartupError::Config)?;
+        let identity = Arc::new(backend.identity);
+        let mailer: Arc<dyn etappe_mail::Mailer> = match &config.people.smtp_url {
+            Some(url) => Arc::new(etappe_mail::SmtpMailer::new(url, &config.people.mail_from)?),
+            None => Arc::new(etappe_mail::FileMailbox::new(
+                config.mailbox_dir(),
+                &config.people.mail_from,
+            )?),
+        };
         let fetcher = work
             .document_fetcher(crate::app::authorization::CIMD_LIMITS)
             .map_err(
                 |e| tracing::warn!(error = %e, "oauth: no fetcher for client metadata documents"),
             )
             .ok();
-        let authorization = crate::app::authorization::AuthorizationService::new(
-            crate::identity_oauth::OAuthStore::new(backend.identity.db().clone()),
+        let authorization = Arc::new(crate::app::authorization::AuthorizationService::new(
+            Arc::clone(&identity),
             fetcher,
             config.work.allowed_source_hosts.clone(),
             Arc::clone(&budgets),
             config.oauth,
-        );
+        ));
+        let agents_of = Arc::clone(&authorization);
+        let accounts = Accounts::new(
+            Arc::clone(&identity),
+            Arc::clone(&backend.store),
+            mailer,
+            Arc::clone(&budgets),
+            config.people.clone(),
+            WebOrigin::of(&base, &config.hosts().allowed_origins),
+        )
+        .with_agents(Arc::new(move |user| {
+            let authorization = Arc::clone(&agents_of);
+            Box::pin(async move {
+                let agents = authorization
+                    .agents(user)
+                    .await
+                    .map_err(|e| crate::app::AppError::Unavailable(e.to_string()))?;
+                Ok(agents
+                    .into_iter()
+                    .filter_map(|a| serde_json::to_value(a).ok())
+                    .collect())
+            })
+        }));
         let app = App {
             trips: Arc::new(
                 TripService::new(
@@ -99,8 +143,9 @@ impl Application {
                 )
                 .with_budgets(Arc::clone(&budgets)),
             ),
-            identity: Arc::new(backend.identity),
-            authorization: Arc::new(authorization),
+            identity,
+            accounts: Arc::new(accounts),
+            authorization,
             work,
             public_url: config.public_url.clone(),
             hosts: config.hosts(),
@@ -108,11 +153,16 @@ impl Application {
             streams: Arc::default(),
             limits: config.server,
         };
-        let listener = TcpListener::bind(config.addr).await?;
+        let login_url = if backend.embedded {
+            local_login_url(&app).await?
+        } else {
+            None
+        };
         Ok(Self {
             listener,
             app,
             local_token,
+            login_url,
             background,
         })
     }
@@ -130,6 +180,12 @@ impl Application {
     /// The token created for the local user on a first embedded start.
     pub fn local_token(&self) -> Option<&str> {
         self.local_token.as_deref()
+    }
+
+    /// A one-time login URL for the local user, made at every embedded start (valid for
+    /// the link lifetime), so that starting the server and opening it logs one in.
+    pub fn login_url(&self) -> Option<&str> {
+        self.login_url.as_deref()
     }
 
     /// Serves until `shutdown` completes, then finishes the requests in flight.
@@ -150,9 +206,25 @@ pub fn routes(app: App) -> axum::Router {
     let limits = app.limits;
     let transports = crate::mcp::router(app.clone())
         .merge(crate::oauth::router(app.clone()))
+        .merge(crate::web::router(app.clone()))
         .merge(crate::http::router(app));
     crate::edge::wrap(transports, limits)
 }
+
+/// The login link of `local@localhost`, when that user exists (the embedded default's).
+async fn local_login_url(app: &App) -> Result<Option<String>, StartupError> {
+    if app.identity.user_by_email(LOCAL_USER).await?.is_none() {
+        return Ok(None);
+    }
+    app.accounts
+        .login_url_for(LOCAL_USER)
+        .await
+        .map(Some)
+        .map_err(|e| StartupError::App(e.to_string()))
+}
+
+/// The user a first embedded start creates.
+pub const LOCAL_USER: &str = "local@localhost";
 
 /// On the very first embedded start, creates `local@localhost` with a full-scope token,
 /// saves the token under the data directory (readable by the owner only) and answers it.
@@ -160,7 +232,7 @@ async fn first_start(config: &Config, identity: &Identity) -> Result<Option<Stri
     if identity.user_count().await? > 0 {
         return Ok(None);
     }
-    let user = identity.ensure_user("local@localhost").await?;
+    let user = identity.ensure_user(LOCAL_USER).await?;
     let token = identity
         .create_token(user, &Scope::ALL, "first start")
         .await?;

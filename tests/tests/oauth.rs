@@ -616,12 +616,36 @@ async fn a_token_for_another_audience_is_refused(backend: Backend) {
     let Some(app) = spawn(backend).await else {
         return;
     };
-    let (_, body) = tokens(&app, None).await;
-    let access = body["access_token"].as_str().expect("a");
-    // The same server named otherwise (localhost, not 127.0.0.1) is another resource: a
-    // token bound to http://127.0.0.1:port/mcp is not one for http://localhost:port/mcp.
-    let other = app.base.replace("127.0.0.1", "localhost");
-    let (status, headers, body) = call_at(&app, &other, access, "list_trips", json!({})).await;
+    let (client, first, verifier) = code(&app, None).await;
+    let record = app
+        .state
+        .authorization
+        .store()
+        .code(&hex_digest(&first))
+        .await
+        .expect("code")
+        .expect("stored");
+    let (status, _) = exchange(&app, &client, &first, &verifier).await;
+    assert_eq!(status, 200);
+    // A live token of the same grant, issued for another resource (as another server on
+    // the same database would): refused here.
+    let foreign = format!("eta_{}", "ab".repeat(32));
+    app.state
+        .authorization
+        .store()
+        .put_token(&etappe_services::identity::oauth::NewToken {
+            digest: &hex_digest(&foreign),
+            kind: "access",
+            grant_id: record.grant_id,
+            client_id: &client,
+            user_id: record.user_id,
+            scopes: "trips:read trips:write",
+            audience: "https://other.example/mcp",
+            expires_at: chrono::Utc::now() + chrono::Duration::minutes(5),
+        })
+        .await
+        .expect("token");
+    let (status, headers, body) = call(&app, &foreign, "list_trips", json!({})).await;
     assert_eq!(status, 401, "{body}");
     assert!(
         body["error_description"]
@@ -629,8 +653,27 @@ async fn a_token_for_another_audience_is_refused(backend: Backend) {
             .unwrap_or_default()
             .contains("another resource")
     );
-    assert!(challenge(&headers).contains(&format!("resource_metadata=\"{other}/.well-known")));
-    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 200);
+    assert!(challenge(&headers).contains("error=\"invalid_token\""));
+    // At authorization, a foreign resource is invalid_target (see above), and at the token
+    // endpoint too.
+    let (client, second, verifier) = code(&app, None).await;
+    let (status, body) = token(
+        &app,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &second),
+            ("client_id", &client),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", &verifier),
+            ("resource", "https://other.example/mcp"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_target")),
+        "{body}"
+    );
 }
 
 async fn revocation_ends_the_grant_at_once(backend: Backend) {

@@ -36,8 +36,8 @@ use uuid::Uuid;
 
 use crate::budgets::{Budget, Budgets};
 use crate::config::OAuthSettings;
-use crate::identity::{IdentityError, Principal, Scope};
-use crate::identity_oauth::{ClientRecord, GrantRecord, NewToken, OAuthStore};
+use crate::identity::oauth::{ClientRecord, GrantRecord, NewToken, OAuthStore};
+use crate::identity::{Identity, IdentityError, Principal, Scope};
 
 /// How long a code is valid.
 const CODE_TTL: Duration = Duration::from_secs(120);
@@ -236,6 +236,8 @@ impl From<GrantRecord> for AgentGrant {
 /// The authorization server's service.
 pub struct AuthorizationService {
     store: OAuthStore,
+    /// The people's identity: the audit trail they read.
+    identity: Arc<Identity>,
     fetcher: Option<Fetcher>,
     /// Hosts whose metadata documents may be served over http (the operator's list of
     /// local source hosts; tests).
@@ -398,16 +400,17 @@ fn constant_eq(a: &str, b: &str) -> bool {
 }
 
 impl AuthorizationService {
-    /// The service over `store`, fetching metadata documents with `fetcher`.
+    /// The service over `identity`'s database, fetching metadata documents with `fetcher`.
     pub fn new(
-        store: OAuthStore,
+        identity: Arc<Identity>,
         fetcher: Option<Fetcher>,
         http_hosts: Vec<String>,
         budgets: Arc<Budgets>,
         settings: OAuthSettings,
     ) -> Self {
         Self {
-            store,
+            store: OAuthStore::new(identity.db().clone()),
+            identity,
             fetcher,
             http_hosts,
             budgets,
@@ -1281,7 +1284,7 @@ impl AuthorizationService {
     }
 
     async fn audit(&self, user: UserId, kind: &str, detail: &str) {
-        if let Err(e) = self.store.audit(user, kind, detail).await {
+        if let Err(e) = self.identity.audit(user, kind, detail).await {
             tracing::warn!(error = %e, kind, "oauth: the audit row could not be written");
         }
     }

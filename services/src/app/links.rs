@@ -26,10 +26,11 @@ pub fn base_url(app: &App, headers: &HeaderMap) -> Result<String, AppError> {
     }
 }
 
-/// The server's own base URL for OAuth (issuer, resource, metadata addresses): the same rule
-/// as [`base_url`], `None` when the request's Host is not admitted.
-pub fn issuer(app: &App, headers: &HeaderMap) -> Option<String> {
-    base_url(app, headers).ok()
+/// The server's own base URL for OAuth (issuer, resource, metadata addresses): the public
+/// base (`ETAPPE_PUBLIC_URL`, or the bound loopback address), never the request's Host, so
+/// that the issuer and the audience of every token are one string on every replica.
+pub fn issuer(app: &App, _headers: &HeaderMap) -> Option<String> {
+    Some(app.accounts.web.base.trim_end_matches('/').to_owned())
 }
 
 /// Whether `host` (with or without a port) is loopback or listed.

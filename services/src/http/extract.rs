@@ -18,7 +18,8 @@ use crate::identity::Principal;
 /// The largest JSON body accepted (settings are small; uploads have their own route).
 pub(super) const MAX_JSON_BODY: usize = 64 * 1024;
 
-/// The authenticated caller, from `Authorization: Bearer etp_…`.
+/// The authenticated caller: `Authorization: Bearer etp_…`, or the session cookie (a write
+/// then passes the CSRF rule of `auth`).
 #[derive(Debug, Clone)]
 pub(super) struct Caller(pub Principal);
 
@@ -26,11 +27,12 @@ impl FromRequestParts<App> for Caller {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
-        let token = crate::auth::bearer_token(&parts.headers).ok_or(AppError::Unauthenticated)?;
-        if token.starts_with("eta_") || token.starts_with("etr_") {
+        if crate::auth::bearer_token(&parts.headers)
+            .is_some_and(|t| t.starts_with("eta_") || t.starts_with("etr_"))
+        {
             return Err(AppError::AgentTokenOnRest);
         }
-        let caller = crate::auth::authenticate(&state.identity, token)
+        let caller = crate::auth::authenticate_request(state, &parts.method, &parts.headers, false)
             .await?
             .ok_or(AppError::Unauthenticated)?;
         let principal = caller.principal;

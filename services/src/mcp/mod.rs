@@ -362,6 +362,7 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
                     Some(crate::auth::Authenticated {
                         principal: found.principal,
                         credential: crate::budgets::credential_key(&found.grant_id.to_string()),
+                        session: None,
                     })
                 }
                 Ok(Some(Err(why))) => {

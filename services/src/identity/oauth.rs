@@ -613,13 +613,4 @@ impl OAuthStore {
         .await?;
         Ok(())
     }
-
-    // ---- audit
-
-    /// Writes an audit row the person can see (PII-free `detail`).
-    pub async fn audit(&self, user: UserId, kind: &str, detail: &str) -> Result<(), IdentityError> {
-        // The people's audit table; until it exists the entry goes to the log only.
-        tracing::info!(user = %user, kind, detail, "auth audit");
-        Ok(())
-    }
 }
