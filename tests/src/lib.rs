@@ -10,6 +10,7 @@
 //! (`config.work.fetch_hooks.source_origins`), never by the services themselves.
 
 pub mod bench;
+pub mod browser;
 pub mod fixtures;
 pub mod openapi;
 pub mod route_services;

@@ -57,6 +57,9 @@ both_backends!(
     registration_accepts_what_hosts_use_and_refuses_the_rest,
     client_metadata_documents_are_fetched_checked_and_cached,
     the_person_lists_and_revokes_agents,
+    consent_needs_a_session_and_its_csrf_token,
+    bad_requests_get_an_error_page_not_a_redirect,
+    a_session_cookie_is_not_a_credential_on_mcp,
 );
 
 async fn spawn(backend: Backend) -> Option<TestApp> {
@@ -1000,4 +1003,351 @@ pub fn form(pairs: &[(&str, &str)]) -> String {
     url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
         .finish()
+}
+
+/// The authorize URL of `client` with a challenge.
+fn authorize_url(app: &TestApp, client: &str, challenge: &str, extra: &[(&str, &str)]) -> String {
+    let mut url = url::Url::parse(&format!("{}/oauth/authorize", app.base)).expect("url");
+    {
+        let mut q = url.query_pairs_mut();
+        q.append_pair("response_type", "code")
+            .append_pair("client_id", client)
+            .append_pair("redirect_uri", REDIRECT)
+            .append_pair("state", "st-2")
+            .append_pair("code_challenge", challenge)
+            .append_pair("code_challenge_method", "S256");
+        for (k, v) in extra {
+            q.append_pair(k, v);
+        }
+    }
+    url.to_string()
+}
+
+/// The hidden fields of the consent form.
+fn form_fields(html: &str) -> Vec<(String, String)> {
+    html.split("<input type=\"hidden\" ")
+        .skip(1)
+        .map(|chunk| {
+            let name = chunk
+                .split("name=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or_default();
+            let value = chunk
+                .split("value=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or_default();
+            (
+                name.to_owned(),
+                value
+                    .replace("&amp;", "&")
+                    .replace("&quot;", "\"")
+                    .replace("&#39;", "'")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">"),
+            )
+        })
+        .collect()
+}
+
+async fn decide(
+    app: &TestApp,
+    browser: &etappe_tests::browser::Browser,
+    fields: &[(String, String)],
+    decision: &str,
+    origin: &str,
+) -> reqwest::Response {
+    let mut pairs: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    pairs.push(("decision", decision));
+    etappe_tests::browser::no_redirects()
+        .post(format!("{}/oauth/authorize", app.base))
+        .header("cookie", &browser.cookie)
+        .header("origin", origin)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&pairs))
+        .send()
+        .await
+        .expect("decide")
+}
+
+async fn consent_needs_a_session_and_its_csrf_token(backend: Backend) {
+    use etappe_tests::browser::{log_in, no_redirects};
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let answer = app
+        .client
+        .post(format!("{}/oauth/register", app.base))
+        .json(
+            &json!({"client_name": "<script>alert(1)</script> Agent", "redirect_uris": [REDIRECT]}),
+        )
+        .send()
+        .await
+        .expect("register");
+    let client = answer.json::<Value>().await.expect("json")["client_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let (verifier, challenge) = pkce();
+    let url = authorize_url(&app, &client, &challenge, &[]);
+    // No session: to the login page, and back here after it.
+    let anonymous = no_redirects().get(&url).send().await.expect("authorize");
+    assert_eq!(anonymous.status(), 302);
+    let location = anonymous.headers()["location"]
+        .to_str()
+        .expect("location")
+        .to_owned();
+    assert!(
+        location.starts_with("/login?next=%2Foauth%2Fauthorize%3F"),
+        "{location}"
+    );
+    let browser = log_in(&app, &format!("rider-{}@example.org", uuid::Uuid::now_v7())).await;
+    let page = no_redirects()
+        .get(&url)
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("consent");
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .expect("csp")
+        .to_owned();
+    assert!(
+        csp.contains("frame-ancestors 'none'") && !csp.contains("script-src"),
+        "{csp}"
+    );
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let html = page.text().await.expect("html");
+    assert!(
+        !html.contains("<script"),
+        "the client's name is text: {html}"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; Agent"));
+    assert!(html.contains(&client));
+    assert!(html.contains("127.0.0.1"));
+    assert!(html.contains("localhost"), "the loopback warning");
+    assert!(html.contains("trips:read") && html.contains("trips:write"));
+    let fields = form_fields(&html);
+    assert!(
+        fields
+            .iter()
+            .any(|(k, v)| k == "csrf" && *v == browser.csrf),
+        "{fields:?}"
+    );
+    // Without the session's token, or from another origin: refused, nothing issued.
+    let without: Vec<_> = fields
+        .iter()
+        .filter(|(k, _)| k != "csrf")
+        .cloned()
+        .collect();
+    assert_eq!(
+        decide(&app, &browser, &without, "approve", &app.base)
+            .await
+            .status(),
+        403
+    );
+    let mut forged = without.clone();
+    forged.push(("csrf".into(), "forged".into()));
+    assert_eq!(
+        decide(&app, &browser, &forged, "approve", &app.base)
+            .await
+            .status(),
+        403
+    );
+    assert_eq!(
+        decide(&app, &browser, &fields, "approve", "https://evil.example")
+            .await
+            .status(),
+        403
+    );
+    // Denied: back to the client with access_denied, state and iss.
+    let denied = decide(&app, &browser, &fields, "deny", &app.base).await;
+    assert_eq!(denied.status(), 302);
+    let to =
+        url::Url::parse(denied.headers()["location"].to_str().expect("location")).expect("url");
+    assert_eq!(query(&to, "error").as_deref(), Some("access_denied"));
+    assert_eq!(query(&to, "state").as_deref(), Some("st-2"));
+    assert_eq!(query(&to, "iss").as_deref(), Some(app.base.as_str()));
+    assert!(query(&to, "code").is_none());
+    // Approved: a code, the state and the issuer.
+    let approved = decide(&app, &browser, &fields, "approve", &app.base).await;
+    assert_eq!(approved.status(), 302);
+    let to =
+        url::Url::parse(approved.headers()["location"].to_str().expect("location")).expect("url");
+    assert!(to.as_str().starts_with(REDIRECT));
+    assert_eq!(query(&to, "state").as_deref(), Some("st-2"));
+    assert_eq!(query(&to, "iss").as_deref(), Some(app.base.as_str()));
+    let code = query(&to, "code").expect("code");
+    let (status, body) = exchange(&app, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{body}");
+    // The person sees the agent, and the grant in the audit trail.
+    let agents: Value = no_redirects()
+        .get(format!("{}/users/me/agents", app.base))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("agents")
+        .json()
+        .await
+        .expect("json");
+    let items = agents["items"].as_array().expect("items");
+    assert_eq!(items.len(), 1, "{agents}");
+    assert_eq!(items[0]["clientId"], client.as_str());
+    let me: Value = no_redirects()
+        .get(format!("{}/users/me", app.base))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("me")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(me["agents"].as_array().map(Vec::len), Some(1), "{me}");
+    let audit: Value = no_redirects()
+        .get(format!("{}/users/me/audit", app.base))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("audit")
+        .json()
+        .await
+        .expect("json");
+    assert!(audit.to_string().contains("agent_authorized"), "{audit}");
+    // Revoked from the list (a cookie write: Origin and X-CSRF-Token), the token dies.
+    let grant = items[0]["grantId"].as_str().expect("grant");
+    let path = format!("{}/users/me/agents/{grant}", app.base);
+    let refused = no_redirects()
+        .delete(&path)
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(
+        refused.status(),
+        403,
+        "a cookie write without the CSRF token"
+    );
+    let revoked = no_redirects()
+        .delete(&path)
+        .header("cookie", &browser.cookie)
+        .header("origin", &app.base)
+        .header("x-csrf-token", &browser.csrf)
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(revoked.status(), 204);
+    assert_eq!(
+        call(
+            &app,
+            body["access_token"].as_str().expect("a"),
+            "list_trips",
+            json!({})
+        )
+        .await
+        .0,
+        401
+    );
+    let again = no_redirects()
+        .delete(&path)
+        .header("cookie", &browser.cookie)
+        .header("origin", &app.base)
+        .header("x-csrf-token", &browser.csrf)
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(again.status(), 404);
+}
+
+async fn bad_requests_get_an_error_page_not_a_redirect(backend: Backend) {
+    use etappe_tests::browser::{log_in, no_redirects};
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let client = register(&app, REDIRECT).await;
+    let browser = log_in(&app, &format!("rider-{}@example.org", uuid::Uuid::now_v7())).await;
+    let (_, challenge) = pkce();
+    let get = |url: String| {
+        let cookie = browser.cookie.clone();
+        async move {
+            no_redirects()
+                .get(url)
+                .header("cookie", cookie)
+                .send()
+                .await
+                .expect("authorize")
+        }
+    };
+    let plain = authorize_url(&app, &client, &challenge, &[])
+        .replace("code_challenge_method=S256", "code_challenge_method=plain");
+    let no_pkce = authorize_url(&app, &client, &challenge, &[])
+        .replace(&format!("code_challenge={challenge}"), "x=1");
+    let unknown = authorize_url(&app, "dcr_unknown", &challenge, &[]);
+    let elsewhere =
+        authorize_url(&app, &client, &challenge, &[]).replace("7777%2Fcallback", "7777%2Fother");
+    for (url, words) in [
+        (plain, "plain"),
+        (no_pkce, "code_challenge"),
+        (unknown, "client_id"),
+        (elsewhere, "redirect_uri"),
+    ] {
+        let answer = get(url.clone()).await;
+        assert_eq!(answer.status(), 400, "{url}");
+        assert!(answer.headers().get("location").is_none(), "{url}");
+        assert_eq!(answer.headers()["x-frame-options"], "DENY");
+        let html = answer.text().await.expect("page");
+        assert!(html.contains(words), "{url}: {html}");
+    }
+    // A foreign resource, with a trusted redirect, goes back as invalid_target.
+    let foreign = get(authorize_url(
+        &app,
+        &client,
+        &challenge,
+        &[("resource", "https://other.example/mcp")],
+    ))
+    .await;
+    assert_eq!(foreign.status(), 302);
+    assert!(
+        foreign.headers()["location"]
+            .to_str()
+            .expect("l")
+            .contains("error=invalid_target")
+    );
+}
+
+async fn a_session_cookie_is_not_a_credential_on_mcp(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let browser =
+        etappe_tests::browser::log_in(&app, &format!("rider-{}@example.org", uuid::Uuid::now_v7()))
+            .await;
+    let answer = app
+        .client
+        .post(format!("{}/mcp", app.base))
+        .header("cookie", &browser.cookie)
+        .header("x-csrf-token", &browser.csrf)
+        .header("origin", &app.base)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
+        .send()
+        .await
+        .expect("mcp");
+    assert_eq!(answer.status(), 401);
+    assert!(challenge(answer.headers()).contains("resource_metadata="));
+    // The same cookie does work on REST.
+    let rest = app
+        .client
+        .get(format!("{}/trips", app.base))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("rest");
+    assert_eq!(rest.status(), 200);
 }

@@ -6,14 +6,18 @@
 //!
 //! - `metadata`: RFC 9728 protected-resource and RFC 8414 authorization-server metadata;
 //! - `authorize`: the authorization request, the consent page and the person's decision;
-//! - `token`: code exchange and refresh, dynamic registration, revocation.
+//! - `token`: code exchange and refresh, dynamic registration, revocation;
+//! - `agents`: the person's list of authorized agents, each revocable (REST, in the
+//!   OpenAPI document through `openapi`).
 //!
 //! The discovery, token, registration and revocation endpoints answer any origin
 //! (`Access-Control-Allow-Origin: *`, never with credentials): browser-based MCP clients
 //! call them cross-origin, and none of them reads a cookie.
 
+mod agents;
 mod authorize;
 mod metadata;
+pub mod openapi;
 mod session;
 mod token;
 
@@ -131,9 +135,15 @@ pub fn router(app: App) -> Router {
             post(token::revoke).options(metadata::preflight),
         )
         .route_layer(middleware::from_fn(open_cors));
-    let pages = Router::new().route(
-        "/oauth/authorize",
-        get(authorize::authorize).post(authorize::decide),
-    );
+    let pages = Router::new()
+        .route(
+            "/oauth/authorize",
+            get(authorize::authorize).post(authorize::decide),
+        )
+        .route("/users/me/agents", get(agents::list))
+        .route(
+            "/users/me/agents/{id}",
+            axum::routing::delete(agents::revoke),
+        );
     open.merge(pages).with_state(app)
 }
