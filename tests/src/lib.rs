@@ -13,6 +13,7 @@ pub mod bench;
 pub mod browser;
 pub mod fixtures;
 pub mod openapi;
+pub mod python;
 pub mod route_services;
 pub mod server_bench;
 pub mod standins;
