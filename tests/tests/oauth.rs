@@ -1351,3 +1351,146 @@ async fn a_session_cookie_is_not_a_credential_on_mcp(backend: Backend) {
         .expect("rest");
     assert_eq!(rest.status(), 200);
 }
+
+/// Two API replicas on PostgreSQL and Redis, one public URL: a code issued on one is
+/// redeemed on the other, tokens hold on both, a refresh replayed on the other replica
+/// revokes the grant everywhere, and the token endpoint's rate limit is one budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_share_codes_tokens_grants_and_rate_limits() {
+    let Some(servers) = etappe_tests::Servers::from_env() else {
+        return;
+    };
+    // The public URL both replicas answer as (a loopback address: nothing is fetched from it).
+    let public = "http://127.0.0.1:9";
+    let spawn = || {
+        TestApp::spawn_with(Backend::Postgres, |c| {
+            servers.configure(c);
+            c.public_url = Some(public.into());
+            c.oauth.tokens_per_minute = 12;
+        })
+    };
+    let a = spawn().await.expect("replica a");
+    let b = spawn().await.expect("replica b");
+    let client = register(&a, REDIRECT).await;
+    let (verifier, challenge) = pkce();
+    let user = a
+        .state
+        .identity
+        .ensure_user(&format!("rider-{}@example.org", uuid::Uuid::now_v7()))
+        .await
+        .expect("user");
+    let request = a
+        .state
+        .authorization
+        .validate(&params(&client, &challenge), public)
+        .await
+        .expect("valid on a");
+    let to = url::Url::parse(
+        &a.state
+            .authorization
+            .approve(user, &request, public)
+            .await
+            .expect("approved"),
+    )
+    .expect("url");
+    assert_eq!(query(&to, "iss").as_deref(), Some(public));
+    let code = query(&to, "code").expect("code");
+    // Redeemed on b.
+    let (status, first) = exchange(&b, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{first}");
+    let access = first["access_token"].as_str().expect("a");
+    assert_eq!(call(&a, access, "list_trips", json!({})).await.0, 200);
+    assert_eq!(call(&b, access, "list_trips", json!({})).await.0, 200);
+    // The code is spent for a too.
+    let (status, _) = exchange(&a, &client, &code, &verifier).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        call(&b, access, "list_trips", json!({})).await.0,
+        401,
+        "the reuse revoked what it issued, everywhere"
+    );
+    // A fresh grant: refreshed on a, the old refresh token replayed on b revokes it.
+    let (verifier, challenge) = pkce();
+    let request = a
+        .state
+        .authorization
+        .validate(&params(&client, &challenge), public)
+        .await
+        .expect("valid");
+    let to = url::Url::parse(
+        &a.state
+            .authorization
+            .approve(user, &request, public)
+            .await
+            .expect("approved"),
+    )
+    .expect("url");
+    let (status, tokens) =
+        exchange(&b, &client, &query(&to, "code").expect("code"), &verifier).await;
+    assert_eq!(status, 200);
+    let old = tokens["refresh_token"].as_str().expect("r");
+    let (status, second) = token(
+        &a,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", old),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _) = token(
+        &b,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", old),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        call(
+            &a,
+            second["access_token"].as_str().expect("a"),
+            "list_trips",
+            json!({})
+        )
+        .await
+        .0,
+        401
+    );
+    // 12 token requests a minute from this address, counted on both replicas together: 5
+    // were made; 7 more, alternating, fill the budget, and the next is 429 on either.
+    for i in 0..7 {
+        let replica = if i % 2 == 0 { &a } else { &b };
+        let (status, _) = token(
+            replica,
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", "etr_x"),
+                ("client_id", &client),
+            ],
+        )
+        .await;
+        assert_eq!(status, 400, "request {i}");
+    }
+    for replica in [&a, &b] {
+        let answer = replica
+            .client
+            .post(format!("{}/oauth/token", replica.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form(&[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", "etr_x"),
+                ("client_id", &client),
+            ]))
+            .send()
+            .await
+            .expect("token");
+        assert_eq!(answer.status(), 429);
+        assert!(answer.headers().get("retry-after").is_some());
+        let body: Value = answer.json().await.expect("json");
+        assert_eq!(body["error"], "rate_limited");
+    }
+}
