@@ -60,6 +60,7 @@ both_backends!(
     consent_needs_a_session_and_its_csrf_token,
     bad_requests_get_an_error_page_not_a_redirect,
     a_session_cookie_is_not_a_credential_on_mcp,
+    the_agents_page_lists_and_revokes,
 );
 
 async fn spawn(backend: Backend) -> Option<TestApp> {
@@ -1493,4 +1494,158 @@ async fn two_replicas_share_codes_tokens_grants_and_rate_limits() {
         let body: Value = answer.json().await.expect("json");
         assert_eq!(body["error"], "rate_limited");
     }
+}
+
+async fn the_agents_page_lists_and_revokes(backend: Backend) {
+    use etappe_tests::browser::{log_in, no_redirects};
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let anonymous = no_redirects()
+        .get(format!("{}/agents", app.base))
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(anonymous.status(), 302);
+    let browser = log_in(&app, &format!("rider-{}@example.org", uuid::Uuid::now_v7())).await;
+    let me: Value = no_redirects()
+        .get(format!("{}/users/me", app.base))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("me")
+        .json()
+        .await
+        .expect("json");
+    // The person's own grant, made through the service (the consent test covers the page).
+    let client = register(&app, REDIRECT).await;
+    let (verifier, challenge) = pkce();
+    // The signed-in person (the address is theirs: this finds their account).
+    let user = app
+        .state
+        .identity
+        .ensure_user(me["email"].as_str().expect("email"))
+        .await
+        .expect("user");
+    let request = app
+        .state
+        .authorization
+        .validate(&params(&client, &challenge), &app.base)
+        .await
+        .expect("valid");
+    let to = url::Url::parse(
+        &app.state
+            .authorization
+            .approve(user, &request, &app.base)
+            .await
+            .expect("ok"),
+    )
+    .expect("url");
+    let (status, tokens) =
+        exchange(&app, &client, &query(&to, "code").expect("code"), &verifier).await;
+    assert_eq!(status, 200);
+    let page = no_redirects()
+        .get(format!("{}/agents", app.base))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let html = page.text().await.expect("html");
+    assert!(
+        html.contains("Test agent") && html.contains(&client),
+        "{html}"
+    );
+    let action = html
+        .split("action=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("a revoke form")
+        .to_owned();
+    let post = |body: String| {
+        let cookie = browser.cookie.clone();
+        let url = format!("{}{action}", app.base);
+        let origin = app.base.clone();
+        async move {
+            no_redirects()
+                .post(url)
+                .header("cookie", cookie)
+                .header("origin", origin)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(body)
+                .send()
+                .await
+                .expect("revoke")
+                .status()
+        }
+    };
+    assert_eq!(post("csrf=forged".into()).await, 403);
+    assert_eq!(
+        call(
+            &app,
+            tokens["access_token"].as_str().expect("a"),
+            "list_trips",
+            json!({})
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(post(form(&[("csrf", &browser.csrf)])).await, 303);
+    assert_eq!(
+        call(
+            &app,
+            tokens["access_token"].as_str().expect("a"),
+            "list_trips",
+            json!({})
+        )
+        .await
+        .0,
+        401
+    );
+    // Deleting the account ends every agent's grant with it (the grants cascade from the
+    // user, the tokens from the grants).
+    let (verifier, challenge) = pkce();
+    let request = app
+        .state
+        .authorization
+        .validate(&params(&client, &challenge), &app.base)
+        .await
+        .expect("valid");
+    let to = url::Url::parse(
+        &app.state
+            .authorization
+            .approve(user, &request, &app.base)
+            .await
+            .expect("ok"),
+    )
+    .expect("url");
+    let (_, tokens) = exchange(&app, &client, &query(&to, "code").expect("code"), &verifier).await;
+    let access = tokens["access_token"].as_str().expect("a");
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 200);
+    let deleted = no_redirects()
+        .delete(format!("{}/users/me", app.base))
+        .header("cookie", &browser.cookie)
+        .header("origin", &app.base)
+        .header("x-csrf-token", &browser.csrf)
+        .json(&json!({"confirm": me["email"]}))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 401);
+    let (status, _) = token(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            (
+                "refresh_token",
+                tokens["refresh_token"].as_str().expect("r"),
+            ),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400);
 }

@@ -2,13 +2,15 @@
 //! `DELETE /users/me/agents/{id}` (revokes the grant and every token of it, at once, on
 //! every replica: each request looks its token up). Authenticated like the account routes:
 //! a personal access token, or the session cookie (a cookie write needs our Origin and the
-//! `X-CSRF-Token`). An agent's own token is refused here, as on every REST route.
+//! `X-CSRF-Token`). An agent's own token is refused here, as on every REST route. For
+//! people, `GET /agents` is the same list as a page, each agent with a Revoke button.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use super::html::{esc, page as html_page};
 use crate::app::{App, AppError};
 use crate::auth::Authenticated;
 use crate::problem::Problem;
@@ -89,4 +91,80 @@ pub(super) async fn revoke(
         Ok(false) => problem(&AppError::NoSuchCredential),
         Err(e) => problem(&AppError::Unavailable(e.to_string())),
     }
+}
+
+/// `GET /agents`: the agents page of the signed-in person, each agent with a Revoke button
+/// (a form POST carrying the session's CSRF token). Without a session: to the login page.
+pub(super) async fn page(State(app): State<App>, headers: HeaderMap) -> Response {
+    let Some(session) = super::session::signed_in(&app, &headers).await else {
+        return super::authorize::redirect(&super::session::login_url("/agents"));
+    };
+    let agents = match app.authorization.agents(session.user_id).await {
+        Ok(a) => a,
+        Err(e) => return problem(&AppError::Unavailable(e.to_string())),
+    };
+    let rows: String = if agents.is_empty() {
+        "<p>No agent is authorized to use your account.</p>".to_owned()
+    } else {
+        agents
+            .iter()
+            .map(|a| {
+                format!(
+                    "<li><strong>{name}</strong> <code>{id}</code><br>may: {scopes}<br>authorized {created}, last used {used}\
+                     <form method=\"post\" action=\"/agents/{grant}/revoke\"><input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\
+                     <button type=\"submit\">Revoke</button></form></li>",
+                    name = esc(&a.client_name),
+                    id = esc(&a.client_id),
+                    scopes = esc(&a.scopes.join(", ")),
+                    created = a.created_at.format("%Y-%m-%d %H:%M UTC"),
+                    used = a.last_used_at.map_or_else(|| "never".to_owned(), |t| t.format("%Y-%m-%d %H:%M UTC").to_string()),
+                    grant = a.grant_id,
+                    csrf = esc(&session.csrf),
+                )
+            })
+            .collect::<String>()
+    };
+    html_page(
+        StatusCode::OK,
+        "Your agents",
+        &format!("<h1>Agents that may use your account</h1><ul>{rows}</ul>"),
+    )
+}
+
+#[derive(serde::Deserialize)]
+struct RevokeForm {
+    csrf: Option<String>,
+}
+
+/// `POST /agents/{id}/revoke` (the page's form): revokes, then back to the page (303).
+pub(super) async fn revoke_from_page(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let Some(session) = super::session::signed_in(&app, &headers).await else {
+        return super::authorize::redirect(&super::session::login_url("/agents"));
+    };
+    let token = serde_urlencoded::from_bytes::<RevokeForm>(&body)
+        .ok()
+        .and_then(|f| f.csrf)
+        .unwrap_or_default();
+    if !super::session::csrf_holds(&app, &headers, &session, &token) {
+        return html_page(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "<h1>This did not come from your agents page</h1><p>Nothing was revoked.</p>",
+        );
+    }
+    if let Ok(grant) = uuid::Uuid::parse_str(&id)
+        && let Err(e) = app.authorization.revoke_agent(session.user_id, grant).await
+    {
+        return problem(&AppError::Unavailable(e.to_string()));
+    }
+    (
+        StatusCode::SEE_OTHER,
+        [(axum::http::header::LOCATION, "/agents")],
+    )
+        .into_response()
 }

@@ -14,57 +14,11 @@ use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use super::html::{esc, page};
 use super::session::{SignedIn, csrf_holds, login_url, signed_in};
 use super::{issuer, peer};
 use crate::app::App;
 use crate::app::authorization::{Authorization, AuthorizeFailure, AuthorizeParams, OAuthError};
-
-/// HTML text, escaped.
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in etappe_domain::text::strip_controls(text).chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;line-height:1.5}\
-code{background:#f3f3f3;padding:0 .2rem;word-break:break-all}.warn{background:#fff4d6;padding:.5rem 1rem;border-left:4px solid #d9a400}\
-button{font-size:1rem;padding:.5rem 1.2rem;margin-right:1rem}";
-
-/// A page that cannot be framed and runs no script.
-fn page(status: StatusCode, title: &str, body: &str) -> Response {
-    let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-         <title>{}</title><style>{STYLE}</style></head><body>{body}</body></html>",
-        esc(title)
-    );
-    let mut response = (
-        status,
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        html,
-    )
-        .into_response();
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"),
-    );
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    response
-}
 
 fn error_page(error: &OAuthError) -> Response {
     let status = match error {
@@ -84,7 +38,7 @@ fn error_page(error: &OAuthError) -> Response {
     )
 }
 
-fn redirect(to: &str) -> Response {
+pub(super) fn redirect(to: &str) -> Response {
     match HeaderValue::from_str(to) {
         Ok(location) => (
             StatusCode::FOUND,

@@ -16,6 +16,7 @@
 
 mod agents;
 mod authorize;
+mod html;
 mod metadata;
 pub mod openapi;
 mod session;
@@ -141,6 +142,8 @@ pub fn router(app: App) -> Router {
             get(authorize::authorize).post(authorize::decide),
         )
         .route("/users/me/agents", get(agents::list))
+        .route("/agents", get(agents::page))
+        .route("/agents/{id}/revoke", post(agents::revoke_from_page))
         .route(
             "/users/me/agents/{id}",
             axum::routing::delete(agents::revoke),
