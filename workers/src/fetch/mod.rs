@@ -266,15 +266,20 @@ fn direct_client(policy: &Policy, limits: &Limits) -> Result<reqwest::Client, Fe
         .dns_resolver(Arc::new(GuardedResolver {
             policy: policy.clone(),
         }))
-        .redirect(redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= max_redirects {
-                return attempt.error("too many redirects");
-            }
-            match redirect_policy.check(attempt.url()) {
-                Ok(()) => attempt.follow(),
-                Err(refused) => attempt.error(refused.to_string()),
-            }
-        }))
+        .redirect(if max_redirects == 0 {
+            // A redirect is answered as it is (a status), not followed.
+            redirect::Policy::none()
+        } else {
+            redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() >= max_redirects {
+                    return attempt.error("too many redirects");
+                }
+                match redirect_policy.check(attempt.url()) {
+                    Ok(()) => attempt.follow(),
+                    Err(refused) => attempt.error(refused.to_string()),
+                }
+            })
+        })
         .connect_timeout(CONNECT_TIMEOUT.min(limits.timeout))
         .timeout(limits.timeout)
         .user_agent(USER_AGENT)
