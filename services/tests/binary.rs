@@ -253,7 +253,9 @@ async fn every_embedded_start_prints_a_login_link_and_mail_last_shows_the_newest
                 return (child, addr, link);
             }
         }
-        panic!("etappe exited before listening");
+        let _ = child.kill();
+        let status = child.wait();
+        panic!("etappe exited before listening: {status:?}");
     })
     .await
     .expect("serve");
