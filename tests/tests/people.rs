@@ -434,6 +434,27 @@ async fn cookie_writes_need_our_origin_and_the_csrf_token(app: TestApp) {
         .await
         .expect("read");
     assert_eq!(read.status(), StatusCode::OK);
+    // A browser's EventSource sends the cookie: the live stream opens on it.
+    let stream = client()
+        .get(format!("{}/trips/{id}/events", app.base))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert!(
+        stream.headers()["content-type"]
+            .to_str()
+            .expect("text")
+            .starts_with("text/event-stream")
+    );
+    drop(stream);
+    let anonymous = client()
+        .get(format!("{}/trips/{id}/events", app.base))
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
     // A personal access token needs neither Origin nor CSRF token.
     let token = app.user().await;
     let by_token = app
