@@ -258,7 +258,7 @@ impl Accounts {
         {
             // Answered like any other request: a refusal would tell that this address was
             // asked for recently.
-            tracing::info!("login request over the per-address budget: no mail sent");
+            tracing::info!("login request over the per-e-mail budget: no mail sent");
             return Ok(());
         }
         let token = self
