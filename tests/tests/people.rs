@@ -280,6 +280,80 @@ async fn a_magic_link_from_the_mailbox_logs_in_and_creates_the_account(app: Test
     assert_eq!(follow(&app, &link).await.status(), StatusCode::SEE_OTHER);
 }
 
+async fn next_travels_through_the_form_the_mail_and_the_link(app: TestApp) {
+    let _shared = ALONE.read().await;
+    let next = "/oauth/authorize?client_id=a&state=b";
+    // The login form a page sends a browser to carries next.
+    let form = client()
+        .get(format!(
+            "{}/login?next={}",
+            app.base, "%2Foauth%2Fauthorize%3Fclient_id%3Da%26state%3Db"
+        ))
+        .send()
+        .await
+        .expect("login form");
+    let html = form.text().await.expect("page");
+    assert!(
+        html.contains("name=\"next\" value=\"/oauth/authorize?client_id=a&amp;state=b\""),
+        "{html}"
+    );
+    for (asked, expected) in [
+        (next, next),
+        ("//evil.example/", "/"),
+        ("https://evil.example/", "/"),
+    ] {
+        let before = mailbox(&app).len();
+        let posted = client()
+            .post(format!("{}/auth/login", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "email={}&next={}",
+                "rider%40example.org",
+                url::form_urlencoded::byte_serialize(asked.as_bytes()).collect::<String>()
+            ))
+            .send()
+            .await
+            .expect("login");
+        assert_eq!(posted.status(), StatusCode::ACCEPTED);
+        let link = link_in(&wait_for_mail(&app, before + 1).await);
+        let page = client()
+            .get(&link)
+            .send()
+            .await
+            .expect("page")
+            .text()
+            .await
+            .expect("html");
+        let token = link
+            .split("token=")
+            .nth(1)
+            .expect("token")
+            .split('&')
+            .next()
+            .expect("token");
+        let carried = page
+            .split("name=\"next\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(|v| v.replace("&amp;", "&"));
+        let mut body = format!("token={token}");
+        if let Some(carried) = &carried {
+            body.push_str("&next=");
+            body.extend(url::form_urlencoded::byte_serialize(carried.as_bytes()));
+        }
+        let answer = client()
+            .post(format!("{}/auth/magic", app.base))
+            .header("origin", &app.base)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .expect("continue");
+        assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+        assert_eq!(answer.headers()["location"], expected, "next {asked:?}");
+    }
+}
+
 async fn known_and_unknown_addresses_get_the_same_answer(app: TestApp) {
     let _shared = ALONE.read().await;
     let known = log_in(&app, &email()).await;
@@ -1005,6 +1079,7 @@ etappe_tests::on_both_backends!(
     tokens_are_made_shown_once_listed_and_revoked_by_a_session,
     the_export_holds_every_event_of_every_trip,
     deletion_leaves_nothing_readable_with_any_former_credential,
+    next_travels_through_the_form_the_mail_and_the_link,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
