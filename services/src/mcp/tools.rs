@@ -11,11 +11,13 @@ use etappe_domain::trip::edits::input::parse_action;
 use etappe_store::{Page, TripFilter};
 use serde_json::{Map, Value, json};
 
+use super::arguments::EDIT_FIELDS;
 use super::call::{
     Answer, Call, Run, StageRef, TripRef, count, object, refusal, string, version, without, written,
 };
 use super::confirm::TokenConfirmation;
 use super::refusal::ToolError;
+use crate::app::confirmation::Unasked;
 use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
 use crate::app::trips::{
     BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, canonical_digest,
@@ -43,6 +45,7 @@ pub mod run {
         search_places,
         create_trip,
         update_trip_settings,
+        update_trip_details,
         edit_stages,
         add_waypoint,
         choose_accommodation,
@@ -261,40 +264,70 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
             &confirmation,
         )
         .await;
-    let detail = match updated {
-        Ok(detail) => detail,
+    match updated {
+        Ok(detail) => Ok(settings_changed(&detail, expected, &trip.raw)),
         Err(error) => {
-            return confirmation
+            confirmation
                 .answer(
                     error,
                     &trip.raw,
-                    "Change the trip's settings (pacing and dates re-cut the days).",
+                    "Change the trip's dates or pacing (this re-cuts the days).",
                 )
-                .await;
+                .await
         }
-    };
-    Ok(if detail.version == expected {
+    }
+}
+
+/// The settings that keep the days: the same service call as `update_trip_settings` (the
+/// REST twin is one `PATCH`), without the confirmation, since nothing is lost.
+async fn update_trip_details(call: &Call<'_>) -> Answer {
+    let trip = TripRef::read(call.args, "id")?;
+    let expected = version(call.args)?;
+    let patch = object(
+        call.args,
+        "settings",
+        "{\"averageSpeed\": 18}",
+        "update_trip_details",
+    )?;
+    let detail = call
+        .state
+        .trips
+        .update_settings(
+            call.principal,
+            trip.id,
+            &patch,
+            Some(BaseVersion::Exact(expected)),
+            call.context,
+            &Unasked,
+        )
+        .await
+        .map_err(refusal(Some(&trip.raw)))?;
+    Ok(settings_changed(&detail, expected, &trip.raw))
+}
+
+/// What a settings change did: nothing, a re-analysis, or new days.
+fn settings_changed(detail: &TripDetail, expected: u64, trip: &str) -> Value {
+    if detail.version == expected {
         written(
-            &detail,
+            detail,
             "Nothing changed: the settings already had these values.",
             "The version did not move; keep using it.",
         )
     } else if !detail.partial {
         written(
-            &detail,
+            detail,
             "Settings changed: the days stay as they are; what the change affects, if anything, is analysed again.",
             "Pass the version above to the next write; get_trip shows the analysis in categoryStatus.",
         )
     } else {
         written(
-            &detail,
+            detail,
             "Settings changed: the days are being recomputed (new day ids; chosen accommodations are gone).",
             &format!(
-                "Call get_trip with id {} shortly; partial is true until the new days exist.",
-                trip.raw
+                "Call get_trip with id {trip} shortly; partial is true until the new days exist."
             ),
         )
-    })
+    }
 }
 
 async fn edit_stages(call: &Call<'_>) -> Answer {
@@ -309,12 +342,11 @@ async fn edit_stages(call: &Call<'_>) -> Answer {
     };
     let expected = version(call.args)?;
     let day = StageRef::read(call.args)?;
-    let input = object(
-        call.args,
-        "change",
-        "{\"distance\": 40} (distance, endPoint, label or toIndex)",
-        "edit_stages",
-    )?;
+    // The edit's fields are flat arguments; the service reads them as the change.
+    let input: Map<String, Value> = EDIT_FIELDS
+        .iter()
+        .filter_map(|&name| Some((name.to_owned(), call.args.get(name)?.clone())))
+        .collect();
     let detail = call
         .state
         .trips
