@@ -86,6 +86,9 @@ impl Application {
                 )
                 .with_budgets(Arc::clone(&budgets)),
             ),
+            exports: Arc::new(crate::app::exports::ExportService::new(Arc::clone(
+                &backend.store,
+            ))),
             identity: Arc::new(backend.identity),
             work,
             public_url: config.public_url.clone(),
