@@ -121,6 +121,9 @@ impl Application {
                 )
                 .with_budgets(Arc::clone(&budgets)),
             ),
+            exports: Arc::new(crate::app::exports::ExportService::new(Arc::clone(
+                &backend.store,
+            ))),
             identity,
             accounts: Arc::new(accounts),
             work,
