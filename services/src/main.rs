@@ -138,11 +138,16 @@ async fn main() -> anyhow::Result<()> {
             let dir = config.mailbox_dir();
             match etappe_mail::last_message(&dir)? {
                 Some((path, message)) => {
+                    // The headers a person reads, then the body decoded (the builder
+                    // quotes long lines, which would break the link).
                     println!("{}\n", path.display());
-                    print!("{message}");
-                    if !message.ends_with('\n') {
-                        println!();
+                    for line in message.lines().take_while(|l| !l.is_empty()) {
+                        let name = line.split(':').next().unwrap_or_default();
+                        if ["From", "To", "Subject", "Date"].contains(&name) {
+                            println!("{line}");
+                        }
                     }
+                    println!("\n{}", etappe_mail::body_of(&message).trim_end());
                     Ok(())
                 }
                 None if config.people.smtp_url.is_some() => anyhow::bail!(

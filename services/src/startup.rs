@@ -73,6 +73,11 @@ impl Application {
     /// Opens the backend, creates the local user on a first embedded start, and binds.
     pub async fn build(config: &Config) -> Result<Self, StartupError> {
         crate::telemetry::install_tls_provider();
+        // Refused before anything is opened or created: off loopback the public URL is
+        // required (on loopback the bound port completes the default below).
+        config
+            .public_base(config.addr)
+            .map_err(StartupError::Config)?;
         let backend = open_backend(config).await?;
         let local_token = if backend.embedded {
             first_start(config, &backend.identity).await?
@@ -143,6 +148,9 @@ impl Application {
                 )
                 .with_budgets(Arc::clone(&budgets)),
             ),
+            exports: Arc::new(crate::app::exports::ExportService::new(Arc::clone(
+                &backend.store,
+            ))),
             identity,
             accounts: Arc::new(accounts),
             authorization,

@@ -10,6 +10,10 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+/// The replicas test counts login budgets in Redis, whose answers are bounded to 500 ms
+/// (then a replica counts alone, by design): it runs alone, the others share.
+static ALONE: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 /// A client that shows redirects instead of following them (the cookie is on the 303).
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -144,7 +148,8 @@ fn cookie_of(response: &reqwest::Response) -> String {
         .to_str()
         .expect("text")
         .to_owned();
-    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+    // 30 days; the server's expiry slides with use and GET /users/me re-sends the cookie.
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=2592000"] {
         assert!(set.contains(attribute), "{set}");
     }
     assert!(!set.contains("Secure"), "no Secure over plain http: {set}");
@@ -199,6 +204,7 @@ fn from_page(
 }
 
 async fn a_magic_link_from_the_mailbox_logs_in_and_creates_the_account(app: TestApp) {
+    let _shared = ALONE.read().await;
     let address = email();
     let before = mailbox(&app).len();
     let (status, _) = ask_link(&app, &address).await;
@@ -229,6 +235,17 @@ async fn a_magic_link_from_the_mailbox_logs_in_and_creates_the_account(app: Test
     assert_eq!(body["sessions"].as_array().map(Vec::len), Some(1), "{body}");
     assert_eq!(body["agents"], json!([]));
     assert!(body["createdAt"].is_string());
+    let read = client()
+        .get(format!("{}/users/me", app.base))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("me");
+    assert_eq!(
+        cookie_of(&read),
+        cookie,
+        "the same session, its cookie re-sent to slide"
+    );
 
     // The link works once.
     let again = follow(&app, &link).await;
@@ -263,7 +280,82 @@ async fn a_magic_link_from_the_mailbox_logs_in_and_creates_the_account(app: Test
     assert_eq!(follow(&app, &link).await.status(), StatusCode::SEE_OTHER);
 }
 
+async fn next_travels_through_the_form_the_mail_and_the_link(app: TestApp) {
+    let _shared = ALONE.read().await;
+    let next = "/oauth/authorize?client_id=a&state=b";
+    // The login form a page sends a browser to carries next.
+    let form = client()
+        .get(format!(
+            "{}/login?next={}",
+            app.base, "%2Foauth%2Fauthorize%3Fclient_id%3Da%26state%3Db"
+        ))
+        .send()
+        .await
+        .expect("login form");
+    let html = form.text().await.expect("page");
+    assert!(
+        html.contains("name=\"next\" value=\"/oauth/authorize?client_id=a&amp;state=b\""),
+        "{html}"
+    );
+    for (asked, expected) in [
+        (next, next),
+        ("//evil.example/", "/"),
+        ("https://evil.example/", "/"),
+    ] {
+        let before = mailbox(&app).len();
+        let posted = client()
+            .post(format!("{}/auth/login", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "email={}&next={}",
+                "rider%40example.org",
+                url::form_urlencoded::byte_serialize(asked.as_bytes()).collect::<String>()
+            ))
+            .send()
+            .await
+            .expect("login");
+        assert_eq!(posted.status(), StatusCode::ACCEPTED);
+        let link = link_in(&wait_for_mail(&app, before + 1).await);
+        let page = client()
+            .get(&link)
+            .send()
+            .await
+            .expect("page")
+            .text()
+            .await
+            .expect("html");
+        let token = link
+            .split("token=")
+            .nth(1)
+            .expect("token")
+            .split('&')
+            .next()
+            .expect("token");
+        let carried = page
+            .split("name=\"next\" value=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(|v| v.replace("&amp;", "&"));
+        let mut body = format!("token={token}");
+        if let Some(carried) = &carried {
+            body.push_str("&next=");
+            body.extend(url::form_urlencoded::byte_serialize(carried.as_bytes()));
+        }
+        let answer = client()
+            .post(format!("{}/auth/magic", app.base))
+            .header("origin", &app.base)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .expect("continue");
+        assert_eq!(answer.status(), StatusCode::SEE_OTHER);
+        assert_eq!(answer.headers()["location"], expected, "next {asked:?}");
+    }
+}
+
 async fn known_and_unknown_addresses_get_the_same_answer(app: TestApp) {
+    let _shared = ALONE.read().await;
     let known = log_in(&app, &email()).await;
     let (status_known, body_known) = ask_link(&app, &known.email).await;
     let (status_unknown, body_unknown) = ask_link(&app, &email()).await;
@@ -276,6 +368,7 @@ async fn known_and_unknown_addresses_get_the_same_answer(app: TestApp) {
 }
 
 async fn logout_kills_the_cookie_and_sessions_are_listed_and_revoked(app: TestApp) {
+    let _shared = ALONE.read().await;
     let address = email();
     let first = log_in(&app, &address).await;
     let second = log_in(&app, &address).await;
@@ -364,6 +457,7 @@ async fn logout_kills_the_cookie_and_sessions_are_listed_and_revoked(app: TestAp
 }
 
 async fn cookie_writes_need_our_origin_and_the_csrf_token(app: TestApp) {
+    let _shared = ALONE.read().await;
     let browser = log_in(&app, &email()).await;
     let create = |headers: HeaderMap| {
         client()
@@ -414,6 +508,27 @@ async fn cookie_writes_need_our_origin_and_the_csrf_token(app: TestApp) {
         .await
         .expect("read");
     assert_eq!(read.status(), StatusCode::OK);
+    // A browser's EventSource sends the cookie: the live stream opens on it.
+    let stream = client()
+        .get(format!("{}/trips/{id}/events", app.base))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert!(
+        stream.headers()["content-type"]
+            .to_str()
+            .expect("text")
+            .starts_with("text/event-stream")
+    );
+    drop(stream);
+    let anonymous = client()
+        .get(format!("{}/trips/{id}/events", app.base))
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
     // A personal access token needs neither Origin nor CSRF token.
     let token = app.user().await;
     let by_token = app
@@ -448,6 +563,7 @@ async fn cookie_writes_need_our_origin_and_the_csrf_token(app: TestApp) {
 }
 
 async fn tokens_are_made_shown_once_listed_and_revoked_by_a_session(app: TestApp) {
+    let _shared = ALONE.read().await;
     let browser = log_in(&app, &email()).await;
     let made = from_page(&app, &browser, reqwest::Method::POST, "/users/me/tokens")
         .json(&json!({"label": "script", "scopes": ["trips:read"]}))
@@ -535,6 +651,7 @@ async fn token_of(app: &TestApp, browser: &Browser) -> String {
 }
 
 async fn the_export_holds_every_event_of_every_trip(app: TestApp) {
+    let _shared = ALONE.read().await;
     let browser = log_in(&app, &email()).await;
     let token = token_of(&app, &browser).await;
     let mut ids = Vec::new();
@@ -663,6 +780,7 @@ async fn histories(app: &TestApp, token: &str, ids: &[String]) -> Vec<Vec<(u64, 
 }
 
 async fn deletion_leaves_nothing_readable_with_any_former_credential(app: TestApp) {
+    let _shared = ALONE.read().await;
     let browser = log_in(&app, &email()).await;
     let token = token_of(&app, &browser).await;
     let made = app
@@ -769,6 +887,7 @@ async fn deletion_leaves_nothing_readable_with_any_former_credential(app: TestAp
 }
 
 async fn expired_links_are_refused(app: TestApp) {
+    let _shared = ALONE.read().await;
     let (status, _) = ask_link(&app, &email()).await;
     assert_eq!(status, StatusCode::ACCEPTED);
     let link = link_in(&wait_for_mail(&app, 1).await);
@@ -802,6 +921,7 @@ async fn postgres_expired_links_are_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_requests_are_limited_per_address_and_per_email() {
+    let _shared = ALONE.read().await;
     let app = TestApp::spawn(Backend::Sqlite).await.expect("sqlite");
     let address = email();
     // Per e-mail address: 3 in 15 minutes; the 4th is answered alike and sends nothing.
@@ -835,6 +955,7 @@ async fn login_requests_are_limited_per_address_and_per_email() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_embedded_start_prints_a_login_link_for_the_local_user() {
+    let _shared = ALONE.read().await;
     let app = TestApp::spawn(Backend::Sqlite).await.expect("sqlite");
     let link = app
         .login_url
@@ -923,6 +1044,7 @@ async fn smtp_server() -> (
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_an_smtp_server_the_link_goes_out_by_smtp() {
+    let _shared = ALONE.read().await;
     let (url, mut received) = smtp_server().await;
     let app = TestApp::spawn_with(Backend::Sqlite, |config| {
         config.people.smtp_url = Some(url.clone());
@@ -957,10 +1079,12 @@ etappe_tests::on_both_backends!(
     tokens_are_made_shown_once_listed_and_revoked_by_a_session,
     the_export_holds_every_event_of_every_trip,
     deletion_leaves_nothing_readable_with_any_former_credential,
+    next_travels_through_the_form_the_mail_and_the_link,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_account_routes_are_in_the_published_document() {
+    let _shared = ALONE.read().await;
     let app = TestApp::spawn(Backend::Sqlite).await.expect("sqlite");
     let doc: Value = client()
         .get(format!("{}/openapi.json", app.base))
@@ -1047,6 +1171,7 @@ async fn two_replicas_share_links_sessions_and_login_budgets() {
     let Some(servers) = etappe_tests::Servers::from_env() else {
         return;
     };
+    let _alone = ALONE.write().await;
     let spawn = || TestApp::spawn_with(Backend::Postgres, |c| servers.configure(c));
     let a = spawn().await.expect("replica a");
     let b = spawn().await.expect("replica b");

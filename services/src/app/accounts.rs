@@ -168,6 +168,18 @@ pub fn safe_next(next: Option<&str>) -> Option<String> {
     ok.then(|| next.to_owned())
 }
 
+/// Where a page that needs a session sends a browser without one: the login form, which
+/// carries `next` (a path on this server) through the mail and back.
+pub fn login_path(next: &str) -> String {
+    match safe_next(Some(next)) {
+        Some(next) => format!(
+            "/login?next={}",
+            url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()
+        ),
+        None => "/login".into(),
+    }
+}
+
 impl Accounts {
     /// The service over its stores, mailer and budgets.
     pub fn new(
@@ -258,7 +270,7 @@ impl Accounts {
         {
             // Answered like any other request: a refusal would tell that this address was
             // asked for recently.
-            tracing::info!("login request over the per-address budget: no mail sent");
+            tracing::info!("login request over the per-e-mail budget: no mail sent");
             return Ok(());
         }
         let token = self
@@ -581,6 +593,15 @@ mod tests {
             assert_eq!(safe_next(Some(bad)), None, "{bad:?}");
         }
         assert_eq!(safe_next(None), None);
+    }
+
+    #[test]
+    fn a_page_sends_a_browser_without_session_to_the_login_form_and_back() {
+        assert_eq!(
+            login_path("/oauth/authorize?client_id=a&state=b"),
+            "/login?next=%2Foauth%2Fauthorize%3Fclient_id%3Da%26state%3Db"
+        );
+        assert_eq!(login_path("https://evil.example/"), "/login");
     }
 
     #[test]

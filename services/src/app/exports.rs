@@ -14,8 +14,12 @@ use tokio::sync::Semaphore;
 
 use etappe_domain::ids::TripId;
 
+use std::sync::Arc;
+
+use etappe_store::Store;
+
 use super::AppError;
-use super::trips::{TripService, require};
+use super::access::{owned_view, require};
 use crate::identity::{Principal, Scope};
 
 /// Builds that may run at once (each holds a trip's points and its output in memory).
@@ -99,7 +103,23 @@ impl ExportCache {
     }
 }
 
-impl TripService {
+/// Exports of trips, with their cache: built once by the composition root, shared by REST
+/// and the public share links.
+#[derive(Debug)]
+pub struct ExportService {
+    store: Arc<dyn Store>,
+    cache: ExportCache,
+}
+
+impl ExportService {
+    /// Exports of the trips in `store`, with an empty cache.
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Self {
+            store,
+            cache: ExportCache::default(),
+        }
+    }
+
     /// The trip (or one day of it) as a GPX 1.1 or FIT course file: a track per day at full
     /// resolution, from the stored track of the current generation.
     pub async fn export(
@@ -110,7 +130,7 @@ impl TripService {
         format: ExportFormat,
     ) -> Result<CachedExport, AppError> {
         require(principal, Scope::TripsRead)?;
-        let view = self.owned_view(principal, trip_id).await?;
+        let view = owned_view(self.store.as_ref(), principal, trip_id).await?;
         self.cached_export(&view, stage_id, format).await
     }
 
@@ -145,7 +165,7 @@ impl TripService {
             .unwrap_or_else(|| "Etappe trip".into());
         let mut days: Vec<etappe_export::ExportDay> = Vec::with_capacity(stages.len());
         for stage in &stages {
-            let slice = self.day_points(stage, points).await?;
+            let slice = super::access::day_points(self.store.as_ref(), stage, points).await?;
             // A detour is its own geometry, without the source's breaks.
             let breaks = match stage.detour {
                 Some(_) => Vec::new(),
@@ -258,17 +278,17 @@ impl TripService {
             stage: stage_id,
             format,
         };
-        if let Some(hit) = self.exports.get(&key) {
+        if let Some(hit) = self.cache.get(&key) {
             return Ok(hit);
         }
         let _build = self
-            .exports
+            .cache
             .builds
             .acquire()
             .await
             .map_err(|_| AppError::Unavailable("exports are shutting down".into()))?;
         // Another request may have built it while this one waited.
-        if let Some(hit) = self.exports.get(&key) {
+        if let Some(hit) = self.cache.get(&key) {
             return Ok(hit);
         }
         let file = self.export_view(view, stage_id, format).await?;
@@ -277,7 +297,7 @@ impl TripService {
             etag: format!("\"x{}\"", hex::encode(&digest[..12])),
             file,
         };
-        self.exports.put(key, built.clone());
+        self.cache.put(key, built.clone());
         Ok(built)
     }
 }

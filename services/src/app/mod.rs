@@ -1,6 +1,7 @@
 //! Application services: the one place a command is authorized, parsed, decided and
 //! appended, and a read is assembled. Transports call these and only translate.
 
+mod access;
 pub mod accounts;
 pub mod authorization;
 pub mod confirmation;
@@ -31,6 +32,8 @@ use crate::streams::StreamSlots;
 #[derive(Clone, Debug)]
 pub struct App {
     pub trips: Arc<TripService>,
+    /// GPX and FIT files of trips and days, with the cache of those already built.
+    pub exports: Arc<self::exports::ExportService>,
     pub identity: Arc<Identity>,
     /// The OAuth authorization server's rules (agents' clients, grants and tokens).
     pub authorization: Arc<authorization::AuthorizationService>,

@@ -12,7 +12,7 @@ use etappe_domain::trip::edits::input::{
     coordinates_valid, parse_manual_accommodation, parse_stage_edit,
 };
 use etappe_domain::trip::input::{describe, refuse_unknown};
-use etappe_domain::trip::stage::{Point, Stage};
+use etappe_domain::trip::stage::Point;
 use etappe_domain::trip::{
     FieldError, InputError, RouteSnapshot, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand,
 };
@@ -23,7 +23,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::trips::{BaseVersion, TripService, require};
+use super::access::require;
+use super::trips::{BaseVersion, TripService};
 use super::views::{StageSummary, TripDetail, TripSummary, today};
 use super::{AppError, RequestContext};
 use crate::identity::{Principal, Scope};
@@ -95,25 +96,6 @@ impl TripService {
             .ok_or(AppError::NotReady)?;
         etappe_track::stored::decode(&bytes)
             .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))
-    }
-
-    /// A day's points: its slice of the track, or its detour's own geometry.
-    pub(super) async fn day_points(
-        &self,
-        stage: &Stage,
-        track: &[TrackPoint],
-    ) -> Result<Vec<TrackPoint>, AppError> {
-        if let Some(detour) = &stage.detour
-            && let Some(bytes) = self.store.get_blob(&detour.track_key).await?
-            && let Some(points) = etappe_track::stored::decode(&bytes)
-        {
-            return Ok(points);
-        }
-        let last = stage.last_point.min(track.len().saturating_sub(1));
-        Ok(track
-            .get(stage.first_point..=last)
-            .map(<[TrackPoint]>::to_vec)
-            .unwrap_or_default())
     }
 
     /// Applies one of the five day edits. Answers the trip after it (with the new version).
@@ -411,7 +393,7 @@ impl TripService {
         let mut days = Vec::with_capacity(trip.stages.len());
         let mut tag = format!("{}:{}:{}", trip.id, trip.version, trip.generation);
         for stage in &trip.stages {
-            let points = self.day_points(stage, &track).await?;
+            let points = super::access::day_points(self.store.as_ref(), stage, &track).await?;
             let simplified = etappe_route::geometry::simplify(&points, ROUTE_TOLERANCE_M);
             if let Some(detour) = &stage.detour {
                 tag.push(':');

@@ -1,7 +1,7 @@
 //! The settings of people's login: mail, link and session lifetimes, login rate limits.
 
 /// How people log in (flags and environment variables).
-#[derive(clap::Args, Clone, Debug)]
+#[derive(clap::Args, Clone)]
 pub struct PeopleSettings {
     /// SMTP server for login mail: `smtp://[user:password@]host[:port][?tls=required]` or
     /// `smtps://…`. Unset: mail is written to `<data dir>/mailbox/` (`etappe mail last`).
@@ -38,5 +38,19 @@ impl Default for PeopleSettings {
             logins_per_email: 3,
             logins_per_address: 10,
         }
+    }
+}
+
+impl std::fmt::Debug for PeopleSettings {
+    // The SMTP URL may carry a password: only whether it is set is shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeopleSettings")
+            .field("smtp_url", &self.smtp_url.as_ref().map(|_| "<set>"))
+            .field("mail_from", &self.mail_from)
+            .field("login_link_ttl_secs", &self.login_link_ttl_secs)
+            .field("session_days", &self.session_days)
+            .field("logins_per_email", &self.logins_per_email)
+            .field("logins_per_address", &self.logins_per_address)
+            .finish()
     }
 }

@@ -136,7 +136,7 @@ pub(super) async fn public(
     let view = state.trips.shared_view(code).await?;
     match format {
         Some(format) => Ok(file_response(
-            state.trips.cached_export(&view, None, format).await?,
+            state.exports.cached_export(&view, None, format).await?,
             &headers,
         )),
         None => Ok(Json(PublicTrip::of(&view)).into_response()),

@@ -153,7 +153,7 @@ pub(super) async fn read(
     };
     Ok(super::trips::file_response(
         state
-            .trips
+            .exports
             .export(&principal, trip_id, Some(stage_id), format)
             .await?,
         &headers,

@@ -210,7 +210,7 @@ pub(super) async fn summary(
     if let Some(format) = format {
         return Ok(file_response(
             state
-                .trips
+                .exports
                 .export(&principal, trip_id, None, format)
                 .await?,
             &headers,

@@ -1,6 +1,6 @@
 //! The arguments the catalogue's tools share or nest: ids, version, the confirmation token,
-//! the settings object (from the domain crate's own ranges, so the published schema and the
-//! rule that refuses a value cannot drift) and the stage edit's `change`.
+//! the settings objects (from the domain crate's own ranges, so the published schema and the
+//! rule that refuses a value cannot drift) and the day edit's fields.
 
 use etappe_domain::trip::settings::{
     AVERAGE_SPEED, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY, TITLE_MAX_CHARS,
@@ -19,12 +19,14 @@ pub struct Arg {
     pub kind: Kind,
     pub description: &'static str,
     pub required: bool,
+    /// Whether `null` is accepted too (it clears the value).
+    pub nullable: bool,
 }
 
 impl Arg {
     /// This argument's JSON Schema.
     pub fn schema(&self) -> Value {
-        schema::render(self.kind, self.description, false)
+        schema::render(self.kind, self.description, self.nullable)
     }
 }
 
@@ -40,6 +42,7 @@ pub(super) const fn arg(name: &'static str, kind: Kind, description: &'static st
         kind,
         description,
         required: false,
+        nullable: false,
     }
 }
 
@@ -49,6 +52,7 @@ pub(super) const fn required(name: &'static str, kind: Kind, description: &'stat
         kind,
         description,
         required: true,
+        nullable: false,
     }
 }
 
@@ -63,7 +67,7 @@ pub(super) const VERSION: Arg = required(
         min: 0,
         max: i64::MAX,
     },
-    "From get_trip",
+    "",
 );
 pub(super) const TOKEN: Arg = arg(
     "confirmationToken",
@@ -83,46 +87,62 @@ pub const ACCOMMODATION_TYPES: [&str; 7] = [
     "wilderness_hut",
 ];
 
-/// The settings, with the domain's ranges; `nullable_dates` where `null` clears a date.
-const fn settings_fields(nullable_dates: bool) -> [Field; 10] {
-    let date = Kind::Date {
-        nullable: nullable_dates,
-    };
-    [
-        field(
-            "title",
-            Kind::Text {
-                min: 1,
-                max: TITLE_MAX_CHARS as u32,
-            },
-            "",
-        ),
-        field("startDate", date, ""),
-        field("endDate", date, ""),
-        field(
-            "maxDistancePerDay",
-            Kind::Number(MAX_DISTANCE_PER_DAY),
-            "km",
-        ),
-        field("averageSpeed", Kind::Number(AVERAGE_SPEED), "km/h"),
-        field("fatigueFactor", Kind::Number(FATIGUE_FACTOR), ""),
-        field(
-            "elevationPenalty",
-            Kind::Number(ELEVATION_PENALTY),
-            "m climbed = 1 km",
-        ),
-        field("departureHour", Kind::Integer { min: 0, max: 23 }, ""),
-        field("ebikeMode", Kind::Boolean, ""),
-        field(
-            "enabledAccommodationTypes",
-            Kind::AnyOf(&ACCOMMODATION_TYPES),
-            "",
-        ),
-    ]
+/// The title, as the domain bounds it.
+const TITLE: Field = field(
+    "title",
+    Kind::Text {
+        min: 1,
+        max: TITLE_MAX_CHARS as u32,
+    },
+    "",
+);
+const MAX_DISTANCE: Field = field(
+    "maxDistancePerDay",
+    Kind::Number(MAX_DISTANCE_PER_DAY),
+    "km",
+);
+const SPEED: Field = field("averageSpeed", Kind::Number(AVERAGE_SPEED), "km/h");
+const FATIGUE: Field = field("fatigueFactor", Kind::Number(FATIGUE_FACTOR), "");
+const CLIMB_PENALTY: Field = field(
+    "elevationPenalty",
+    Kind::Number(ELEVATION_PENALTY),
+    "m climbed = 1 km",
+);
+const DEPARTURE: Field = field("departureHour", Kind::Integer { min: 0, max: 23 }, "");
+const EBIKE: Field = field("ebikeMode", Kind::Boolean, "");
+const LODGING: Field = field(
+    "enabledAccommodationTypes",
+    Kind::AnyOf(&ACCOMMODATION_TYPES),
+    "",
+);
+const fn date(name: &'static str, nullable: bool) -> Field {
+    field(name, Kind::Date { nullable }, "")
 }
 
-const CREATE_SETTINGS: [Field; 10] = settings_fields(false);
-const UPDATE_SETTINGS: [Field; 10] = settings_fields(true);
+/// The settings an agent gives when it creates a trip: what most trips are planned with.
+/// The others are one `update_trip_details` call away (they never re-cut the days), so
+/// `create_trip` does not carry all ten in every conversation's `tools/list`.
+pub(super) const CREATE_SETTINGS: [Field; 5] = [
+    TITLE,
+    date("startDate", false),
+    date("endDate", false),
+    MAX_DISTANCE,
+    SPEED,
+];
+
+/// The settings that re-cut the days (the domain's `Invalidation::repace`): changed only
+/// after a confirmation, by `update_trip_settings`.
+pub(super) const RECUT_SETTINGS: [Field; 5] = [
+    date("startDate", true),
+    date("endDate", true),
+    MAX_DISTANCE,
+    FATIGUE,
+    CLIMB_PENALTY,
+];
+
+/// The settings that keep the days (they re-run parts of the analysis at most): changed at
+/// once by `update_trip_details`.
+pub(super) const DETAIL_SETTINGS: [Field; 5] = [TITLE, SPEED, DEPARTURE, EBIKE, LODGING];
 
 pub(super) const CREATE_ARGS: [Arg; 3] = [
     required(
@@ -144,47 +164,46 @@ pub(super) const UPDATE_ARGS: [Arg; 4] = [
     TOKEN,
     arg(
         "settings",
-        Kind::Object(&UPDATE_SETTINGS),
+        Kind::Object(&RECUT_SETTINGS),
         "null clears a date",
     ),
+];
+
+pub(super) const DETAIL_ARGS: [Arg; 3] = [
+    TRIP_ID,
+    VERSION,
+    arg("settings", Kind::Object(&DETAIL_SETTINGS), ""),
 ];
 
 /// The actions of `edit_stages`.
 pub const EDIT_ACTIONS: &[&str] = &["add", "update", "move", "delete", "rest_day"];
 
-/// The fields of `edit_stages.change`, each naming the actions that read it: one flat object
-/// (a `oneOf` per action would cost about 120 tokens more in every conversation).
-const CHANGE_FIELDS: [Field; 4] = [
-    field(
-        "distance",
-        Kind::Number(schema::POSITIVE),
-        "add/update: km into the day",
-    ),
-    field("endPoint", Kind::Point, "add/update"),
-    Field {
+/// The fields of a day edit, each read by some actions (the tool's description says which):
+/// flat arguments beside `action` (a `oneOf` per action would cost about 120 tokens more in
+/// every conversation, a nested object about 20).
+pub(super) const EDIT_ARGS: [Arg; 8] = [
+    TRIP_ID_AS_TRIP,
+    required("action", Kind::OneOf(EDIT_ACTIONS), ""),
+    VERSION,
+    STAGE_ID,
+    arg("distance", Kind::Number(schema::POSITIVE), ""),
+    arg("endPoint", Kind::Point, ""),
+    Arg {
         name: "label",
         kind: Kind::Text { min: 1, max: 255 },
-        description: "add/update",
+        description: "",
+        required: false,
         nullable: true,
     },
-    field(
+    arg(
         "toIndex",
         Kind::Integer {
             min: 0,
             max: i64::MAX,
         },
-        "move",
+        "",
     ),
 ];
 
-pub(super) const EDIT_ARGS: [Arg; 5] = [
-    TRIP_ID_AS_TRIP,
-    required("action", Kind::OneOf(EDIT_ACTIONS), ""),
-    VERSION,
-    STAGE_ID,
-    arg(
-        "change",
-        Kind::Object(&CHANGE_FIELDS),
-        "delete, rest_day: none",
-    ),
-];
+/// The names of the edit's fields, handed to the service as the change.
+pub(super) const EDIT_FIELDS: [&str; 4] = ["distance", "endPoint", "label", "toIndex"];

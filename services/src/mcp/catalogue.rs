@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 
 pub use super::arguments::{ACCOMMODATION_TYPES, Arg, EDIT_ACTIONS};
 use super::arguments::{
-    CREATE_ARGS, EDIT_ARGS, STAGE_ID, TOKEN, TRIP_ID, TRIP_ID_AS_TRIP, UPDATE_ARGS, VERSION, arg,
-    required,
+    CREATE_ARGS, DETAIL_ARGS, EDIT_ARGS, STAGE_ID, TOKEN, TRIP_ID, TRIP_ID_AS_TRIP, UPDATE_ARGS,
+    VERSION, arg, required,
 };
 use super::call::{Call, Handler, Run};
 use super::refusal::ToolError;
@@ -144,13 +144,13 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &CREATE_ARGS,
-        help: "settings: title (1-255 chars), startDate and endDate (YYYY-MM-DD; the number of days follows them), maxDistancePerDay (km, 30-300, default 80), averageSpeed (km/h, 5-50, default 15), fatigueFactor (0.5-1.0, default 0.9), elevationPenalty (m of climbing worth 1 km, default 50), departureHour (0-23, default 8), ebikeMode (boolean), enabledAccommodationTypes. Answers {id, partial: true, nextAction}. The same arguments within 5 minutes answer the same trip (no duplicate); pass a new idempotencyKey to create a deliberate second one. enabledAccommodationTypes: any of camp_site, hostel, alpine_hut, chalet, guest_house, hotel, wilderness_hut. Defaults: maxDistancePerDay 80, averageSpeed 15, fatigueFactor 0.9, elevationPenalty 50, departureHour 8.",
+        help: "settings: title (1-255 chars), startDate and endDate (YYYY-MM-DD; the number of days follows them), maxDistancePerDay (km, 30-300, default 80), averageSpeed (km/h, 5-50, default 15). The other settings have their defaults (fatigueFactor 0.9, elevationPenalty 50, departureHour 8, ebikeMode false, every accommodation type) and are changed afterwards: update_trip_details for the departure hour, e-bike mode and accommodation types (at once, the days stay), update_trip_settings for fatigueFactor and elevationPenalty (they re-cut the days). Answers {id, partial: true, nextAction}. The same arguments within 5 minutes answer the same trip (no duplicate); pass a new idempotencyKey to create a deliberate second one.",
         run: run::create_trip,
     },
     ToolSpec {
         name: "update_trip_settings",
-        title: "Change settings",
-        description: "Change a trip's settings; asks to confirm first.",
+        title: "Change how the days are cut",
+        description: "Change dates or pacing; re-cuts the days, asks to confirm first.",
         read_only: false,
         destructive: true,
         idempotent: false,
@@ -158,13 +158,27 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &UPDATE_ARGS,
-        help: "settings takes the names and ranges of create_trip (etappe_help create_trip); null clears a date. The first call writes nothing: it answers what would change and a confirmationToken (single use, 5 minutes, bound to these exact arguments); call again with it. Pacing settings and dates re-cut the days (new day ids, chosen accommodations gone); others keep them. Answers {result, version, nextAction}. Guards: locked, then version, then confirmation.",
+        help: "settings: startDate and endDate (YYYY-MM-DD; null clears one; the number of days follows them), maxDistancePerDay (km, 30-300), fatigueFactor (0.5-1.0: each day's limit is the previous one's times this), elevationPenalty (m of climbing worth 1 km). These re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set). The first call writes nothing: it answers what would change and a confirmationToken (single use, 5 minutes, bound to these exact arguments); call again with it. Answers {result, version, nextAction}. Guards: locked, then version, then confirmation. Title, speed, departure hour, e-bike mode and accommodation types: update_trip_details.",
         run: run::update_trip_settings,
+    },
+    ToolSpec {
+        name: "update_trip_details",
+        title: "Change trip details",
+        description: "Change title, speed, departure hour, e-bike or lodging types; days stay.",
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+        scope: Scope::TripsWrite,
+        mutates: true,
+        args: &DETAIL_ARGS,
+        help: "settings: title (1-255 chars), averageSpeed (km/h, 5-50), departureHour (0-23), ebikeMode (boolean), enabledAccommodationTypes (any of camp_site, hostel, alpine_hut, chalet, guest_house, hotel, wilderness_hut). The days and their ids stay; what a change affects is analysed again (speed, departure hour and e-bike: terrain and weather; accommodation types: the places to sleep), so the version moves unless only the title changed. No confirmation: nothing is lost. Answers {result, version, partial, nextAction}. Guards: locked, then version. Dates and pacing: update_trip_settings.",
+        run: run::update_trip_details,
     },
     ToolSpec {
         name: "edit_stages",
         title: "Edit days",
-        description: "Edit days. Fields per action: etappe_help.",
+        description: "Edit days. add/update: distance (km into the day) or endPoint, label; move: toIndex.",
         read_only: false,
         destructive: true,
         idempotent: false,
@@ -172,7 +186,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &EDIT_ARGS,
-        help: "change holds the action's fields. add: splits stageId at change.distance (km from the day's start) or change.endPoint {lat, lon} (half way when neither), the new day follows. update: moves stageId's end to change.distance or change.endPoint (the next day starts there) and/or sets change.label (null clears). move: change.toIndex (0-based). delete: the day's route joins the previous day (no change). rest_day: inserted after stageId (no change). Every other day keeps its id. Answers {result, version, nextAction}; pass that version to the next edit.",
+        help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (half way when neither), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based). delete: the day's route joins the previous day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id. Answers {result, version, partial, nextAction}; pass that version to the next edit.",
         run: run::edit_stages,
     },
     ToolSpec {
@@ -307,8 +321,9 @@ pub fn input_schema(spec: &ToolSpec) -> Map<String, Value> {
         .filter(|a| a.required)
         .map(|a| a.name)
         .collect();
-    let mut schema =
-        json!({"type": "object", "properties": properties, "additionalProperties": false});
+    // No `additionalProperties: false`: an unknown argument is refused by name with the
+    // accepted list (see `schema::object` for the tokens it saves).
+    let mut schema = json!({"type": "object", "properties": properties});
     if !required.is_empty() {
         schema["required"] = json!(required);
     }
@@ -329,7 +344,7 @@ pub fn instructions() -> String {
             .join(", ")
     };
     format!(
-        "Etappe plans multi-day bicycle trips. create_trip returns at once: poll get_trip until partial is false, then get_stage for one day. Writes that change the days need the trip's version and answer the new one. delete_trip, unshare_trip and update_trip_settings answer a confirmation token first. Read: {}. Write: {}. Unsure of a value: etappe_help.",
+        "Etappe plans multi-day bicycle trips. create_trip returns at once: poll get_trip until partial is false, then get_stage for one day. Writes that change the days need the trip's version and answer the new one. delete_trip, unshare_trip and update_trip_settings (dates and pacing, which re-cut the days) answer a confirmation token first; update_trip_details changes the rest at once. Read: {}. Write: {}. Unsure of a value: etappe_help.",
         names(true),
         names(false)
     )

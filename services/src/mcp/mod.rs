@@ -76,7 +76,6 @@ fn tool_of(spec: &ToolSpec) -> Tool {
         spec.description,
         Arc::new(catalogue::input_schema(spec)),
     )
-    .with_title(spec.title)
     .with_raw_output_schema(Arc::new(output))
     .with_annotations(
         ToolAnnotations::new()
@@ -107,7 +106,9 @@ impl Etappe {
     }
 }
 
-/// Unknown argument names, refused by name with the accepted list.
+/// Unknown argument names, refused by name with the accepted list; inside an object argument
+/// (a tool's `settings`), unknown fields likewise, with the tool that takes the field when
+/// another one does. The published schema is the list, so the two cannot disagree.
 fn unknown_arguments(spec: &ToolSpec, args: &Map<String, Value>) -> Option<String> {
     let unknown: Vec<String> = args
         .keys()
@@ -115,7 +116,7 @@ fn unknown_arguments(spec: &ToolSpec, args: &Map<String, Value>) -> Option<Strin
         .map(|k| etappe_domain::text::quote(k))
         .collect();
     if unknown.is_empty() {
-        return None;
+        return unknown_fields(spec, args);
     }
     let accepted = if spec.args.is_empty() {
         "none (call it with {})".to_owned()
@@ -132,6 +133,40 @@ fn unknown_arguments(spec: &ToolSpec, args: &Map<String, Value>) -> Option<Strin
         spec.name,
         spec.name
     ))
+}
+
+/// The first object argument of `spec` holding a field its schema does not list.
+fn unknown_fields(spec: &ToolSpec, args: &Map<String, Value>) -> Option<String> {
+    spec.args.iter().find_map(|arg| {
+        let (schema::Kind::Object(fields), Some(Value::Object(given))) =
+            (arg.kind, args.get(arg.name))
+        else {
+            return None;
+        };
+        let unknown = given
+            .keys()
+            .find(|k| !fields.iter().any(|f| f.name == k.as_str()))?;
+        let accepted: Vec<&str> = fields.iter().map(|f| f.name).collect();
+        let elsewhere = CATALOGUE
+            .iter()
+            .filter(|other| other.name != spec.name)
+            .find(|other| {
+                other.args.iter().any(|a| {
+                    a.name == arg.name
+                        && matches!(a.kind, schema::Kind::Object(f) if f.iter().any(|f| f.name == unknown.as_str()))
+                })
+            })
+            .map(|other| format!(" {unknown} is set with {}.", other.name))
+            .unwrap_or_default();
+        Some(format!(
+            "Unknown field {} in {} for {}. Accepted in {}: {}.{elsewhere}",
+            etappe_domain::text::quote(unknown),
+            arg.name,
+            spec.name,
+            arg.name,
+            accepted.join(", "),
+        ))
+    })
 }
 
 impl ServerHandler for Etappe {

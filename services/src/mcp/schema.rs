@@ -154,13 +154,15 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
     schema
 }
 
-/// An object of exactly `fields`, none required.
+/// An object of `fields`, none required. Other fields are refused by the tool, by name and
+/// with the accepted list; `additionalProperties: false` would say so in every conversation's
+/// `tools/list` (about 85 tokens over the catalogue) for a mistake the refusal already mends.
 fn object(fields: &[Field]) -> Value {
     let properties: Map<String, Value> = fields
         .iter()
         .map(|f| (f.name.to_owned(), render(f.kind, f.description, f.nullable)))
         .collect();
-    json!({"type": "object", "properties": properties, "additionalProperties": false})
+    json!({"type": "object", "properties": properties})
 }
 
 /// The shape of every refused call's `structuredContent` (`isError: true`): the message an
@@ -182,48 +184,38 @@ pub fn error_schema() -> Value {
 /// The output schema of tool `name`: what its `structuredContent` holds when it succeeds
 /// (refusals, `isError: true`, carry [`error_schema`] instead). Only what an agent reads to
 /// go on is declared, typed: ids, `version`, `partial`, `nextAction`, `confirmationToken`,
-/// the day fields it passes to the next call. Other fields may come too.
+/// the day fields it passes to the next call. Other fields may come too. Which fields are
+/// always present is said by the tool's help, not by `required` lists: those cost about 135
+/// tokens of `tools/list` in every conversation, and an agent reads the answer it gets.
 pub fn output(name: &str) -> Value {
     let s = json!({"type": "string"});
     let int = json!({"type": "integer"});
     let num = json!({"type": "number"});
     let boolean = json!({"type": "boolean"});
-    let object = |properties: Value, required: &[&str]| json!({"type": "object", "properties": properties, "required": required});
+    let object = |properties: Value| json!({"type": "object", "properties": properties});
     let list = |item: Value| json!({"type": "array", "items": item});
-    let point = || object(json!({"lat": num, "lon": num}), &["lat", "lon"]);
+    let point = || object(json!({"lat": num, "lon": num}));
     match name {
-        "list_trips" => object(
-            json!({"totalItems": int, "member": list(object(json!({"id": s}), &["id"]))}),
-            &["totalItems", "member"],
-        ),
-        "get_trip" => object(
-            json!({
-                "version": int, "partial": boolean, "nextAction": s,
-                "stages": list(object(json!({"stageId": s}), &["stageId"])),
-            }),
-            &["version", "partial", "stages", "nextAction"],
-        ),
-        "get_stage" => object(
-            json!({"version": int, "accommodations": list(point())}),
-            &["version", "accommodations"],
-        ),
-        "search_places" => object(json!({"items": list(point())}), &["items"]),
-        "create_trip" => object(
-            json!({"id": s, "partial": boolean, "nextAction": s}),
-            &["id", "partial", "nextAction"],
-        ),
+        "list_trips" => {
+            object(json!({"totalItems": int, "member": list(object(json!({"id": s})))}))
+        }
+        "get_trip" => object(json!({
+            "version": int, "partial": boolean, "nextAction": s,
+            "stages": list(object(json!({"stageId": s}))),
+        })),
+        "get_stage" => object(json!({"version": int, "accommodations": list(point())})),
+        "search_places" => object(json!({"items": list(point())})),
+        "create_trip" => object(json!({"id": s, "partial": boolean, "nextAction": s})),
         // A confirmation challenge (with its token), or the change done.
-        "update_trip_settings" | "unshare_trip" | "delete_trip" => object(
-            json!({"confirmationToken": s, "version": int, "nextAction": s}),
-            &["nextAction"],
-        ),
-        "edit_stages" | "choose_accommodation" => object(
-            json!({"version": int, "partial": boolean, "nextAction": s}),
-            &["version", "nextAction"],
-        ),
-        "add_waypoint" | "analyze_trip" => object(json!({"nextAction": s}), &["nextAction"]),
-        "share_trip" => object(json!({"url": s, "shortCode": s}), &["url", "shortCode"]),
-        _ => object(json!({"topic": s}), &["topic"]),
+        "update_trip_settings" | "unshare_trip" | "delete_trip" => {
+            object(json!({"confirmationToken": s, "version": int, "nextAction": s}))
+        }
+        "update_trip_details" | "edit_stages" | "choose_accommodation" => {
+            object(json!({"version": int, "partial": boolean, "nextAction": s}))
+        }
+        "add_waypoint" | "analyze_trip" => object(json!({"nextAction": s})),
+        "share_trip" => object(json!({"url": s, "shortCode": s})),
+        _ => object(json!({"topic": s})),
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -27,12 +27,24 @@ fn id_of(raw: &str) -> Result<Uuid, AppError> {
 pub(super) async fn me(
     State(app): State<App>,
     Person(caller): Person,
+    headers: HeaderMap,
 ) -> Result<Response, AppError> {
     let me = app
         .accounts
         .me(&caller.principal, caller.session.as_ref())
         .await?;
-    Ok(axum::Json(me).into_response())
+    let mut response = axum::Json(me).into_response();
+    // The page reads this on load: the cookie's Max-Age slides with the session's expiry.
+    if caller.session.is_some()
+        && let Some(value) = crate::auth::cookie(&headers, app.accounts.web.cookie_name())
+        && let Ok(value) = HeaderValue::from_str(&super::session_cookie(&app, Some(value)))
+    {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
 }
 
 /// `GET /users/me/sessions`.
@@ -205,15 +217,7 @@ pub(super) async fn delete(
     )
         .into_response();
     // The session is gone with the account: the browser may forget its cookie too.
-    let name = app.accounts.web.cookie_name();
-    let secure = if app.accounts.web.secure {
-        "; Secure"
-    } else {
-        ""
-    };
-    if let Ok(value) = HeaderValue::from_str(&format!(
-        "{name}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{secure}"
-    )) {
+    if let Ok(value) = HeaderValue::from_str(&super::session_cookie(&app, None)) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
     Ok(response)

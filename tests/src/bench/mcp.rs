@@ -381,7 +381,7 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
                     "version": *version,
                     "action": "update",
                     "stageId": rider.stage,
-                    "change": {"label": format!("bench day {i}")},
+                    "label": format!("bench day {i}"),
                 }),
             )
             .await;

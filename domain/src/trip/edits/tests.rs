@@ -4,6 +4,7 @@
 use chrono::NaiveDate;
 use uuid::Uuid;
 
+use super::apply::remeasure;
 use super::*;
 use crate::ids::{TripId, UserId};
 use crate::trip::settings::TripSettings;

@@ -1,211 +1,11 @@
-//! Each tool: a thin wrapper over the application service its REST twin calls. The catalogue
-//! names each tool's handler (`ToolSpec::run`), so a tool without one does not compile. Each
-//! handler reads its typed arguments (ids, version, counts: each refusal names the argument),
-//! hands the body of the change to the service's own parser, and answers with `version` and
-//! `nextAction`; every refusal is a [`ToolError`], mapped once (`refusal`).
+//! The tools that change a trip: each reads its typed arguments, calls the service its REST
+//! twin calls, and answers the new `version` with a `nextAction`.
 
-use chrono::Utc;
-use etappe_domain::text::quote;
-use etappe_domain::trip::Category;
-use etappe_domain::trip::edits::input::parse_action;
-use etappe_store::{Page, TripFilter};
-use serde_json::{Map, Value, json};
-
-use super::call::{
-    Answer, Call, Run, StageRef, TripRef, count, object, refusal, string, version, without, written,
-};
-use super::confirm::TokenConfirmation;
-use super::refusal::ToolError;
-use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
-use crate::app::trips::{
-    BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, canonical_digest,
-};
-use crate::app::views::TripDetail;
-
-/// Handlers as the catalogue names them: each boxes its tool's future (futures of different
-/// tools differ in type and size; a box keeps the table one type).
-pub mod run {
-    use super::{Call, Run};
-
-    macro_rules! handlers {
-        ($($name:ident),* $(,)?) => {$(
-            #[doc = concat!("`", stringify!($name), "`")]
-            pub fn $name<'a>(call: &'a Call<'_>) -> Run<'a> {
-                Box::pin(super::$name(call))
-            }
-        )*};
-    }
-
-    handlers!(
-        list_trips,
-        get_trip,
-        get_stage,
-        search_places,
-        create_trip,
-        update_trip_settings,
-        edit_stages,
-        add_waypoint,
-        choose_accommodation,
-        analyze_trip,
-        share_trip,
-        unshare_trip,
-        delete_trip,
-    );
-}
-
-async fn list_trips(call: &Call<'_>) -> Answer {
-    let a = call.args;
-    let page = count(a, "page", 1, 100_000)?;
-    let per_page = count(
-        a,
-        "itemsPerPage",
-        DEFAULT_ITEMS_PER_PAGE,
-        MAX_ITEMS_PER_PAGE,
-    )?;
-    let filter = TripFilter {
-        title: a.get("title").and_then(Value::as_str).map(str::to_owned),
-        start_date: None,
-        end_date: None,
-    };
-    let list = call
-        .state
-        .trips
-        .list(call.principal, &filter, Page { page, per_page })
-        .await
-        .map_err(refusal(None))?;
-    Ok(json!({"totalItems": list.total_items, "member": list.items}))
-}
-
-async fn get_trip(call: &Call<'_>) -> Answer {
-    let trip = TripRef::read(call.args, "id")?;
-    let detail = call
-        .state
-        .trips
-        .detail(call.principal, trip.id)
-        .await
-        .map_err(refusal(Some(&trip.raw)))?;
-    Ok(digest(&detail))
-}
-
-/// The digest of a trip: everything an agent plans with, one short line per day.
-pub fn digest(detail: &TripDetail) -> Value {
-    let status: Map<String, Value> = detail
-        .computation_status
-        .iter()
-        .filter(|(_, s)| **s != etappe_domain::trip::ComputationStatus::Pending)
-        .map(|(c, s)| (json!(c).as_str().unwrap_or_default().to_owned(), json!(s)))
-        .collect();
-    let days: Vec<Value> = detail
-        .stages
-        .iter()
-        .map(|s| {
-            let critical: Vec<&str> = s
-                .alerts
-                .iter()
-                .filter(|a| a.severity == "critical")
-                .map(|a| a.message.as_str())
-                .collect();
-            let mut day = json!({
-                "stageId": s.stage_id,
-                "day": s.day_number,
-                "km": s.distance,
-                "climb": s.elevation,
-                "from": s.start_label,
-                "to": s.end_label,
-                "alerts": s.alerts.len(),
-            });
-            if s.is_rest_day {
-                day["rest"] = json!(true);
-            }
-            if let Some(label) = &s.label {
-                day["label"] = json!(label);
-            }
-            if let Some(night) = &s.selected_accommodation {
-                day["night"] = json!(night.name);
-            }
-            if !critical.is_empty() {
-                day["critical"] = json!(critical);
-            }
-            day
-        })
-        .collect();
-    json!({
-        "id": detail.id,
-        "version": detail.version,
-        "title": detail.title,
-        "startDate": detail.start_date,
-        "endDate": detail.end_date,
-        "partial": detail.partial,
-        "isLocked": detail.is_locked,
-        "settings": {
-            "maxDistancePerDay": detail.max_distance_per_day,
-            "averageSpeed": detail.average_speed,
-            "fatigueFactor": detail.fatigue_factor,
-            "elevationPenalty": detail.elevation_penalty,
-            "departureHour": detail.departure_hour,
-            "ebikeMode": detail.ebike_mode,
-        },
-        "categoryStatus": status,
-        "unavailable": detail.unavailable,
-        "stageCount": detail.stage_count,
-        "totalDistance": detail.total_distance,
-        "stages": days,
-        "nextAction": next_after_reading(detail),
-    })
-}
-
-/// What an agent does after reading a trip: wait, stop on a failure, or go on editing.
-fn next_after_reading(detail: &TripDetail) -> String {
-    if let Some(reason) = detail
-        .unavailable
-        .get(&Category::Route)
-        .filter(|_| detail.status == "failed")
-    {
-        format!(
-            "Stop polling: the route failed ({reason}). Tell the user; once the source is fixed, analyze_trip retries it."
-        )
-    } else if detail.partial {
-        "The days are being computed: call get_trip again in a few seconds.".to_owned()
-    } else {
-        format!("Pass version {} to the next write.", detail.version)
-    }
-}
-
-async fn get_stage(call: &Call<'_>) -> Answer {
-    let day = StageRef::read(call.args)?;
-    let (version, stage) = call
-        .state
-        .trips
-        .stage_detail(call.principal, day.trip.id, day.stage)
-        .await
-        .map_err(refusal(Some(&day.trip.raw)))?;
-    let mut value = json!(stage);
-    value["version"] = json!(version);
-    Ok(value)
-}
-
-async fn search_places(call: &Call<'_>) -> Answer {
-    let q = string(call.args, "q")?;
-    let limit = count(
-        call.args,
-        "limit",
-        u32::try_from(DEFAULT_PLACES).unwrap_or(u32::MAX),
-        u32::try_from(MAX_PLACES).unwrap_or(u32::MAX),
-    )?;
-    let places = crate::app::places::search_places(
-        call.principal,
-        &call.state.work.upstreams,
-        q,
-        usize::try_from(limit).unwrap_or(DEFAULT_PLACES),
-    )
-    .await
-    .map_err(refusal(None))?;
-    Ok(json!(places))
-}
+use super::*;
 
 const SETTINGS_EXAMPLE: &str = "{\"maxDistancePerDay\": 60}";
 
-async fn create_trip(call: &Call<'_>) -> Answer {
+pub(super) async fn create_trip(call: &Call<'_>) -> Answer {
     let mut input = object(call.args, "settings", SETTINGS_EXAMPLE, "create_trip")?;
     if let Some(url) = call.args.get("sourceUrl") {
         input.insert("sourceUrl".into(), url.clone());
@@ -239,7 +39,7 @@ async fn create_trip(call: &Call<'_>) -> Answer {
     }))
 }
 
-async fn update_trip_settings(call: &Call<'_>) -> Answer {
+pub(super) async fn update_trip_settings(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     let expected = version(call.args)?;
     let patch = object(
@@ -261,60 +61,89 @@ async fn update_trip_settings(call: &Call<'_>) -> Answer {
             &confirmation,
         )
         .await;
-    let detail = match updated {
-        Ok(detail) => detail,
+    match updated {
+        Ok(detail) => Ok(settings_changed(&detail, expected, &trip.raw)),
         Err(error) => {
-            return confirmation
+            confirmation
                 .answer(
                     error,
                     &trip.raw,
-                    "Change the trip's settings (pacing and dates re-cut the days).",
+                    "Change the trip's dates or pacing (this re-cuts the days).",
                 )
-                .await;
+                .await
         }
-    };
-    Ok(if detail.version == expected {
+    }
+}
+
+/// The settings that keep the days: the same service call as `update_trip_settings` (the
+/// REST twin is one `PATCH`), without the confirmation, since nothing is lost.
+pub(super) async fn update_trip_details(call: &Call<'_>) -> Answer {
+    let trip = TripRef::read(call.args, "id")?;
+    let expected = version(call.args)?;
+    let patch = object(
+        call.args,
+        "settings",
+        "{\"averageSpeed\": 18}",
+        "update_trip_details",
+    )?;
+    let detail = call
+        .state
+        .trips
+        .update_settings(
+            call.principal,
+            trip.id,
+            &patch,
+            Some(BaseVersion::Exact(expected)),
+            call.context,
+            &Unasked,
+        )
+        .await
+        .map_err(refusal(Some(&trip.raw)))?;
+    Ok(settings_changed(&detail, expected, &trip.raw))
+}
+
+/// What a settings change did: nothing, a re-analysis, or new days.
+fn settings_changed(detail: &TripDetail, expected: u64, trip: &str) -> Value {
+    if detail.version == expected {
         written(
-            &detail,
+            detail,
             "Nothing changed: the settings already had these values.",
             "The version did not move; keep using it.",
         )
     } else if !detail.partial {
         written(
-            &detail,
+            detail,
             "Settings changed: the days stay as they are; what the change affects, if anything, is analysed again.",
             "Pass the version above to the next write; get_trip shows the analysis in categoryStatus.",
         )
     } else {
         written(
-            &detail,
+            detail,
             "Settings changed: the days are being recomputed (new day ids; chosen accommodations are gone).",
             &format!(
-                "Call get_trip with id {} shortly; partial is true until the new days exist.",
-                trip.raw
+                "Call get_trip with id {trip} shortly; partial is true until the new days exist."
             ),
         )
-    })
+    }
 }
 
-async fn edit_stages(call: &Call<'_>) -> Answer {
+pub(super) async fn edit_stages(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "tripId")?;
     let action_name = string(call.args, "action")?;
     let Some(action) = parse_action(action_name) else {
         return Err(ToolError::Argument(format!(
             "action {} is not one of {}. See etappe_help {{\"topic\":\"edit_stages\"}}.",
             quote(action_name),
-            super::arguments::EDIT_ACTIONS.join(", ")
+            crate::mcp::arguments::EDIT_ACTIONS.join(", ")
         )));
     };
     let expected = version(call.args)?;
     let day = StageRef::read(call.args)?;
-    let input = object(
-        call.args,
-        "change",
-        "{\"distance\": 40} (distance, endPoint, label or toIndex)",
-        "edit_stages",
-    )?;
+    // The edit's fields are flat arguments; the service reads them as the change.
+    let input: Map<String, Value> = EDIT_FIELDS
+        .iter()
+        .filter_map(|&name| Some((name.to_owned(), call.args.get(name)?.clone())))
+        .collect();
     let detail = call
         .state
         .trips
@@ -343,7 +172,7 @@ async fn edit_stages(call: &Call<'_>) -> Answer {
     ))
 }
 
-async fn add_waypoint(call: &Call<'_>) -> Answer {
+pub(super) async fn add_waypoint(call: &Call<'_>) -> Answer {
     let day = StageRef::read(call.args)?;
     let input = without(call.args, &["tripId", "stageId"]);
     let accepted = call
@@ -359,7 +188,7 @@ async fn add_waypoint(call: &Call<'_>) -> Answer {
     }))
 }
 
-async fn choose_accommodation(call: &Call<'_>) -> Answer {
+pub(super) async fn choose_accommodation(call: &Call<'_>) -> Answer {
     let day = StageRef::read(call.args)?;
     let expected = version(call.args)?;
     let input = without(call.args, &["tripId", "stageId", "version"]);
@@ -388,7 +217,7 @@ async fn choose_accommodation(call: &Call<'_>) -> Answer {
     ))
 }
 
-async fn analyze_trip(call: &Call<'_>) -> Answer {
+pub(super) async fn analyze_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     call.state
         .trips
@@ -401,7 +230,7 @@ async fn analyze_trip(call: &Call<'_>) -> Answer {
     }))
 }
 
-async fn share_trip(call: &Call<'_>) -> Answer {
+pub(super) async fn share_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "tripId")?;
     // The same base as REST: the configured public URL, else the Host this call came to.
     let base =
@@ -420,7 +249,7 @@ async fn share_trip(call: &Call<'_>) -> Answer {
     }))
 }
 
-async fn unshare_trip(call: &Call<'_>) -> Answer {
+pub(super) async fn unshare_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "tripId")?;
     let confirmation = TokenConfirmation::of(call, "unshare_trip");
     if let Err(error) = call
@@ -439,7 +268,7 @@ async fn unshare_trip(call: &Call<'_>) -> Answer {
     }))
 }
 
-async fn delete_trip(call: &Call<'_>) -> Answer {
+pub(super) async fn delete_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     let confirmation = TokenConfirmation::of(call, "delete_trip");
     if let Err(error) = call

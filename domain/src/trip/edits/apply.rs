@@ -1,0 +1,408 @@
+//! Applying a day edit to the days: split, move an end, merge, reorder, relabel, with each
+//! touched day measured again off the route; every other day keeps its id.
+
+use super::*;
+
+pub(super) fn apply(
+    stages: &mut Vec<Stage>,
+    index: usize,
+    edit: StageEdit,
+    route: &dyn RouteGeometry,
+) -> Result<Impact, TripError> {
+    match edit {
+        StageEdit::Add {
+            new_stage_id,
+            split,
+            label,
+            ..
+        } => add(stages, index, new_stage_id, split, &label, route),
+        StageEdit::Update { end, label, .. } => {
+            let mut impact = Impact::default();
+            if let Some(end) = end {
+                impact = move_end(stages, index, end, route)?;
+                if let Some(stage) = stages.get_mut(index) {
+                    stage.accommodation = None;
+                }
+            }
+            relabel(stages, index, &label)?;
+            Ok(impact)
+        }
+        StageEdit::Move { to_index, .. } => {
+            if to_index >= stages.len() {
+                return Err(invalid(
+                    "toIndex",
+                    format!(
+                        "toIndex must be between 0 and {} (0-based position among the {} days)",
+                        stages.len() - 1,
+                        stages.len()
+                    ),
+                ));
+            }
+            if to_index == index {
+                return Ok(Impact::default());
+            }
+            let stage = stages.remove(index);
+            stages.insert(to_index, stage);
+            Ok(Impact {
+                geometry: false,
+                dates: true,
+            })
+        }
+        StageEdit::Delete { .. } => delete(stages, index, route),
+        StageEdit::RestDay { new_stage_id, .. } => {
+            let Some(day) = stages.get(index) else {
+                return Err(TripError::StageNotFound);
+            };
+            let rest = Stage {
+                id: new_stage_id,
+                day_number: 0,
+                distance_km: 0.0,
+                ascent_m: 0.0,
+                descent_m: 0.0,
+                start: day.end,
+                end: day.end,
+                start_label: day.end_label.clone(),
+                end_label: day.end_label.clone(),
+                start_country: day.end_country.clone(),
+                end_country: day.end_country.clone(),
+                label: None,
+                is_rest_day: true,
+                first_point: day.last_point,
+                last_point: day.last_point,
+                alerts: Vec::new(),
+                accommodations: Vec::new(),
+                accommodation: day.accommodation.clone(),
+                detour: None,
+                detour_failure: None,
+            };
+            stages.insert(index + 1, rest);
+            Ok(Impact {
+                geometry: false,
+                dates: true,
+            })
+        }
+        StageEdit::ChooseAccommodation { accommodation, .. } => {
+            let target = Point {
+                lat: accommodation.lat,
+                lon: accommodation.lon,
+                ele: None,
+            };
+            let impact = if next_riding(stages, index).is_some() {
+                move_end(stages, index, Boundary::Near(target), route)?
+            } else {
+                // The last day ends where the route ends; the place is simply chosen.
+                Impact::default()
+            };
+            if let Some(stage) = stages.get_mut(index) {
+                let mut chosen = accommodation;
+                chosen.distance_to_end_m = Some(straight_m(stage.end, target).round());
+                stage.accommodation = Some(chosen);
+            }
+            Ok(impact)
+        }
+        StageEdit::ClearAccommodation { .. } => {
+            if let Some(stage) = stages.get_mut(index) {
+                stage.accommodation = None;
+            }
+            Ok(Impact::default())
+        }
+    }
+}
+
+fn invalid(field: &str, message: String) -> TripError {
+    TripError::Invalid(vec![FieldError::new(field, message)])
+}
+
+/// The index of the next riding day after `index` that continues the route where it ends.
+fn next_riding(stages: &[Stage], index: usize) -> Option<usize> {
+    let stage = stages.get(index)?;
+    stages
+        .iter()
+        .enumerate()
+        .skip(index + 1)
+        .find(|(_, s)| !s.is_rest_day)
+        .filter(|(_, s)| s.first_point == stage.last_point)
+        .map(|(i, _)| i)
+}
+
+fn add(
+    stages: &mut Vec<Stage>,
+    index: usize,
+    new_stage_id: Uuid,
+    split: Option<Boundary>,
+    label: &LabelChange,
+    route: &dyn RouteGeometry,
+) -> Result<Impact, TripError> {
+    let Some(day) = stages.get(index).cloned() else {
+        return Err(TripError::StageNotFound);
+    };
+    if day.is_rest_day {
+        return Err(invalid(
+            "stageId",
+            "a rest day has no route to split; name a riding day, or use action rest_day".into(),
+        ));
+    }
+    if day.last_point < day.first_point + 2 {
+        return Err(invalid(
+            "stageId",
+            "this day is too short to split in two".into(),
+        ));
+    }
+    let split = split.unwrap_or(Boundary::AtKm(day.distance_km / 2.0));
+    let cut = boundary_index(split, day.first_point, day.last_point, route, "distance")?;
+    let cut = cut.clamp(day.first_point + 1, day.last_point - 1);
+    let mut second = day.clone();
+    second.id = new_stage_id;
+    second.first_point = cut;
+    second.label = None;
+    second.alerts = Vec::new();
+    second.detour = None;
+    let mut first = day;
+    first.last_point = cut;
+    first.accommodation = None;
+    first.accommodations = Vec::new();
+    first.detour = None;
+    first.alerts = Vec::new();
+    remeasure(&mut first, route);
+    remeasure(&mut second, route);
+    if let Some(slot) = stages.get_mut(index) {
+        *slot = first;
+    }
+    stages.insert(index + 1, second);
+    relabel(stages, index + 1, label)?;
+    Ok(Impact {
+        geometry: true,
+        dates: true,
+    })
+}
+
+/// Resolves a boundary to a track index strictly inside `first..last` when possible.
+fn boundary_index(
+    boundary: Boundary,
+    first: usize,
+    last: usize,
+    route: &dyn RouteGeometry,
+    field: &str,
+) -> Result<usize, TripError> {
+    match boundary {
+        Boundary::AtKm(km) => {
+            let available = route.measure(first, last).distance_km;
+            if !km.is_finite() || km <= 0.0 || km >= available {
+                return Err(invalid(
+                    field,
+                    format!(
+                        "{field} must be more than 0 and less than {available:.1} km (the kilometres from the day's start where it should end)"
+                    ),
+                ));
+            }
+            Ok(route.index_at_km(first, last, km))
+        }
+        Boundary::Near(point) => {
+            if !(-90.0..=90.0).contains(&point.lat) || !(-180.0..=180.0).contains(&point.lon) {
+                return Err(invalid(
+                    "endPoint",
+                    "endPoint needs lat between -90 and 90 and lon between -180 and 180".into(),
+                ));
+            }
+            Ok(route.nearest(point, first, last))
+        }
+    }
+}
+
+/// Moves the end of riding day `index` (and the start of the riding day that continues it).
+fn move_end(
+    stages: &mut [Stage],
+    index: usize,
+    end: Boundary,
+    route: &dyn RouteGeometry,
+) -> Result<Impact, TripError> {
+    let Some(day) = stages.get(index).cloned() else {
+        return Err(TripError::StageNotFound);
+    };
+    if day.is_rest_day {
+        return Err(invalid(
+            "stageId",
+            "a rest day has no end to move; name a riding day".into(),
+        ));
+    }
+    let next = next_riding(stages, index);
+    let limit = match next {
+        Some(n) => stages.get(n).map_or(day.last_point, |s| s.last_point),
+        None => {
+            return Err(invalid(
+                "stageId",
+                "the last day ends where the route ends: move the end of an earlier day instead"
+                    .into(),
+            ));
+        }
+    };
+    if limit < day.first_point + 2 {
+        return Err(invalid(
+            "stageId",
+            "this day and the next are too short to move the boundary between them".into(),
+        ));
+    }
+    let cut = boundary_index(end, day.first_point, limit, route, "distance")?
+        .clamp(day.first_point + 1, limit - 1);
+    if cut == day.last_point {
+        return Ok(Impact::default());
+    }
+    for (i, stage) in stages.iter_mut().enumerate() {
+        if i == index {
+            stage.last_point = cut;
+        } else if i > index && Some(i) <= next {
+            if stage.is_rest_day {
+                stage.first_point = cut;
+                stage.last_point = cut;
+            } else {
+                stage.first_point = cut;
+            }
+        } else {
+            continue;
+        }
+        stage.alerts = Vec::new();
+        stage.accommodations = Vec::new();
+        stage.detour = None;
+        remeasure(stage, route);
+    }
+    Ok(Impact {
+        geometry: true,
+        dates: false,
+    })
+}
+
+fn delete(
+    stages: &mut Vec<Stage>,
+    index: usize,
+    route: &dyn RouteGeometry,
+) -> Result<Impact, TripError> {
+    let Some(day) = stages.get(index).cloned() else {
+        return Err(TripError::StageNotFound);
+    };
+    if day.is_rest_day {
+        stages.remove(index);
+        return Ok(Impact {
+            geometry: false,
+            dates: true,
+        });
+    }
+    if stages.iter().filter(|s| !s.is_rest_day).count() < 2 {
+        return Err(invalid(
+            "stageId",
+            "a trip keeps at least one riding day: delete the trip instead".into(),
+        ));
+    }
+    let previous = stages
+        .iter()
+        .take(index)
+        .rposition(|s| !s.is_rest_day && s.last_point <= day.first_point);
+    let following = stages
+        .iter()
+        .enumerate()
+        .skip(index + 1)
+        .find(|(_, s)| !s.is_rest_day && s.first_point >= day.last_point)
+        .map(|(i, _)| i);
+    stages.remove(index);
+    let touched: Vec<usize> = match (previous, following) {
+        (Some(p), _) => {
+            // The previous day rides on to where the deleted one ended; rest days that sat
+            // between them now follow that longer day.
+            let mut touched = vec![p];
+            if let Some(stage) = stages.get_mut(p) {
+                stage.last_point = stage.last_point.max(day.last_point);
+                stage.accommodation = day.accommodation.clone();
+            }
+            for (i, stage) in stages
+                .iter_mut()
+                .enumerate()
+                .skip(p + 1)
+                .take(index - p - 1)
+            {
+                stage.first_point = day.last_point;
+                stage.last_point = day.last_point;
+                touched.push(i);
+            }
+            touched
+        }
+        (None, Some(f)) => {
+            let f = f - 1;
+            let mut touched = vec![f];
+            if let Some(stage) = stages.get_mut(f) {
+                stage.first_point = stage.first_point.min(day.first_point);
+            }
+            for (i, stage) in stages.iter_mut().enumerate().skip(index).take(f - index) {
+                stage.first_point = day.first_point;
+                stage.last_point = day.first_point;
+                touched.push(i);
+            }
+            touched
+        }
+        (None, None) => Vec::new(),
+    };
+    for i in touched {
+        if let Some(stage) = stages.get_mut(i) {
+            stage.alerts = Vec::new();
+            stage.accommodations = Vec::new();
+            stage.detour = None;
+            remeasure(stage, route);
+        }
+    }
+    Ok(Impact {
+        geometry: true,
+        dates: true,
+    })
+}
+
+fn relabel(stages: &mut [Stage], index: usize, label: &LabelChange) -> Result<(), TripError> {
+    let Some(stage) = stages.get_mut(index) else {
+        return Err(TripError::StageNotFound);
+    };
+    match label {
+        LabelChange::Keep => {}
+        LabelChange::Clear => stage.label = None,
+        LabelChange::Set(text) => {
+            let clean = strip_controls(text).trim().to_owned();
+            if clean.chars().count() > LABEL_MAX_CHARS {
+                return Err(invalid(
+                    "label",
+                    format!("label must be at most {LABEL_MAX_CHARS} characters"),
+                ));
+            }
+            stage.label = (!clean.is_empty()).then_some(clean);
+        }
+    }
+    Ok(())
+}
+
+/// Recomputes a day's figures and end points from its slice of the route.
+pub(super) fn remeasure(stage: &mut Stage, route: &dyn RouteGeometry) {
+    let (Some(start), Some(end)) = (
+        route.point(stage.first_point),
+        route.point(stage.last_point),
+    ) else {
+        return;
+    };
+    if stage.is_rest_day {
+        stage.distance_km = 0.0;
+        stage.ascent_m = 0.0;
+        stage.descent_m = 0.0;
+    } else {
+        let measure = route.measure(stage.first_point, stage.last_point);
+        stage.distance_km = (measure.distance_km * 100.0).round() / 100.0;
+        stage.ascent_m = measure.ascent_m.round();
+        stage.descent_m = measure.descent_m.round();
+    }
+    if stage.start != start {
+        (stage.start_label, stage.start_country) = route.place(start);
+        stage.start = start;
+    }
+    if stage.end != end {
+        (stage.end_label, stage.end_country) = route.place(end);
+        stage.end = end;
+    }
+}
+
+/// Great-circle distance between two points, metres.
+pub fn straight_m(a: Point, b: Point) -> f64 {
+    etappe_geo::haversine_m(a.lat, a.lon, b.lat, b.lon)
+}

@@ -1,0 +1,52 @@
+//! What every service reads the same way: the scope a call needs, the trip it may touch (a
+//! trip another user owns is answered like one that does not exist, so ids cannot be
+//! probed), and a day's points. Shared by the services; it imports none of them.
+
+use etappe_domain::ids::TripId;
+use etappe_domain::projection::TripView;
+use etappe_domain::trip::stage::Stage;
+use etappe_route::gpx::TrackPoint;
+use etappe_store::Store;
+
+use super::AppError;
+use crate::identity::{Principal, Scope};
+
+/// Refuses a caller that does not hold `scope`.
+pub(super) fn require(principal: &Principal, scope: Scope) -> Result<(), AppError> {
+    if principal.has(scope) {
+        Ok(())
+    } else {
+        Err(AppError::InsufficientScope(scope))
+    }
+}
+
+/// The trip `trip_id` as its owner `principal` sees it; not found for anyone else.
+pub(super) async fn owned_view(
+    store: &dyn Store,
+    principal: &Principal,
+    trip_id: TripId,
+) -> Result<TripView, AppError> {
+    match store.trip_view(trip_id).await? {
+        Some(view) if view.trip.owner_id == principal.user_id => Ok(view),
+        _ => Err(AppError::NotFound),
+    }
+}
+
+/// A day's points: its slice of the track, or its detour's own geometry.
+pub(super) async fn day_points(
+    store: &dyn Store,
+    stage: &Stage,
+    track: &[TrackPoint],
+) -> Result<Vec<TrackPoint>, AppError> {
+    if let Some(detour) = &stage.detour
+        && let Some(bytes) = store.get_blob(&detour.track_key).await?
+        && let Some(points) = etappe_track::stored::decode(&bytes)
+    {
+        return Ok(points);
+    }
+    let last = stage.last_point.min(track.len().saturating_sub(1));
+    Ok(track
+        .get(stage.first_point..=last)
+        .map(<[TrackPoint]>::to_vec)
+        .unwrap_or_default())
+}

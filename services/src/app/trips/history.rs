@@ -1,0 +1,144 @@
+//! A trip's history: its events as sentences, and the trip as it was at any version.
+
+use super::*;
+
+impl TripService {
+    /// The trip's history: every event, oldest first, with who caused it, when, and a sentence.
+    pub async fn history(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<Vec<HistoryEntry>, AppError> {
+        require(principal, Scope::TripsRead)?;
+        self.owned_view(principal, trip_id).await?;
+        let events = self.store.read_stream(&trip_id.stream_id()).await?;
+        Ok(events
+            .iter()
+            .map(|e| HistoryEntry {
+                stream_version: e.version,
+                event_type: e.event_type.clone(),
+                actor: e.metadata.actor.clone(),
+                at: e.recorded_at,
+                summary: TripEvent::from_stored(&e.event_type, e.schema_version, &e.data)
+                    .map(|event| describe(&event))
+                    .unwrap_or_else(|_| e.event_type.clone()),
+            })
+            .collect())
+    }
+
+    /// The trip as it was at structural version `version` (the last state that had it).
+    pub async fn detail_at(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        version: u64,
+    ) -> Result<TripDetail, AppError> {
+        require(principal, Scope::TripsRead)?;
+        self.owned_view(principal, trip_id).await?;
+        let events = self.store.read_stream(&trip_id.stream_id()).await?;
+        let mut state: Option<TripView> = None;
+        let mut found: Option<TripView> = None;
+        for event in &events {
+            state = TripView::apply(state, event).map_err(|e| AppError::Internal(e.to_string()))?;
+            if let Some(view) = state.as_ref().filter(|v| v.trip.version == version) {
+                found = Some(view.clone());
+            }
+        }
+        let view = found.ok_or(AppError::NoSuchVersion(version))?;
+        Ok(TripDetail::of(&view, today()))
+    }
+}
+
+/// One line of a trip's history.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub stream_version: u64,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub actor: Option<String>,
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub summary: String,
+}
+
+/// A sentence for an event, for people reading the history.
+fn describe(event: &TripEvent) -> String {
+    match event {
+        TripEvent::TripCreated { source, .. } => format!(
+            "Trip created from a {:?} link (version 1)",
+            source.source_type
+        ),
+        TripEvent::RouteRequested { generation } => {
+            format!("Days requested (pacing generation {generation})")
+        }
+        TripEvent::TripSettingsUpdated {
+            changed, version, ..
+        } => format!(
+            "Settings changed: {} (version {version})",
+            changed
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        TripEvent::TripDeleted => "Trip deleted".into(),
+        TripEvent::RouteComputationStarted { generation, .. } => {
+            format!("Route computation started (generation {generation})")
+        }
+        TripEvent::RouteComputed {
+            stages,
+            route,
+            version,
+            ..
+        } => format!(
+            "{} days computed over {:.1} km (version {version})",
+            stages.len(),
+            route.total_distance_km
+        ),
+        TripEvent::RouteFailed { reason, .. } => format!("Route failed: {reason}"),
+        TripEvent::AnalysisRequested { .. } => "Analysis requested".into(),
+        TripEvent::AnalysisStarted { .. } => "Analysis started".into(),
+        TripEvent::AnalysisCompleted { stages, .. } => format!(
+            "Analysis completed: {} alert(s)",
+            stages.iter().map(|s| s.alerts.len()).sum::<usize>()
+        ),
+        TripEvent::TripShared { .. } => "Public link opened".into(),
+        TripEvent::TripUnshared => "Public link revoked".into(),
+        TripEvent::StagesEdited {
+            action,
+            stages,
+            version,
+            ..
+        } => format!(
+            "Days edited ({}): now {} days (version {version})",
+            action.as_str(),
+            stages.len()
+        ),
+        TripEvent::AccommodationScanRequested { radius_km, .. } => {
+            format!("Accommodation scan requested ({radius_km} km around each day's end)")
+        }
+        TripEvent::AccommodationsFound { stages, .. } => format!(
+            "Accommodations found: {} candidate(s)",
+            stages.iter().map(|s| s.accommodations.len()).sum::<usize>()
+        ),
+        TripEvent::WaypointRequested { .. } => "Detour through a waypoint requested".into(),
+        TripEvent::TripDuplicated {
+            from_trip_id,
+            stages,
+            ..
+        } => format!(
+            "Trip created as a copy of trip {from_trip_id} with its {} days (version 1)",
+            stages.len()
+        ),
+        TripEvent::DetourFailed { reason, .. } => format!("Detour failed: {reason}"),
+        TripEvent::StageRerouted {
+            detour,
+            distance_km,
+            ..
+        } => format!(
+            "Day re-routed through a waypoint by {} ({distance_km:.1} km{})",
+            detour.router,
+            if detour.estimated { ", estimated" } else { "" }
+        ),
+    }
+}

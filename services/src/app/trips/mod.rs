@@ -1,0 +1,329 @@
+//! The trip service: creating, reading, changing the settings of and deleting trips.
+//!
+//! Every method authorizes first (scope, then ownership looked up by id, so a foreign trip
+//! and a missing one are refused alike before anything is loaded), then parses and hands the
+//! command to the store's one command path (`execute`: decide, append, and the view that
+//! append projected). A stream conflict caused by another writer (a worker result, say) is
+//! retried there; a stale *trip version* from the caller is never retried.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use etappe_domain::ids::{TripId, derived_id};
+use etappe_domain::projection::TripView;
+use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
+use etappe_domain::trip::settings::SettingField;
+use etappe_domain::trip::source::{SourceType, SourceUrl};
+use etappe_domain::trip::{
+    FieldError, InputError, ShareLink, Trip, TripCommand, TripEvent, decide,
+};
+use etappe_store::{Basis, CommandMetadata, EventIds, EventMetadata, Page, Store, TripFilter};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::access::require;
+use super::confirmation::{self, Confirm};
+use super::views::{TripDetail, TripList, TripListItem, TripSummary, today};
+use super::{AppError, RequestContext};
+use crate::identity::{Principal, Scope};
+
+mod creation;
+mod history;
+mod sharing;
+
+pub use self::creation::Created;
+pub use self::history::HistoryEntry;
+pub use self::sharing::SHARE_CODE_CHARS;
+
+/// The largest page of the trip list.
+pub const MAX_ITEMS_PER_PAGE: u32 = 30;
+/// The page size when none is asked for.
+pub const DEFAULT_ITEMS_PER_PAGE: u32 = 20;
+
+/// The version a structural write is based on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BaseVersion {
+    /// The caller read this version.
+    Exact(u64),
+    /// One of these versions (an `If-Match` list): the current one when it is among them.
+    AnyOf(Vec<u64>),
+    /// "Whatever is current" (REST `If-Match: *`); never accepted from agents.
+    Current,
+}
+
+impl BaseVersion {
+    /// The version the caller's change is judged against, given the current one: a list
+    /// matches when it holds the current version, else its first entry is the stale one.
+    pub fn expected(&self, current: u64) -> u64 {
+        match self {
+            Self::Exact(v) => *v,
+            Self::Current => current,
+            Self::AnyOf(list) if list.contains(&current) => current,
+            Self::AnyOf(list) => list.first().copied().unwrap_or(0),
+        }
+    }
+}
+
+/// Creating, reading and editing trips.
+#[derive(Debug, Clone)]
+pub struct TripService {
+    pub(super) store: Arc<dyn Store>,
+    allowed_source_hosts: Vec<String>,
+    /// Where trip creations are counted (10 a minute per user, every transport together).
+    budgets: Arc<crate::budgets::Budgets>,
+}
+
+/// The names a creation accepts.
+pub fn create_fields() -> Vec<&'static str> {
+    std::iter::once("sourceUrl")
+        .chain(SettingField::ALL.iter().map(|f| f.name()))
+        .collect()
+}
+
+/// The names a settings update accepts (`sourceUrl` is fixed at creation: create a new trip).
+pub fn update_fields() -> Vec<&'static str> {
+    SettingField::ALL.iter().map(|f| f.name()).collect()
+}
+
+/// The digest of a request's canonical form: object keys sorted at every depth (serde_json's
+/// map is ordered), so the same arguments in another order give the same digest.
+pub fn canonical_digest(parts: &[&Value]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part.to_string().as_bytes());
+        hasher.update([0]);
+    }
+    hex::encode(hasher.finalize())
+}
+
+fn metadata(principal: &Principal, context: &RequestContext) -> EventMetadata {
+    EventMetadata {
+        actor: Some(format!("user:{}", principal.user_id)),
+        correlation_id: context.correlation_id,
+        causation_id: None,
+        traceparent: context.traceparent.clone(),
+        request_digest: None,
+    }
+}
+
+/// A caller's command: its events carry the caller and the request, with fresh ids.
+fn command_metadata(principal: &Principal, context: &RequestContext) -> CommandMetadata {
+    CommandMetadata {
+        metadata: metadata(principal, context),
+        ids: EventIds::Fresh,
+    }
+}
+
+impl TripService {
+    /// A service over `store`; `allowed_source_hosts` may be named over plain http.
+    pub fn new(store: Arc<dyn Store>, allowed_source_hosts: Vec<String>) -> Self {
+        Self {
+            store,
+            allowed_source_hosts,
+            budgets: Arc::default(),
+        }
+    }
+
+    /// The service counting creations in `budgets` (shared with the transports).
+    pub fn with_budgets(mut self, budgets: Arc<crate::budgets::Budgets>) -> Self {
+        self.budgets = budgets;
+        self
+    }
+
+    /// Counts a trip creation of `principal`'s, refusing it over the user's budget.
+    async fn admit_creation(&self, principal: &Principal) -> Result<(), AppError> {
+        let key = crate::budgets::key_of(&[&principal.user_id.to_string()]);
+        let budget = self.budgets.settings.creations();
+        self.budgets
+            .admit(&key, &[budget])
+            .await
+            .map_err(AppError::RateLimited)
+    }
+
+    /// Looks the trip up by id and refuses it unless `principal` owns it, before any event is
+    /// read: someone else's trip answers exactly like a missing one. The row read is the
+    /// inline projection, which is also the trip's current state (see [`Self::load`]).
+    pub(super) async fn owned_view(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<TripView, AppError> {
+        super::access::owned_view(self.store.as_ref(), principal, trip_id).await
+    }
+
+    /// Where a trip stands: `{id, version, partial, isLocked, computationStatus}`.
+    pub async fn summary(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<TripSummary, AppError> {
+        require(principal, Scope::TripsRead)?;
+        Ok(TripSummary::of(
+            &self.owned_view(principal, trip_id).await?,
+            today(),
+        ))
+    }
+
+    /// The whole trip.
+    pub async fn detail(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<TripDetail, AppError> {
+        require(principal, Scope::TripsRead)?;
+        Ok(TripDetail::of(
+            &self.owned_view(principal, trip_id).await?,
+            today(),
+        ))
+    }
+
+    /// One page of the caller's trips.
+    /// A trip's detail and its share link from one read (what the agent surface's
+    /// confirmation checks and summarises).
+    pub async fn detail_with_share(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<(TripDetail, Option<ShareLink>), AppError> {
+        require(principal, Scope::TripsRead)?;
+        let view = self.owned_view(principal, trip_id).await?;
+        Ok((TripDetail::of(&view, today()), view.trip.share.clone()))
+    }
+
+    pub async fn list(
+        &self,
+        principal: &Principal,
+        filter: &TripFilter,
+        page: Page,
+    ) -> Result<TripList, AppError> {
+        require(principal, Scope::TripsRead)?;
+        let (views, total) = self
+            .store
+            .list_trip_views(principal.user_id, filter, page)
+            .await?;
+        let today = today();
+        Ok(TripList {
+            items: views.iter().map(|v| TripListItem::of(v, today)).collect(),
+            total_items: total,
+            page: page.page,
+            items_per_page: page.per_page,
+        })
+    }
+
+    /// Changes settings. Guards run in order: scope, ownership, lock (on the state before
+    /// the edit), the presence of a base version, the values, then the version itself; the
+    /// version moves only when something must be computed again.
+    pub async fn update_settings(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        input: &Map<String, Value>,
+        base: Option<BaseVersion>,
+        context: &RequestContext,
+        confirm: &dyn Confirm,
+    ) -> Result<TripDetail, AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let current = self.owned_view(principal, trip_id).await?;
+        if current.trip.is_locked(today()) {
+            return Err(AppError::Locked);
+        }
+        let base = base.ok_or(AppError::PreconditionRequired)?;
+        refuse_unknown(input, &update_fields())?;
+        let patch = parse_settings(input, NullMeans::Clear)?;
+        let command = |trip: Option<&Trip>| TripCommand::UpdateSettings {
+            patch: patch.clone(),
+            expected_version: base.expected(trip.map_or(0, |t| t.version)),
+            today: today(),
+        };
+        confirmation::guard(&current, command(Some(&current.trip)), confirm).await?;
+        let after = self
+            .execute(principal, trip_id, current, context, command)
+            .await?;
+        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
+    }
+
+    /// Deletes a trip; allowed when it is locked.
+    pub async fn delete(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        context: &RequestContext,
+        confirm: &dyn Confirm,
+    ) -> Result<(), AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let current = self.owned_view(principal, trip_id).await?;
+        confirmation::guard(&current, TripCommand::Delete, confirm).await?;
+        self.execute(principal, trip_id, current, context, |_| {
+            TripCommand::Delete
+        })
+        .await?;
+        // What hangs off the trip goes with it: its upload, tracks and detours. The event is
+        // the fact; a blob left by a failure here is only space, never shown again.
+        match self.store.delete_trip_blobs(trip_id).await {
+            Ok(n) => tracing::debug!(%trip_id, blobs = n, "deleted trip's files"),
+            Err(error) => tracing::warn!(%trip_id, %error, "the trip's files were not deleted"),
+        }
+        Ok(())
+    }
+
+    /// A caller's command on the trip it has just read (`loaded`, authorized), through the
+    /// store's one command path; answers the trip after it (`None` once deleted), as the
+    /// append projected it.
+    pub(super) async fn execute(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        loaded: TripView,
+        context: &RequestContext,
+        command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
+    ) -> Result<Option<TripView>, AppError> {
+        let executed = self
+            .store
+            .execute(
+                trip_id,
+                Basis::Loaded(Box::new(loaded)),
+                &command_metadata(principal, context),
+                command,
+            )
+            .await?;
+        Ok(executed.view)
+    }
+
+    /// Re-runs the analysis of the days: refused while one runs (409), without days (422),
+    /// on a locked trip (423). Answers at once; the workers do the rest.
+    pub async fn analyze(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        context: &RequestContext,
+    ) -> Result<TripSummary, AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let current = self.owned_view(principal, trip_id).await?;
+        let after = self
+            .execute(principal, trip_id, current, context, |_| {
+                TripCommand::RequestAnalysis { today: today() }
+            })
+            .await?;
+        Ok(TripSummary::of(&after.ok_or(AppError::NotFound)?, today()))
+    }
+
+    /// The trip's current summary, for the live event stream (after ownership is checked).
+    pub async fn watch(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<TripView, AppError> {
+        require(principal, Scope::TripsRead)?;
+        self.owned_view(principal, trip_id).await
+    }
+
+    /// The read model of a trip, if it still exists (the live stream polls it).
+    pub async fn current_view(&self, trip_id: TripId) -> Result<Option<TripView>, AppError> {
+        Ok(self.store.trip_view(trip_id).await?)
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> Result<(), AppError> {
+        Ok(self.store.ping().await?)
+    }
+}

@@ -1,0 +1,214 @@
+//! Each tool: a thin wrapper over the application service its REST twin calls. The catalogue
+//! names each tool's handler (`ToolSpec::run`), so a tool without one does not compile. Each
+//! handler reads its typed arguments (ids, version, counts: each refusal names the argument),
+//! hands the body of the change to the service's own parser, and answers with `version` and
+//! `nextAction`; every refusal is a [`ToolError`], mapped once (`refusal`).
+
+use chrono::Utc;
+use etappe_domain::text::quote;
+use etappe_domain::trip::Category;
+use etappe_domain::trip::edits::input::parse_action;
+use etappe_store::{Page, TripFilter};
+use serde_json::{Map, Value, json};
+
+use super::arguments::EDIT_FIELDS;
+use super::call::{
+    Answer, Call, Run, StageRef, TripRef, count, object, refusal, string, version, without, written,
+};
+use super::confirm::TokenConfirmation;
+use super::refusal::ToolError;
+use crate::app::confirmation::Unasked;
+use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
+use crate::app::trips::{
+    BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, canonical_digest,
+};
+use crate::app::views::TripDetail;
+
+mod writes;
+
+use self::writes::{
+    add_waypoint, analyze_trip, choose_accommodation, create_trip, delete_trip, edit_stages,
+    share_trip, unshare_trip, update_trip_details, update_trip_settings,
+};
+
+/// Handlers as the catalogue names them: each boxes its tool's future (futures of different
+/// tools differ in type and size; a box keeps the table one type).
+pub mod run {
+    use super::{Call, Run};
+
+    macro_rules! handlers {
+        ($($name:ident),* $(,)?) => {$(
+            #[doc = concat!("`", stringify!($name), "`")]
+            pub fn $name<'a>(call: &'a Call<'_>) -> Run<'a> {
+                Box::pin(super::$name(call))
+            }
+        )*};
+    }
+
+    handlers!(
+        list_trips,
+        get_trip,
+        get_stage,
+        search_places,
+        create_trip,
+        update_trip_settings,
+        update_trip_details,
+        edit_stages,
+        add_waypoint,
+        choose_accommodation,
+        analyze_trip,
+        share_trip,
+        unshare_trip,
+        delete_trip,
+    );
+}
+
+async fn list_trips(call: &Call<'_>) -> Answer {
+    let a = call.args;
+    let page = count(a, "page", 1, 100_000)?;
+    let per_page = count(
+        a,
+        "itemsPerPage",
+        DEFAULT_ITEMS_PER_PAGE,
+        MAX_ITEMS_PER_PAGE,
+    )?;
+    let filter = TripFilter {
+        title: a.get("title").and_then(Value::as_str).map(str::to_owned),
+        start_date: None,
+        end_date: None,
+    };
+    let list = call
+        .state
+        .trips
+        .list(call.principal, &filter, Page { page, per_page })
+        .await
+        .map_err(refusal(None))?;
+    Ok(json!({"totalItems": list.total_items, "member": list.items}))
+}
+
+async fn get_trip(call: &Call<'_>) -> Answer {
+    let trip = TripRef::read(call.args, "id")?;
+    let detail = call
+        .state
+        .trips
+        .detail(call.principal, trip.id)
+        .await
+        .map_err(refusal(Some(&trip.raw)))?;
+    Ok(digest(&detail))
+}
+
+/// The digest of a trip: everything an agent plans with, one short line per day.
+pub fn digest(detail: &TripDetail) -> Value {
+    let status: Map<String, Value> = detail
+        .computation_status
+        .iter()
+        .filter(|(_, s)| **s != etappe_domain::trip::ComputationStatus::Pending)
+        .map(|(c, s)| (json!(c).as_str().unwrap_or_default().to_owned(), json!(s)))
+        .collect();
+    let days: Vec<Value> = detail
+        .stages
+        .iter()
+        .map(|s| {
+            let critical: Vec<&str> = s
+                .alerts
+                .iter()
+                .filter(|a| a.severity == "critical")
+                .map(|a| a.message.as_str())
+                .collect();
+            let mut day = json!({
+                "stageId": s.stage_id,
+                "day": s.day_number,
+                "km": s.distance,
+                "climb": s.elevation,
+                "from": s.start_label,
+                "to": s.end_label,
+                "alerts": s.alerts.len(),
+            });
+            if s.is_rest_day {
+                day["rest"] = json!(true);
+            }
+            if let Some(label) = &s.label {
+                day["label"] = json!(label);
+            }
+            if let Some(night) = &s.selected_accommodation {
+                day["night"] = json!(night.name);
+            }
+            if !critical.is_empty() {
+                day["critical"] = json!(critical);
+            }
+            day
+        })
+        .collect();
+    json!({
+        "id": detail.id,
+        "version": detail.version,
+        "title": detail.title,
+        "startDate": detail.start_date,
+        "endDate": detail.end_date,
+        "partial": detail.partial,
+        "isLocked": detail.is_locked,
+        "settings": {
+            "maxDistancePerDay": detail.max_distance_per_day,
+            "averageSpeed": detail.average_speed,
+            "fatigueFactor": detail.fatigue_factor,
+            "elevationPenalty": detail.elevation_penalty,
+            "departureHour": detail.departure_hour,
+            "ebikeMode": detail.ebike_mode,
+        },
+        "categoryStatus": status,
+        "unavailable": detail.unavailable,
+        "stageCount": detail.stage_count,
+        "totalDistance": detail.total_distance,
+        "stages": days,
+        "nextAction": next_after_reading(detail),
+    })
+}
+
+/// What an agent does after reading a trip: wait, stop on a failure, or go on editing.
+fn next_after_reading(detail: &TripDetail) -> String {
+    if let Some(reason) = detail
+        .unavailable
+        .get(&Category::Route)
+        .filter(|_| detail.status == "failed")
+    {
+        format!(
+            "Stop polling: the route failed ({reason}). Tell the user; once the source is fixed, analyze_trip retries it."
+        )
+    } else if detail.partial {
+        "The days are being computed: call get_trip again in a few seconds.".to_owned()
+    } else {
+        format!("Pass version {} to the next write.", detail.version)
+    }
+}
+
+async fn get_stage(call: &Call<'_>) -> Answer {
+    let day = StageRef::read(call.args)?;
+    let (version, stage) = call
+        .state
+        .trips
+        .stage_detail(call.principal, day.trip.id, day.stage)
+        .await
+        .map_err(refusal(Some(&day.trip.raw)))?;
+    let mut value = json!(stage);
+    value["version"] = json!(version);
+    Ok(value)
+}
+
+async fn search_places(call: &Call<'_>) -> Answer {
+    let q = string(call.args, "q")?;
+    let limit = count(
+        call.args,
+        "limit",
+        u32::try_from(DEFAULT_PLACES).unwrap_or(u32::MAX),
+        u32::try_from(MAX_PLACES).unwrap_or(u32::MAX),
+    )?;
+    let places = crate::app::places::search_places(
+        call.principal,
+        &call.state.work.upstreams,
+        q,
+        usize::try_from(limit).unwrap_or(DEFAULT_PLACES),
+    )
+    .await
+    .map_err(refusal(None))?;
+    Ok(json!(places))
+}

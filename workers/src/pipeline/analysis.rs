@@ -1,0 +1,224 @@
+//! The analysis of a trip's days: the alert rules run over the stored track (pure, in
+//! `analyse_trip`), and their results recorded as events.
+
+use super::*;
+
+impl Pipeline {
+    pub(super) async fn analyse_again(
+        &self,
+        job_id: Uuid,
+        trip_id: TripId,
+        generation: u64,
+        categories: &[Category],
+        traceparent: Option<&str>,
+        reporter: &mut Reporter<'_>,
+    ) -> Result<Outcome, JobError> {
+        let wanted = categories.to_vec();
+        let view = match self
+            .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
+                TripCommand::StartAnalysis {
+                    generation,
+                    categories: wanted.clone(),
+                }
+            })
+            .await?
+        {
+            Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
+            Applied::Done(view) => view,
+        };
+        let Some(view) = view else {
+            return Ok(Outcome::Dropped("trip deleted".into()));
+        };
+        let Some(route) = view.trip.route.clone() else {
+            return Ok(Outcome::Dropped("the trip has no days to analyse".into()));
+        };
+        reporter
+            .report(
+                30,
+                "analysing",
+                "analysing each day",
+                ProgressState::Running,
+            )
+            .await;
+        let stored = match self.store.get_blob(&route.track_key).await? {
+            Some(bytes) => track::decode_stored(&bytes).unwrap_or_default(),
+            None => track::StoredTrack::default(),
+        };
+        self.record_analysis(job_id, &view.trip, &stored, categories, traceparent)
+            .await
+    }
+
+    pub(super) async fn record_analysis(
+        &self,
+        job_id: Uuid,
+        trip: &Trip,
+        stored: &track::StoredTrack,
+        categories: &[Category],
+        traceparent: Option<&str>,
+    ) -> Result<Outcome, JobError> {
+        let mut detoured = HashMap::new();
+        for stage in &trip.stages {
+            if let Some(detour) = &stage.detour
+                && let Some(bytes) = self.store.get_blob(&detour.track_key).await?
+                && let Some(own) = track::decode(&bytes)
+            {
+                detoured.insert(stage.id, own);
+            }
+        }
+        let alerts = analyse_trip(trip, stored, &detoured);
+        let done: Vec<Category> = [Category::TerrainSecurity, Category::Context]
+            .into_iter()
+            .filter(|c| categories.contains(c))
+            .collect();
+        let unavailable: Vec<Unavailable> = NEEDS_A_PROVIDER
+            .iter()
+            .filter(|(c, _)| categories.contains(c))
+            .map(|(category, reason)| Unavailable {
+                category: *category,
+                reason: (*reason).to_owned(),
+            })
+            .collect();
+        let generation = trip.generation;
+        match self
+            .apply(trip.id, &format!("{job_id}:analysis"), traceparent, || {
+                TripCommand::RecordAnalysis {
+                    generation,
+                    stages: alerts.clone(),
+                    done: done.clone(),
+                    unavailable: unavailable.clone(),
+                }
+            })
+            .await?
+        {
+            Applied::Refused(refused) => Ok(Outcome::Dropped(refused.to_string())),
+            Applied::Done(_) => Ok(Outcome::Completed),
+        }
+    }
+}
+
+/// Runs the alert rules over the trip's days (pure: the trip and its track in, alerts out).
+/// A day re-routed through a waypoint is read off its own geometry (`detoured`, by stage
+/// id), not off the slice of the track it replaced.
+pub fn analyse_trip(
+    trip: &Trip,
+    stored: &track::StoredTrack,
+    detoured: &HashMap<Uuid, Vec<TrackPoint>>,
+) -> Vec<StageAlerts> {
+    let points = stored.points.as_slice();
+    let route_cumulative = cumulative_distances_with_breaks(points, &stored.breaks());
+    let settings = AnalysisSettings {
+        departure_hour: trip.settings.departure_hour,
+        average_speed_kmh: trip.settings.average_speed,
+        ebike_mode: trip.settings.ebike_mode,
+    };
+    let slices: Vec<Vec<StagePoint>> = trip
+        .stages
+        .iter()
+        .map(|stage| {
+            let (slice, breaks) = match detoured.get(&stage.id) {
+                Some(own) => (own.as_slice(), Vec::new()),
+                None => (
+                    points
+                        .get(
+                            stage.first_point
+                                ..=stage.last_point.min(points.len().saturating_sub(1)),
+                        )
+                        .unwrap_or(&[]),
+                    stored.breaks_within(stage.first_point, stage.last_point),
+                ),
+            };
+            let distances = cumulative_distances_with_breaks(slice, &breaks);
+            slice
+                .iter()
+                .zip(distances)
+                .map(|(p, d)| StagePoint {
+                    lat: p.lat,
+                    lon: p.lon,
+                    ele: p.ele,
+                    distance_m: d,
+                })
+                .collect()
+        })
+        .collect();
+    let inputs: Vec<StageInput<'_>> = trip
+        .stages
+        .iter()
+        .zip(&slices)
+        .enumerate()
+        .map(|(i, (stage, slice))| {
+            let date = trip
+                .settings
+                .start_date
+                .and_then(|d| d.checked_add_days(Days::new(i as u64)));
+            let offset = date.and_then(|d| {
+                stage
+                    .end_country
+                    .as_deref()
+                    .and_then(|c| utc_offset_minutes(c, d))
+            });
+            StageInput {
+                day_number: stage.day_number,
+                is_rest_day: stage.is_rest_day,
+                distance_km: stage.distance_km,
+                ascent_m: stage.ascent_m,
+                points: slice,
+                start: (stage.start.lat, stage.start.lon),
+                end: (stage.end.lat, stage.end.lon),
+                date,
+                start_country: stage.start_country.clone(),
+                end_country: stage.end_country.clone(),
+                utc_offset_minutes: offset,
+            }
+        })
+        .collect();
+    let gaps: Vec<Vec<TrackGap>> = trip
+        .stages
+        .iter()
+        .map(|stage| {
+            if detoured.contains_key(&stage.id) {
+                return Vec::new();
+            }
+            stored
+                .gaps_within(stage.first_point, stage.last_point)
+                .filter_map(|gap| {
+                    let before = gap.index.checked_sub(1)?;
+                    let from = points.get(before)?;
+                    Some(TrackGap {
+                        length_m: gap.length_m,
+                        at_km: route_cumulative.get(before).copied()? / 1000.0,
+                        bridged: gap.bridged,
+                        lat: from.lat,
+                        lon: from.lon,
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let cap = Some(trip.settings.max_distance_per_day);
+    let facts: Vec<DayFacts<'_>> = gaps
+        .iter()
+        .map(|gaps| DayFacts {
+            gaps,
+            max_distance_per_day_km: cap,
+        })
+        .collect();
+    analyse_with_facts(&inputs, &facts, &settings)
+        .into_iter()
+        .zip(&trip.stages)
+        .map(|(alerts, stage)| StageAlerts {
+            stage_id: stage.id,
+            alerts: alerts
+                .into_iter()
+                .map(|a| Alert {
+                    code: a.code.to_owned(),
+                    severity: a.severity.as_str().to_owned(),
+                    group: a.group.to_owned(),
+                    message: a.message,
+                    parameters: a.parameters,
+                    lat: a.lat,
+                    lon: a.lon,
+                })
+                .collect(),
+        })
+        .collect()
+}

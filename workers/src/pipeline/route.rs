@@ -1,0 +1,369 @@
+//! The route job's fetching and pacing: the source fetched (one link, or a Komoot collection
+//! within its budget), parsed, cut into days and labelled.
+
+use super::*;
+
+impl Pipeline {
+    pub(super) async fn compute_route(
+        &self,
+        job_id: Uuid,
+        trip_id: TripId,
+        generation: u64,
+        traceparent: Option<&str>,
+        reporter: &mut Reporter<'_>,
+    ) -> Result<Outcome, JobError> {
+        let view = match self
+            .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
+                TripCommand::StartRoute { generation, job_id }
+            })
+            .await?
+        {
+            Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
+            Applied::Done(view) => view,
+        };
+        let Some(view) = view else {
+            return Ok(Outcome::Dropped("trip deleted".into()));
+        };
+        let trip = view.trip;
+        if trip.generation != generation {
+            return Ok(Outcome::Dropped(format!(
+                "generation {generation} was superseded"
+            )));
+        }
+        if trip.route.is_some() {
+            return Ok(Outcome::Dropped(
+                "the route of this generation is already computed".into(),
+            ));
+        }
+
+        reporter
+            .report(10, "fetching", "fetching the route", ProgressState::Running)
+            .await;
+        let parsed = match self.fetch_route(&trip).await {
+            Ok(parsed) => parsed,
+            Err(RouteFailure::Transient(why)) => return Err(JobError::Transient(why)),
+            Err(RouteFailure::Terminal(reason)) => {
+                let reason_for_trip = reason.clone();
+                self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
+                    TripCommand::FailRoute {
+                        generation,
+                        reason: reason_for_trip.clone(),
+                    }
+                })
+                .await?;
+                return Ok(Outcome::Failed(reason));
+            }
+        };
+
+        reporter
+            .report(
+                50,
+                "pacing",
+                "cutting the route into days",
+                ProgressState::Running,
+            )
+            .await;
+        let (stored, splits) = if trip.source.source_type == SourceType::KomootCollection {
+            let paced = one_day_per_track(&parsed.tracks);
+            let stored = track::StoredTrack {
+                points: paced.points,
+                gaps: Vec::new(),
+                waypoints: parsed.waypoints.clone(),
+            };
+            (stored, paced.days)
+        } else {
+            let joined = match join_pieces(&parsed) {
+                Ok(joined) => joined,
+                Err(refused) => {
+                    let reason = describe_route_error(&refused);
+                    self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
+                        TripCommand::FailRoute {
+                            generation,
+                            reason: reason.clone(),
+                        }
+                    })
+                    .await?;
+                    return Ok(Outcome::Failed(reason));
+                }
+            };
+            let s = &trip.settings;
+            let settings = PacingSettings {
+                max_distance_per_day_km: s.max_distance_per_day,
+                fatigue_factor: s.fatigue_factor,
+                elevation_penalty: s.elevation_penalty,
+                days: s.dated_day_count().and_then(|d| u32::try_from(d).ok()),
+            };
+            let (cut, splits) = pace_route(&joined, &settings);
+            let mut stored = track::StoredTrack::from(cut);
+            stored.waypoints = parsed.waypoints.clone();
+            (stored, splits)
+        };
+        let points = &stored.points;
+        if splits.is_empty() || points.len() < 2 {
+            let reason = "the route has fewer than two usable points".to_owned();
+            self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
+                TripCommand::FailRoute {
+                    generation,
+                    reason: reason.clone(),
+                }
+            })
+            .await?;
+            return Ok(Outcome::Failed(reason));
+        }
+
+        reporter
+            .report(
+                70,
+                "labelling",
+                "naming where each day starts and ends",
+                ProgressState::Running,
+            )
+            .await;
+        let stages: Vec<Stage> = splits
+            .iter()
+            .enumerate()
+            .filter_map(|(i, split)| {
+                let start = points.get(split.start_index)?;
+                let end = points.get(split.end_index)?;
+                let start_place = self.labeller.label(start.lat, start.lon);
+                let end_place = self.labeller.label(end.lat, end.lon);
+                Some(Stage {
+                    id: derived_id(&format!("{job_id}:stage:{i}")),
+                    day_number: i as u32 + 1,
+                    distance_km: round(split.distance_m / 1000.0, 2),
+                    ascent_m: split.ascent_m.round(),
+                    descent_m: split.descent_m.round(),
+                    start: Point {
+                        lat: start.lat,
+                        lon: start.lon,
+                        ele: start.ele,
+                    },
+                    end: Point {
+                        lat: end.lat,
+                        lon: end.lon,
+                        ele: end.ele,
+                    },
+                    start_label: start_place.as_ref().map(|p| p.name.clone()),
+                    end_label: end_place.as_ref().map(|p| p.name.clone()),
+                    start_country: start_place.map(|p| p.country_code),
+                    end_country: end_place.map(|p| p.country_code),
+                    label: None,
+                    is_rest_day: false,
+                    first_point: split.start_index,
+                    last_point: split.end_index,
+                    alerts: Vec::new(),
+                    accommodations: Vec::new(),
+                    accommodation: None,
+                    detour: None,
+                    detour_failure: None,
+                })
+            })
+            .collect();
+        // Breaks between the source's pieces count no distance and no climb (etappe_route::pieces).
+        let breaks = stored.breaks();
+        let total_m = cumulative_distances_with_breaks(points, &breaks)
+            .last()
+            .copied()
+            .unwrap_or(0.0);
+        let (ascent, descent) = day_climb(points, &breaks);
+        let track_key = track::key(trip_id, generation);
+        self.store
+            .put_blob(&track_key, &track::encode_stored(&stored))
+            .await?;
+        let route = RouteSummary {
+            title: parsed.name.clone(),
+            total_distance_km: round(total_m / 1000.0, 2),
+            ascent_m: ascent.round(),
+            descent_m: descent.round(),
+            point_count: points.len(),
+            track_key,
+        };
+        let view = match self
+            .apply(trip_id, &format!("{job_id}:route"), traceparent, || {
+                TripCommand::RecordRoute {
+                    generation,
+                    route: route.clone(),
+                    stages: stages.clone(),
+                }
+            })
+            .await?
+        {
+            Applied::Refused(refused) => return Ok(Outcome::Dropped(refused.to_string())),
+            Applied::Done(view) => view,
+        };
+
+        reporter
+            .report(
+                85,
+                "analysing",
+                "analysing each day",
+                ProgressState::Running,
+            )
+            .await;
+        let Some(view) = view else {
+            return Ok(Outcome::Dropped("trip deleted".into()));
+        };
+        self.record_analysis(job_id, &view.trip, &stored, &Category::ALL, traceparent)
+            .await
+    }
+
+    pub(super) async fn fetch_route(&self, trip: &Trip) -> Result<ParsedRoute, RouteFailure> {
+        let url = trip.source.url.as_str();
+        let parse_gpx_bytes = |bytes: &[u8]| {
+            parse_gpx(bytes).map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
+        };
+        match trip.source.source_type {
+            SourceType::GpxUpload => {
+                let bytes = self
+                    .store
+                    .get_blob(&track::upload_key(trip.id))
+                    .await
+                    .map_err(|e| RouteFailure::Transient(e.to_string()))?
+                    .ok_or_else(|| RouteFailure::Terminal("the uploaded file is missing".into()))?;
+                parse_gpx_bytes(&bytes)
+            }
+            SourceType::GpxLink => parse_gpx_bytes(&self.fetch(url).await?),
+            SourceType::StravaRoute => {
+                let id = last_segment(url);
+                let export = format!("https://www.strava.com/routes/{id}/export_gpx");
+                let export = self.source_origins.rebase(RouteService::Strava, &export);
+                parse_gpx_bytes(&self.fetch(&export).await?)
+            }
+            SourceType::RideWithGps => {
+                let id = last_segment(url);
+                let json = format!("https://ridewithgps.com/routes/{id}.json");
+                let json = self.source_origins.rebase(RouteService::RideWithGps, &json);
+                let bytes = self.fetch(&json).await?;
+                parse_ridewithgps_json(&bytes)
+                    .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
+            }
+            SourceType::KomootTour => {
+                let page = self.source_origins.rebase(RouteService::Komoot, url);
+                let html = String::from_utf8_lossy(&self.fetch(&page).await?).into_owned();
+                parse_komoot_tour_html(&html)
+                    .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
+            }
+            SourceType::KomootCollection => self.fetch_komoot_collection(url).await,
+        }
+    }
+
+    /// A Komoot collection: its page, then each of its tours, within a budget of tours and
+    /// bytes (a collection is a caller's link; it must not make the worker fetch without end).
+    pub(super) async fn fetch_komoot_collection(
+        &self,
+        url: &str,
+    ) -> Result<ParsedRoute, RouteFailure> {
+        let page = self.source_origins.rebase(RouteService::Komoot, url);
+        let collection = self.fetch(&page).await?;
+        let mut budget = CollectionBudget::default();
+        budget.spend(collection.len())?;
+        let html = String::from_utf8_lossy(&collection).into_owned();
+        let ids = komoot_collection_tour_ids(&html)
+            .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))?;
+        budget.check_tour_count(ids.len())?;
+        let mut tracks = Vec::new();
+        let mut name = None;
+        for id in ids {
+            let tour = format!("https://www.komoot.com/tour/{id}");
+            let tour = self.source_origins.rebase(RouteService::Komoot, &tour);
+            let bytes = self.fetch(&tour).await?;
+            budget.spend(bytes.len())?;
+            let page = String::from_utf8_lossy(&bytes).into_owned();
+            let tour = parse_komoot_tour_html(&page)
+                .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))?;
+            name = name.or(tour.name);
+            tracks.extend(tour.tracks);
+        }
+        Ok(ParsedRoute {
+            name,
+            tracks,
+            ..ParsedRoute::default()
+        })
+    }
+
+    pub(super) async fn fetch(&self, url: &str) -> Result<Vec<u8>, RouteFailure> {
+        self.fetcher.get(url).await.map_err(|e| match e {
+            FetchError::Transient(why) => RouteFailure::Transient(why),
+            FetchError::Status(404) => {
+                RouteFailure::Terminal("the route was not found at its link (404)".into())
+            }
+            FetchError::Status(401 | 403) => RouteFailure::Terminal(
+                "the route is private: its link answers 401/403; make it public or upload the GPX"
+                    .into(),
+            ),
+            other => RouteFailure::Terminal(other.to_string()),
+        })
+    }
+}
+
+pub(super) enum RouteFailure {
+    Transient(String),
+    Terminal(String),
+}
+
+/// The most tours one Komoot collection may bring (a long trip has a few dozen stages).
+pub const MAX_COLLECTION_TOURS: usize = 100;
+/// The most bytes a Komoot collection may bring, its page and all its tours together.
+pub const MAX_COLLECTION_BYTES: usize = 64 * 1024 * 1024;
+
+/// What a Komoot collection has fetched so far, against its caps.
+#[derive(Debug, Default)]
+pub(super) struct CollectionBudget {
+    bytes: usize,
+}
+
+impl CollectionBudget {
+    pub(super) fn check_tour_count(&self, tours: usize) -> Result<(), RouteFailure> {
+        if tours > MAX_COLLECTION_TOURS {
+            return Err(RouteFailure::Terminal(format!(
+                "the Komoot collection lists {tours} tours; at most {MAX_COLLECTION_TOURS} are fetched: split it into smaller collections"
+            )));
+        }
+        Ok(())
+    }
+
+    pub(super) fn spend(&mut self, bytes: usize) -> Result<(), RouteFailure> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes > MAX_COLLECTION_BYTES {
+            return Err(RouteFailure::Terminal(format!(
+                "the Komoot collection's pages exceed {} MB together: split it into smaller collections",
+                MAX_COLLECTION_BYTES / (1024 * 1024)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A route error in words for the rider (also used to refuse an upload at the door).
+pub fn describe_route_error(error: &etappe_route::RouteError) -> String {
+    use etappe_route::RouteError as E;
+    match error {
+        E::NotGpx => "the link does not lead to a GPX file".into(),
+        E::Malformed { position } => {
+            format!("the GPX file is truncated or malformed (near byte {position})")
+        }
+        E::Empty => "the route is empty: it has no track point".into(),
+        E::InvalidCoordinate { rejected } => {
+            format!("none of the route's {rejected} points has valid coordinates")
+        }
+        E::DoctypeRefused => "the GPX file declares a DOCTYPE, which is refused".into(),
+        E::NoDistance { points } => format!(
+            "the route has no length: its {points} points are all at one place; \
+             upload a file with a track or route that moves"
+        ),
+        E::UnexpectedPayload(what) => {
+            format!("the route service answered something unexpected: {what}")
+        }
+    }
+}
+
+fn last_segment(url: &str) -> String {
+    url.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}

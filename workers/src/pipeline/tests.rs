@@ -1,0 +1,194 @@
+//! The pipeline's pure parts, tested without I/O.
+
+use etappe_domain::ids::UserId;
+use etappe_domain::trip::settings::TripSettings;
+use etappe_domain::trip::source::SourceUrl;
+use etappe_domain::trip::stage::Detour;
+use etappe_domain::trip::{TripEvent, fold};
+
+use super::route::{CollectionBudget, RouteFailure};
+use super::*;
+
+fn terminal_reason(result: Result<(), RouteFailure>) -> Option<String> {
+    match result {
+        Err(RouteFailure::Terminal(reason)) => Some(reason),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_komoot_collection_is_capped_in_tours_and_bytes_and_says_so() {
+    let mut budget = CollectionBudget::default();
+    assert!(budget.check_tour_count(MAX_COLLECTION_TOURS).is_ok());
+    let reason =
+        terminal_reason(budget.check_tour_count(MAX_COLLECTION_TOURS + 1)).expect("too many tours");
+    assert!(
+        reason.contains("101 tours") && reason.contains("at most 100"),
+        "{reason}"
+    );
+
+    assert!(budget.spend(MAX_COLLECTION_BYTES - 1).is_ok());
+    assert!(budget.spend(1).is_ok());
+    let reason = terminal_reason(budget.spend(1)).expect("too many bytes");
+    assert!(reason.contains("64 MB"), "{reason}");
+}
+
+/// `km` kilometres due north from 45°N 6°E, a point every 100 m, rising by `grade`.
+fn line(km: f64, grade: f64, lon: f64) -> Vec<TrackPoint> {
+    let steps = (km * 10.0) as usize;
+    (0..=steps)
+        .map(|i| TrackPoint {
+            lat: 45.0 + i as f64 * 0.1 / 111.195,
+            lon,
+            ele: Some(200.0 + i as f64 * 100.0 * grade),
+        })
+        .collect()
+}
+
+fn one_day_trip(points: &[TrackPoint]) -> Trip {
+    let end = points.len() - 1;
+    let at = |p: &TrackPoint| Point {
+        lat: p.lat,
+        lon: p.lon,
+        ele: p.ele,
+    };
+    let stage = Stage {
+        id: Uuid::from_u128(7),
+        day_number: 1,
+        distance_km: 10.0,
+        ascent_m: 0.0,
+        descent_m: 0.0,
+        start: at(&points[0]),
+        end: at(&points[end]),
+        start_label: None,
+        end_label: None,
+        start_country: None,
+        end_country: None,
+        label: None,
+        is_rest_day: false,
+        first_point: 0,
+        last_point: end,
+        alerts: Vec::new(),
+        accommodations: Vec::new(),
+        accommodation: None,
+        detour: None,
+        detour_failure: None,
+    };
+    fold(&[
+        TripEvent::TripCreated {
+            trip_id: TripId(Uuid::from_u128(1)),
+            owner_id: UserId(Uuid::from_u128(2)),
+            source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
+            settings: TripSettings::default(),
+            version: 1,
+        },
+        TripEvent::RouteRequested { generation: 1 },
+        TripEvent::RouteComputed {
+            generation: 1,
+            route: RouteSummary {
+                title: None,
+                total_distance_km: 10.0,
+                ascent_m: 0.0,
+                descent_m: 0.0,
+                point_count: points.len(),
+                track_key: "track".into(),
+            },
+            stages: vec![stage],
+            version: 2,
+        },
+    ])
+    .expect("a trip")
+}
+
+fn codes(alerts: &[StageAlerts]) -> Vec<String> {
+    alerts
+        .iter()
+        .flat_map(|s| s.alerts.iter().map(|a| a.code.clone()))
+        .collect()
+}
+
+#[test]
+fn a_detoured_day_is_read_off_its_own_roads() {
+    let flat = line(10.0, 0.0, 6.0);
+    let mut trip = one_day_trip(&flat);
+    let stored = track::StoredTrack {
+        points: flat,
+        ..Default::default()
+    };
+    let plain = analyse_trip(&trip, &stored, &HashMap::new());
+    assert!(
+        !codes(&plain).contains(&"steep_gradient".to_owned()),
+        "{plain:?}"
+    );
+
+    // The detour climbs at 10 % for 3 km: the day's alerts must say so.
+    let climb = line(3.0, 0.10, 6.01);
+    trip.stages[0].detour = Some(Detour {
+        waypoint: Point {
+            lat: 45.01,
+            lon: 6.01,
+            ele: None,
+        },
+        track_key: "detour".into(),
+        original_distance_km: 10.0,
+        estimated: false,
+        router: "valhalla".into(),
+    });
+    let detoured = HashMap::from([(trip.stages[0].id, climb)]);
+    let alerts = analyse_trip(&trip, &stored, &detoured);
+    assert!(
+        codes(&alerts).contains(&"steep_gradient".to_owned()),
+        "{alerts:?}"
+    );
+}
+
+#[test]
+fn a_break_in_the_stored_track_is_a_critical_alert_on_its_day() {
+    // Two 5 km pieces, the second 3 km east of the first's end.
+    let mut points = line(5.0, 0.0, 6.0);
+    let index = points.len();
+    points.extend(line(5.0, 0.0, 6.04));
+    let trip = one_day_trip(&points);
+    let stored = track::StoredTrack {
+        gaps: vec![etappe_route::pieces::Gap {
+            index,
+            length_m: 4_000.0,
+            bridged: false,
+        }],
+        points,
+        waypoints: Vec::new(),
+    };
+    let alerts = analyse_trip(&trip, &stored, &HashMap::new());
+    let gap = alerts[0]
+        .alerts
+        .iter()
+        .find(|a| a.code == "continuity_gap_critical")
+        .expect("the break is named");
+    assert!(gap.message.contains("4.0 km"), "{}", gap.message);
+    assert!(gap.message.contains("km 5.0"), "{}", gap.message);
+    // Without the gap on record, the day has no such alert.
+    let plain = track::StoredTrack {
+        gaps: Vec::new(),
+        ..stored
+    };
+    assert!(
+        !codes(&analyse_trip(&trip, &plain, &HashMap::new()))
+            .contains(&"continuity_gap_critical".to_owned())
+    );
+}
+
+#[test]
+fn a_day_over_the_cap_is_warned() {
+    let flat = line(10.0, 0.0, 6.0);
+    let mut trip = one_day_trip(&flat);
+    trip.settings.max_distance_per_day = 8.0;
+    let stored = track::StoredTrack {
+        points: flat,
+        ..Default::default()
+    };
+    let alerts = analyse_trip(&trip, &stored, &HashMap::new());
+    assert!(
+        codes(&alerts).contains(&"daily_distance_over_cap".to_owned()),
+        "{alerts:?}"
+    );
+}
