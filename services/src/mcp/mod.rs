@@ -414,6 +414,10 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
         None => None,
     };
     let Some(caller) = caller else {
+        // Read the body before answering: a connection whose request body was left unread
+        // is closed after the answer, and a client already sending its next request on it
+        // (the retry after discovery) would meet a disconnect instead.
+        let _ = axum::body::to_bytes(request.into_body(), screen::MAX_BODY_BYTES).await;
         let error = token.is_some().then_some("invalid_token");
         let mut response = (
             StatusCode::UNAUTHORIZED,
