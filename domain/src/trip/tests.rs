@@ -370,6 +370,7 @@ fn route_done(history: &mut Vec<TripEvent>) {
         accommodation: None,
         detour: None,
         detour_failure: None,
+        weather: None,
     };
     let route = RouteSummary {
         title: Some("From the source".into()),

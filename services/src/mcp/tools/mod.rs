@@ -136,6 +136,9 @@ pub fn digest(detail: &TripDetail) -> Value {
             if !critical.is_empty() {
                 day["critical"] = json!(critical);
             }
+            if let Some(weather) = s.weather.as_ref().and_then(weather_token) {
+                day["weather"] = json!(weather);
+            }
             day
         })
         .collect();
@@ -162,6 +165,34 @@ pub fn digest(detail: &TripDetail) -> Value {
         "stages": days,
         "nextAction": next_after_reading(detail),
     })
+}
+
+/// A day's weather in a few tokens: "12–19°C, rain 60%, headwind 28" for a forecast (rain
+/// from 30 %, the wind named when it blows 15 km/h or more), the state otherwise; nothing
+/// for an undated or unavailable day (the category status says why).
+fn weather_token(weather: &etappe_domain::trip::stage::DayWeather) -> Option<String> {
+    use etappe_domain::trip::stage::WeatherState;
+    match weather.state {
+        WeatherState::Forecast => {}
+        WeatherState::BeyondHorizon => return Some("beyond horizon".to_owned()),
+        WeatherState::Past => return Some("past".to_owned()),
+        WeatherState::Undated | WeatherState::Unavailable => return None,
+    }
+    let mut parts = Vec::new();
+    if let (Some(low), Some(high)) = (weather.temperature_min_c, weather.temperature_max_c) {
+        parts.push(format!("{}–{}°C", low.round(), high.round()));
+    }
+    if let Some(rain) = weather.precipitation_probability.filter(|p| *p >= 30.0) {
+        parts.push(format!("rain {}%", rain.round()));
+    }
+    if let Some(wind) = weather.wind_speed_kmh.filter(|w| *w >= 15.0) {
+        let kind = match weather.relative_wind.as_deref() {
+            Some(kind @ ("headwind" | "tailwind" | "crosswind")) => kind,
+            _ => "wind",
+        };
+        parts.push(format!("{kind} {}", wind.round()));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// What an agent does after reading a trip: wait, stop on a failure, or go on editing.
