@@ -186,10 +186,11 @@ fn weather_token(weather: &etappe_domain::trip::stage::DayWeather) -> Option<Str
         parts.push(format!("rain {}%", rain.round()));
     }
     if let Some(wind) = weather.wind_speed_kmh.filter(|w| *w >= 15.0) {
-        let kind = match weather.relative_wind.as_deref() {
-            Some(kind @ ("headwind" | "tailwind" | "crosswind")) => kind,
-            _ => "wind",
-        };
+        let kind = weather
+            .relative_wind
+            .as_deref()
+            .filter(|k| ["headwind", "tailwind", "crosswind"].contains(k))
+            .unwrap_or("wind");
         parts.push(format!("{kind} {}", wind.round()));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
