@@ -193,8 +193,13 @@ async fn open_meteo_forecast(
     let date = |key: &str| get(key).parse::<chrono::NaiveDate>().ok();
     let today = chrono::Utc::now().date_naive();
     let last = today + chrono::Days::new(15);
-    let (Some(start), Some(end)) = (date("start_date"), date("end_date")) else {
-        return refuse("Parameter 'start_date' and 'end_date' are required together".into());
+    let days: u64 = get("forecast_days").parse().unwrap_or(7);
+    let (start, end) = match (date("start_date"), date("end_date")) {
+        (Some(start), Some(end)) => (start, end),
+        (None, None) if (1..=16).contains(&days) => (today, today + chrono::Days::new(days - 1)),
+        _ => {
+            return refuse("Parameter 'start_date' and 'end_date' must be given together".into());
+        }
     };
     if end > last || start > end {
         return refuse(format!(
