@@ -617,7 +617,11 @@ async fn budgets_hold_with_a_real_tokenizer() {
             .iter()
             .filter(|s| s["weather"].as_str().is_some_and(|w| w.contains("°C")))
             .count();
-        assert_eq!(forecast, days.min(13) as usize, "a weather token a day: {trip}");
+        assert_eq!(
+            forecast,
+            days.min(13) as usize,
+            "a weather token a day: {trip}"
+        );
         let n = tokens(&trip);
         eprintln!("get_trip, {days} days ({forecast} with a forecast): {n} tokens");
         assert!(n <= 300 + 75 * days as usize, "{days} days: {n} tokens");

@@ -340,3 +340,72 @@ async fn without_a_url_the_weather_is_failed_as_not_configured() {
         .collect();
     assert!(states.iter().all(|s| s == "unavailable"), "{states:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_day_come_within_the_horizon_is_forecast_on_the_next_read() {
+    use etappe_domain::trip::stage::{DayWeather, StageAlerts, WeatherState};
+    use etappe_domain::trip::{Category, TripCommand};
+    use etappe_store::{Basis, CommandMetadata, EventIds, EventMetadata};
+
+    let upstreams = standins::start().await;
+    for app in apps(Some(upstreams.url("open-meteo"))).await {
+        let token = app.user().await;
+        let (id, detail) = trip(&app, &token, Some(in_days(2))).await;
+        assert_eq!(detail["computationStatus"]["weather"], json!("done"));
+        // As if the weather had been computed days ago, when the last day was beyond the
+        // horizon: its state is `beyond_horizon` while its date is now within it.
+        let trip_id: etappe_domain::ids::TripId = id.parse().expect("trip id");
+        let store = app.state.work.store.clone();
+        let meta = CommandMetadata {
+            metadata: EventMetadata {
+                actor: Some("test".into()),
+                ..Default::default()
+            },
+            ids: EventIds::Fresh,
+        };
+        store
+            .execute(trip_id, Basis::Current, &meta, |trip| {
+                let trip = trip.expect("the trip");
+                let last = trip.stages.len() - 1;
+                TripCommand::RecordAnalysis {
+                    generation: trip.generation,
+                    stages: trip
+                        .stages
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| StageAlerts {
+                            stage_id: s.id,
+                            alerts: s.alerts.clone(),
+                            weather: if i == last {
+                                s.weather.as_ref().map(|w| {
+                                    DayWeather::state_only(WeatherState::BeyondHorizon, w.date)
+                                })
+                            } else {
+                                s.weather.clone()
+                            },
+                        })
+                        .collect(),
+                    done: vec![Category::Weather],
+                    unavailable: vec![],
+                }
+            })
+            .await
+            .expect("recorded");
+        // The read that notices it still shows the recorded state, and asks for the weather.
+        let read = app.detail(&token, &id).await;
+        assert_eq!(
+            read.body["stages"][2]["weather"]["state"],
+            json!("beyond_horizon")
+        );
+        let refreshed = app
+            .wait_until(&token, &id, |d| {
+                d["stages"][2]["weather"]["state"] == json!("forecast")
+                    && d["computationStatus"]["weather"] == json!("done")
+            })
+            .await;
+        assert!(
+            codes(&refreshed["stages"][2]).contains(&"wind_headwind".to_owned()),
+            "{refreshed}"
+        );
+    }
+}

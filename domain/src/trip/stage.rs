@@ -78,6 +78,9 @@ pub struct Stage {
     pub weather: Option<DayWeather>,
 }
 
+/// Days of forecast from today (today to today + 15), as forecast providers publish them.
+pub const WEATHER_HORIZON_DAYS: u64 = 16;
+
 /// Where a day's weather stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
