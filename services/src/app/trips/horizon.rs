@@ -77,10 +77,10 @@ impl TripService {
             .await
         {
             Ok(_) => {
-                tracing::info!(trip = %trip.id, "a day came within the forecast horizon: weather asked again")
+                tracing::info!(trip = %trip.id, "a day came within the forecast horizon: weather asked again");
             }
             Err(error) => {
-                tracing::warn!(trip = %trip.id, %error, "could not ask for the weather again")
+                tracing::warn!(trip = %trip.id, %error, "could not ask for the weather again");
             }
         }
     }
