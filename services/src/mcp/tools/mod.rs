@@ -244,3 +244,45 @@ async fn search_places(call: &Call<'_>) -> Answer {
     .map_err(refusal(None))?;
     Ok(json!(places))
 }
+
+#[cfg(test)]
+mod tests {
+    use etappe_domain::trip::stage::{DayWeather, WeatherState};
+
+    use super::weather_token;
+
+    fn forecast(rain: f64, wind: f64, relative: &str) -> DayWeather {
+        DayWeather {
+            temperature_min_c: Some(11.6),
+            temperature_max_c: Some(19.2),
+            precipitation_probability: Some(rain),
+            wind_speed_kmh: Some(wind),
+            relative_wind: Some(relative.to_owned()),
+            ..DayWeather::state_only(WeatherState::Forecast, None)
+        }
+    }
+
+    #[test]
+    fn a_forecast_day_reads_in_a_few_words() {
+        assert_eq!(
+            weather_token(&forecast(60.0, 28.0, "headwind")).as_deref(),
+            Some("12–19°C, rain 60%, headwind 28")
+        );
+        // Rain under 30 % and wind under 15 km/h are not worth the tokens.
+        assert_eq!(
+            weather_token(&forecast(29.0, 14.0, "tailwind")).as_deref(),
+            Some("12–19°C")
+        );
+        assert_eq!(
+            weather_token(&forecast(0.0, 20.0, "unknown")).as_deref(),
+            Some("12–19°C, wind 20")
+        );
+        let state = |s| weather_token(&DayWeather::state_only(s, None));
+        assert_eq!(
+            state(WeatherState::BeyondHorizon).as_deref(),
+            Some("beyond horizon")
+        );
+        assert_eq!(state(WeatherState::Undated), None);
+        assert_eq!(state(WeatherState::Unavailable), None);
+    }
+}
