@@ -463,6 +463,64 @@ mod tests {
         }
     }
 
+    /// A forecast server answering one location (an object), counting what it is asked.
+    async fn counting_forecast_server() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        let app = axum::Router::new().fallback(move || {
+            let seen = Arc::clone(&seen);
+            async move {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let today = chrono::Utc::now().date_naive();
+                let time: Vec<String> = (0..24).map(|h| format!("{today}T{h:02}:00")).collect();
+                axum::Json(serde_json::json!({
+                    "latitude": 47.0, "longitude": 7.0, "utc_offset_seconds": 0,
+                    "timezone": "GMT", "hourly": {"time": time, "temperature_2m": vec![10.0; 24],
+                        "wind_speed_10m": vec![5.0; 24]}
+                }))
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (format!("http://{address}"), count)
+    }
+
+    #[tokio::test]
+    async fn replicas_sharing_redis_share_their_forecasts() {
+        let Some(url) = redis_url() else { return };
+        let prefix = format!("etappe-test-{}", uuid::Uuid::now_v7().simple());
+        let (base, asked) = counting_forecast_server().await;
+        let settings = UpstreamSettings {
+            weather_url: Some(base),
+            ..UpstreamSettings::default()
+        };
+        let today = chrono::Utc::now().date_naive();
+        let query = [etappe_upstream::ForecastQuery {
+            lat: 47.0,
+            lon: 7.0,
+            date: today,
+        }];
+        let mut answers = Vec::new();
+        for _ in 0..2 {
+            let shared = SharedUpstreamState::new(RedisLink::open(Some(&url)), &prefix);
+            let upstreams = Upstreams::from_settings(&settings, &shared).expect("configured");
+            let weather = upstreams.weather.expect("a forecast provider");
+            answers.push(weather.days(&query, today).await.expect("answered"));
+        }
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "the second replica reads the first one's answer from Redis"
+        );
+        assert_eq!(answers[0], answers[1]);
+        assert!(answers[0][0].is_some());
+    }
+
     #[tokio::test]
     async fn an_unreachable_redis_leaves_the_local_pace() {
         let shared =
