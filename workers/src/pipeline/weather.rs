@@ -219,3 +219,190 @@ pub(crate) async fn trip_weather(
         requests,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use etappe_domain::ids::{TripId, UserId};
+    use etappe_domain::trip::settings::TripSettings;
+    use etappe_domain::trip::source::SourceUrl;
+    use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
+    use etappe_domain::trip::{TripEvent, fold};
+    use etappe_upstream::UpstreamError;
+    use uuid::Uuid;
+
+    use super::*;
+
+    /// Answers every query with a north wind of 30 km/h, and keeps what it was asked.
+    #[derive(Debug, Default)]
+    struct NorthWind {
+        asked: Mutex<Vec<Vec<ForecastQuery>>>,
+    }
+
+    #[async_trait]
+    impl Forecasts for NorthWind {
+        async fn days(
+            &self,
+            queries: &[ForecastQuery],
+            _today: NaiveDate,
+        ) -> Result<Vec<Option<DaySeries>>, UpstreamError> {
+            self.asked.lock().expect("lock").push(queries.to_vec());
+            let hours = (0..24)
+                .map(|hour| HourSample {
+                    hour,
+                    temperature_c: Some(10.0 + f64::from(hour)),
+                    precipitation_probability: Some(10.0),
+                    wind_speed_kmh: Some(30.0),
+                    wind_direction_deg: Some(0.0),
+                    relative_humidity: Some(50.0),
+                })
+                .collect();
+            Ok(vec![Some(DaySeries { hours }); queries.len()])
+        }
+        async fn probe(&self) -> Result<(), UpstreamError> {
+            Ok(())
+        }
+        fn provider(&self) -> &'static str {
+            "north-wind"
+        }
+    }
+
+    fn stage(n: u32, rest: bool) -> Stage {
+        let point = |lat| Point {
+            lat,
+            lon: 6.0,
+            ele: None,
+        };
+        Stage {
+            id: Uuid::from_u128(u128::from(n)),
+            day_number: n,
+            distance_km: if rest { 0.0 } else { 30.0 },
+            ascent_m: 0.0,
+            descent_m: 0.0,
+            start: point(45.0),
+            end: point(if rest { 45.0 } else { 45.27 }),
+            start_label: None,
+            end_label: None,
+            start_country: None,
+            end_country: None,
+            label: None,
+            is_rest_day: rest,
+            first_point: 0,
+            last_point: 0,
+            alerts: Vec::new(),
+            accommodations: Vec::new(),
+            accommodation: None,
+            detour: None,
+            detour_failure: None,
+            weather: None,
+        }
+    }
+
+    fn trip(start: NaiveDate, stages: Vec<Stage>) -> Trip {
+        fold(&[
+            TripEvent::TripCreated {
+                trip_id: TripId(Uuid::from_u128(1)),
+                owner_id: UserId(Uuid::from_u128(2)),
+                source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
+                settings: TripSettings {
+                    start_date: Some(start),
+                    ..TripSettings::default()
+                },
+                version: 1,
+            },
+            TripEvent::RouteRequested { generation: 1 },
+            TripEvent::RouteComputed {
+                generation: 1,
+                route: RouteSummary {
+                    title: None,
+                    total_distance_km: 60.0,
+                    ascent_m: 0.0,
+                    descent_m: 0.0,
+                    point_count: 1,
+                    track_key: "track".into(),
+                },
+                stages,
+                version: 2,
+            },
+        ])
+        .expect("a trip")
+    }
+
+    fn d(s: &str) -> NaiveDate {
+        s.parse().expect("date")
+    }
+
+    #[tokio::test]
+    async fn rest_days_are_forecast_without_a_heading_and_count_for_the_headwind_share() {
+        let today = d("2030-05-01");
+        let wind = NorthWind::default();
+        // Two days riding north into the wind, then a day off, then one day beyond.
+        let days = vec![stage(1, false), stage(2, false), stage(3, true)];
+        let weather = trip_weather(&trip(today, days), &[], Some(&wind), today).await;
+        assert_eq!(weather.failure, None);
+        assert_eq!(weather.requests, 1);
+        let asked = wind.asked.lock().expect("lock").clone();
+        assert_eq!(asked.len(), 1, "one request");
+        assert_eq!(asked[0].len(), 9, "start, middle and end of every day");
+        assert!(asked[0].iter().all(|q| q.date >= today));
+
+        let relative: Vec<Option<&str>> = weather
+            .days
+            .iter()
+            .map(|d| d.relative_wind.as_deref())
+            .collect();
+        assert_eq!(
+            relative,
+            [Some("headwind"), Some("headwind"), Some("unknown")]
+        );
+        // 30 km at 15 km/h from 08:00: 08, 09, 10 h; the day off is read at 08:00.
+        assert_eq!(weather.days[0].hours, Some([8, 9, 10]));
+        assert_eq!(weather.days[2].hours, Some([8, 8, 8]));
+        assert_eq!(weather.days[0].temperature_max_c, Some(20.0));
+        // 2 headwind days of 3 forecast (67 %): raised on the two riding days only.
+        let raised: Vec<usize> = weather.alerts.iter().map(Vec::len).collect();
+        assert_eq!(raised, [1, 1, 0]);
+
+        // With one more day off the share falls to 50 %: no headwind alert at all.
+        let days = vec![
+            stage(1, false),
+            stage(2, false),
+            stage(3, true),
+            stage(4, true),
+        ];
+        let weather = trip_weather(&trip(today, days), &[], Some(&wind), today).await;
+        assert!(weather.alerts.iter().all(Vec::is_empty));
+    }
+
+    #[tokio::test]
+    async fn days_beyond_the_horizon_are_not_asked_for() {
+        let today = d("2030-05-01");
+        let wind = NorthWind::default();
+        // Days on the 16th (today + 15) and 17th.
+        let days = vec![stage(1, false), stage(2, false)];
+        let weather = trip_weather(&trip(d("2030-05-16"), days), &[], Some(&wind), today).await;
+        let states: Vec<WeatherState> = weather.days.iter().map(|d| d.state).collect();
+        assert_eq!(
+            states,
+            [WeatherState::Forecast, WeatherState::BeyondHorizon]
+        );
+        assert_eq!(wind.asked.lock().expect("lock")[0].len(), 3);
+
+        // Without a provider: failed, the late day still `beyond_horizon`.
+        let days = vec![stage(1, false), stage(2, false)];
+        let none = trip_weather(&trip(d("2030-05-16"), days), &[], None, today).await;
+        assert!(
+            none.failure
+                .as_deref()
+                .is_some_and(|f| f.contains("not configured"))
+        );
+        let states: Vec<WeatherState> = none.days.iter().map(|d| d.state).collect();
+        assert_eq!(
+            states,
+            [WeatherState::Unavailable, WeatherState::BeyondHorizon]
+        );
+        assert_eq!(none.requests, 0);
+    }
+}
