@@ -172,7 +172,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &DETAIL_ARGS,
-        help: "settings: title (1-255 chars), averageSpeed (km/h, 5-50), departureHour (0-23), ebikeMode (boolean), enabledAccommodationTypes (any of camp_site, hostel, alpine_hut, chalet, guest_house, hotel, wilderness_hut). The days and their ids stay; what a change affects is analysed again (speed, departure hour and e-bike: terrain and weather; accommodation types: the places to sleep), so the version moves unless only the title changed. No confirmation: nothing is lost. Answers {result, version, partial, nextAction}. Guards: locked, then version. Dates and pacing: update_trip_settings.",
+        help: "settings: title (1-255 chars), averageSpeed (km/h, 5-50), departureHour (0-23), ebikeMode (boolean), enabledAccommodationTypes (any of camp_site, hostel, alpine_hut, chalet, guest_house, hotel, wilderness_hut). The days and their ids stay; what a change affects is analysed again (speed and departure hour: terrain and weather; e-bike: terrain; accommodation types: the places to sleep), so the version moves unless only the title changed. No confirmation: nothing is lost. Answers {result, version, partial, nextAction}. Guards: locked, then version. Dates and pacing: update_trip_settings.",
         run: run::update_trip_details,
     },
     ToolSpec {
