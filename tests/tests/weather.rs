@@ -3,7 +3,8 @@
 //! weather in one request (stage detail and alerts included, with an east wind against the
 //! synthetic route heading east); a trip beyond the horizon reads `beyond_horizon` and is
 //! done without a request; a downed or refusing upstream fails the category naming
-//! Open-Meteo while the route and terrain are still computed; no URL is "not configured".
+//! Open-Meteo while the route and terrain are still computed; no URL is "not configured";
+//! a day recorded `beyond_horizon` whose date is now within it is forecast after a read.
 
 use etappe_tests::standins::{self, WeatherMode};
 use etappe_tests::{Backend, TestApp, fixtures};
