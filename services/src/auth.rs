@@ -1,10 +1,25 @@
-//! Who is calling: the one reading of a bearer credential, shared by REST, the event stream
-//! and MCP, so the three cannot disagree on what a credential looks like (the scheme is
-//! case-insensitive, RFC 9110 §11.1; the token is trimmed; an empty one is none).
+//! Who is calling: the one reading of a credential, shared by REST, the event stream, the
+//! account routes and MCP, so they cannot disagree on what a credential looks like.
+//!
+//! - A bearer token (`Authorization: Bearer etp_…`; the scheme is case-insensitive, RFC 9110
+//!   §11.1; the token is trimmed; an empty one is none) is a personal access token.
+//! - Otherwise, the session cookie (`etappe_session`, `__Host-etappe_session` under https)
+//!   is a person logged in by magic link, with every scope. `/mcp` does not call this reader:
+//!   it takes bearer tokens only (a browser's cookie must not let a page drive an agent
+//!   surface).
+//! - A cookie rides along on every request the browser makes, wherever it is sent from, so a
+//!   write it authenticates must prove that our own page sent it: the `Origin` (or, absent,
+//!   `Sec-Fetch-Site: same-origin`, or the `Referer`'s origin) must be ours, and the request
+//!   must carry the session's synchronizer token (`X-CSRF-Token`, or a `csrf` form field on
+//!   HTML forms). `SameSite=Lax` alone would let any same-site sibling host post; the origin
+//!   check alone trusts browsers that omit `Origin` to send `Sec-Fetch-Site`; the token closes
+//!   both. Bearer requests need neither: a browser never adds a bearer token by itself.
 
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, Method, header};
 
-use crate::identity::{Identity, IdentityError, Principal};
+use crate::app::accounts::{Accounts, WebOrigin};
+use crate::app::{App, AppError};
+use crate::identity::{Identity, IdentityError, Principal, SessionInfo};
 
 /// The bearer token of `Authorization`, if the header carries one.
 pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
@@ -14,6 +29,19 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
+/// The value of cookie `name` in the request's `Cookie` headers.
+pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.trim().trim_matches('"'))
+        .filter(|v| !v.is_empty())
+}
+
 /// A caller whose credential holds.
 #[derive(Clone, Debug)]
 pub struct Authenticated {
@@ -21,9 +49,11 @@ pub struct Authenticated {
     /// A short digest of the credential: the key its budgets and confirmations are kept
     /// under (each agent gets its own token, so each its own budget).
     pub credential: String,
+    /// The session, when the caller came with the session cookie.
+    pub session: Option<SessionInfo>,
 }
 
-/// The caller `token` stands for, or `None` when it is no live credential.
+/// The caller bearer `token` stands for, or `None` when it is no live credential.
 pub async fn authenticate(
     identity: &Identity,
     token: &str,
@@ -34,19 +64,112 @@ pub async fn authenticate(
         .map(|principal| Authenticated {
             principal,
             credential: crate::budgets::credential_key(token),
+            session: None,
         }))
+}
+
+/// Where a request says it comes from (`Origin`, else `Sec-Fetch-Site`, else `Referer`),
+/// and whether that is this server.
+pub fn from_own_origin(headers: &HeaderMap, web: &WebOrigin) -> bool {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(origin) = text("origin") {
+        return web.accepts(origin);
+    }
+    if let Some(site) = text("sec-fetch-site") {
+        return site.eq_ignore_ascii_case("same-origin");
+    }
+    text("referer")
+        .and_then(|r| url::Url::parse(r).ok())
+        .is_some_and(|r| web.accepts(&r.origin().ascii_serialization()))
+}
+
+/// Whether two secrets are equal, in time independent of where they differ.
+fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// The CSRF rule for a write the session cookie authenticates (see the module header):
+/// `form_token` is the `csrf` field of an HTML form, when the handler read one.
+pub fn check_cookie_write(
+    headers: &HeaderMap,
+    web: &WebOrigin,
+    session: &SessionInfo,
+    form_token: Option<&str>,
+) -> Result<(), AppError> {
+    if !from_own_origin(headers, web) {
+        return Err(AppError::CsrfRefused(format!(
+            "a write authenticated by the session cookie must come from this site's own pages (Origin {})",
+            web.accepted.first().map_or("", String::as_str)
+        )));
+    }
+    let sent = headers
+        .get("x-csrf-token")
+        .and_then(|v| v.to_str().ok())
+        .or(form_token)
+        .map(str::trim)
+        .unwrap_or_default();
+    if !same_secret(sent, &session.csrf_token) {
+        return Err(AppError::CsrfRefused(
+            "a write authenticated by the session cookie needs the session's token in X-CSRF-Token (read csrfToken from GET /users/me)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The live session of the request's cookie, if it has one.
+pub async fn session_of(
+    accounts: &Accounts,
+    headers: &HeaderMap,
+) -> Result<Option<(SessionInfo, String)>, AppError> {
+    let Some(value) = cookie(headers, accounts.web.cookie_name()) else {
+        return Ok(None);
+    };
+    Ok(accounts
+        .session(value)
+        .await?
+        .map(|s| (s, crate::budgets::credential_key(value))))
+}
+
+/// The caller of a REST or account request: a bearer token, else the session cookie. A
+/// cookie write (any method but GET, HEAD, OPTIONS) must pass [`check_cookie_write`] with
+/// the `X-CSRF-Token` header; handlers of HTML forms check the form field themselves and
+/// pass `csrf_checked`.
+pub async fn authenticate_request(
+    app: &App,
+    method: &Method,
+    headers: &HeaderMap,
+    csrf_checked: bool,
+) -> Result<Option<Authenticated>, AppError> {
+    if let Some(token) = bearer_token(headers) {
+        return Ok(authenticate(&app.identity, token).await?);
+    }
+    let Some((session, credential)) = session_of(&app.accounts, headers).await? else {
+        return Ok(None);
+    };
+    if !method.is_safe() && !csrf_checked {
+        check_cookie_write(headers, &app.accounts.web, &session, None)?;
+    }
+    Ok(Some(Authenticated {
+        principal: Accounts::principal_of(&session),
+        credential,
+        session: Some(session),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn headers(value: &str) -> HeaderMap {
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut headers = HeaderMap::new();
-        headers.insert(
-            header::AUTHORIZATION,
-            value.parse().expect("a header value"),
-        );
+        for (name, value) in pairs {
+            headers.append(*name, value.parse().expect("a header value"));
+        }
         headers
     }
 
@@ -58,7 +181,11 @@ mod tests {
             "BEARER  etp_x ",
             "  Bearer etp_x",
         ] {
-            assert_eq!(bearer_token(&headers(value)), Some("etp_x"), "{value:?}");
+            assert_eq!(
+                bearer_token(&headers(&[("authorization", value)])),
+                Some("etp_x"),
+                "{value:?}"
+            );
         }
     }
 
@@ -71,8 +198,70 @@ mod tests {
             "Bearertoken",
             "etp_x",
         ] {
-            assert_eq!(bearer_token(&headers(value)), None, "{value:?}");
+            assert_eq!(
+                bearer_token(&headers(&[("authorization", value)])),
+                None,
+                "{value:?}"
+            );
         }
         assert_eq!(bearer_token(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn cookies_are_read_by_exact_name() {
+        let h = headers(&[
+            ("cookie", "a=1; etappe_session=ets_x; b=2"),
+            ("cookie", "c=3"),
+        ]);
+        assert_eq!(cookie(&h, "etappe_session"), Some("ets_x"));
+        assert_eq!(cookie(&h, "c"), Some("3"));
+        assert_eq!(cookie(&h, "session"), None);
+    }
+
+    fn session() -> SessionInfo {
+        SessionInfo {
+            session_id: uuid::Uuid::now_v7(),
+            user_id: etappe_domain::ids::UserId::new(),
+            csrf_token: "s3cret".into(),
+            last_seen_at: chrono::Utc::now(),
+            expires_at: chrono::Utc::now(),
+        }
+    }
+
+    #[test]
+    fn a_cookie_write_needs_our_origin_and_the_session_token() {
+        let web = WebOrigin::of(
+            &url::Url::parse("https://etappe.example").expect("url"),
+            &[],
+        );
+        let s = session();
+        let ok = headers(&[
+            ("origin", "https://etappe.example"),
+            ("x-csrf-token", "s3cret"),
+        ]);
+        assert!(check_cookie_write(&ok, &web, &s, None).is_ok());
+        for refused in [
+            headers(&[("x-csrf-token", "s3cret")]),
+            headers(&[
+                ("origin", "https://evil.example"),
+                ("x-csrf-token", "s3cret"),
+            ]),
+            headers(&[("origin", "https://etappe.example")]),
+            headers(&[
+                ("origin", "https://etappe.example"),
+                ("x-csrf-token", "s3creT"),
+            ]),
+            headers(&[("sec-fetch-site", "same-site"), ("x-csrf-token", "s3cret")]),
+        ] {
+            assert!(
+                check_cookie_write(&refused, &web, &s, None).is_err(),
+                "{refused:?}"
+            );
+        }
+        // Without Origin: Sec-Fetch-Site or the Referer stand in; a form sends the field.
+        let fetch = headers(&[("sec-fetch-site", "same-origin")]);
+        assert!(check_cookie_write(&fetch, &web, &s, Some("s3cret")).is_ok());
+        let referred = headers(&[("referer", "https://etappe.example/account")]);
+        assert!(check_cookie_write(&referred, &web, &s, Some("s3cret")).is_ok());
     }
 }

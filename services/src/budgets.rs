@@ -19,6 +19,8 @@ use etappe_workers::redis_link::RedisLink;
 
 /// The window every budget counts in.
 pub const WINDOW: Duration = Duration::from_secs(60);
+/// The longest window a budget may count in (the login budgets' quarter of an hour).
+pub const LONGEST_WINDOW: Duration = Duration::from_secs(15 * 60);
 /// How many windows the memory keeps before the quiet ones are forgotten.
 const PRUNE_AT: usize = 4_096;
 
@@ -151,11 +153,23 @@ impl Budgets {
     /// Counts one call of `key` against every budget in `budgets`, or refuses it (counting
     /// nothing) when one of them is spent.
     pub async fn admit(&self, key: &str, budgets: &[Budget]) -> Result<(), Exceeded> {
+        self.admit_within(key, budgets, WINDOW).await
+    }
+
+    /// [`Self::admit`] over a longer sliding `window` (at most [`LONGEST_WINDOW`]): the
+    /// login budgets count per quarter of an hour.
+    pub async fn admit_within(
+        &self,
+        key: &str,
+        budgets: &[Budget],
+        window: Duration,
+    ) -> Result<(), Exceeded> {
         if budgets.is_empty() {
             return Ok(());
         }
+        let window = window.clamp(Duration::from_secs(1), LONGEST_WINDOW);
         if let Some(redis) = &self.redis {
-            match redis.admit(key, budgets).await {
+            match redis.admit(key, budgets, window).await {
                 SharedVerdict::Admitted => return Ok(()),
                 SharedVerdict::Exceeded(exceeded) => return Err(exceeded),
                 SharedVerdict::Unavailable(e) => {
@@ -163,23 +177,31 @@ impl Budgets {
                 }
             }
         }
-        self.admit_in_memory(key, budgets)
+        self.admit_in_memory(key, budgets, window)
     }
 
-    fn admit_in_memory(&self, key: &str, budgets: &[Budget]) -> Result<(), Exceeded> {
+    fn admit_in_memory(
+        &self,
+        key: &str,
+        budgets: &[Budget],
+        window_length: Duration,
+    ) -> Result<(), Exceeded> {
         let now = Instant::now();
         let Ok(mut all) = self.memory.lock() else {
             return Ok(());
         };
         if all.len() >= PRUNE_AT {
-            // Callers quiet for a minute have nothing left to count: forget them.
-            all.retain(|_, w| w.back().is_some_and(|t| now.duration_since(*t) < WINDOW));
+            // Callers quiet for the longest window have nothing left to count: forget them.
+            all.retain(|_, w| {
+                w.back()
+                    .is_some_and(|t| now.duration_since(*t) < LONGEST_WINDOW)
+            });
         }
         for budget in budgets {
             let window = all.entry(format!("{}:{key}", budget.name)).or_default();
             while window
                 .front()
-                .is_some_and(|t| now.duration_since(*t) >= WINDOW)
+                .is_some_and(|t| now.duration_since(*t) >= window_length)
             {
                 window.pop_front();
             }
@@ -190,7 +212,10 @@ impl Budgets {
                 return Err(Exceeded {
                     limit: budget.limit,
                     what: budget.what,
-                    retry_after_secs: WINDOW.as_secs().saturating_sub(waited).clamp(1, 60),
+                    retry_after_secs: window_length
+                        .as_secs()
+                        .saturating_sub(waited)
+                        .clamp(1, window_length.as_secs().max(1)),
                 });
             }
         }
@@ -242,8 +267,8 @@ fn now_ms() -> u64 {
 }
 
 impl SharedWindows {
-    async fn admit(&self, key: &str, budgets: &[Budget]) -> SharedVerdict {
-        match self.ask(key, budgets).await {
+    async fn admit(&self, key: &str, budgets: &[Budget], window: Duration) -> SharedVerdict {
+        match self.ask(key, budgets, window).await {
             Ok(None) => SharedVerdict::Admitted,
             Ok(Some(exceeded)) => SharedVerdict::Exceeded(exceeded),
             Err(e) => SharedVerdict::Unavailable(e),
@@ -251,10 +276,16 @@ impl SharedWindows {
     }
 
     /// The budget that is spent, if one is (the call is then not counted).
-    async fn ask(&self, key: &str, budgets: &[Budget]) -> Result<Option<Exceeded>, String> {
+    async fn ask(
+        &self,
+        key: &str,
+        budgets: &[Budget],
+        window: Duration,
+    ) -> Result<Option<Exceeded>, String> {
         let mut connection = self.link.connection().await?;
         let now = now_ms();
-        let window = u64::try_from(WINDOW.as_millis()).unwrap_or(60_000);
+        let longest = window.as_secs().max(1);
+        let window = u64::try_from(window.as_millis()).unwrap_or(60_000);
         let member = format!("{now}-{}", hex::encode(rand::random::<[u8; 6]>()));
         let script = redis::Script::new(ADMIT_SCRIPT);
         let mut invocation = script.prepare_invoke();
@@ -276,7 +307,7 @@ impl SharedWindows {
         let retry = (oldest + window)
             .saturating_sub(now)
             .div_ceil(1000)
-            .clamp(1, 60);
+            .clamp(1, longest);
         Ok(Some(Exceeded {
             limit: budget.limit,
             what: budget.what,

@@ -5,14 +5,20 @@
 //! - [`config`]: every setting, from flags or environment variables, with its default (a leaf).
 //! - [`telemetry`]: `tracing` set up once, with OpenTelemetry export when configured (owned
 //!   by the workers crate, re-exported here).
-//! - [`identity`]: users, personal access tokens (stored hashed) and their scopes.
+//! - [`identity`]: the storage of identity: users, personal access tokens, sessions, login
+//!   links and the audit trail (secrets stored hashed).
 //! - [`app`]: the application services. REST and MCP call these and nothing else, so a rule
 //!   is written once whichever transport a caller uses.
-//! - [`auth`]: the one reading of a bearer credential, for every transport.
+//! - [`auth`]: the one reading of a credential (bearer token or session cookie, with the
+//!   CSRF rule for cookie writes), for every transport.
 //! - [`budgets`]: request budgets per caller, shared by REST and MCP.
 //! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
 //! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`. A sibling of `http`:
 //!   both take the [`app::App`] and neither imports the other.
+//! - [`web`]: the people's transport: login pages, `/auth/*` and the account routes
+//!   (`/users/me*`). A sibling of `http` and `mcp`, importing neither.
+//! - [`docs`]: the other transports' parts of the OpenAPI document REST serves.
+//! - [`problem`]: application errors as problem+json, shared by the HTTP transports.
 //! - [`edge`]: the layers every request passes through (request id, trace, body deadline).
 //! - [`streams`]: live event streams held open per user, with a per-user cap.
 //! - [`server`]: the HTTP server's own defences (connection cap, header, idle and body
@@ -26,13 +32,16 @@ pub mod app;
 pub mod auth;
 pub mod budgets;
 pub mod config;
+pub mod docs;
 pub mod edge;
 pub mod http;
 pub mod identity;
 pub mod mcp;
+pub mod problem;
 pub mod runtime;
 pub mod server;
 pub mod startup;
 pub mod streams;
+pub mod web;
 /// Telemetry is shared with the worker binary, which owns it (dependencies point one way).
 pub use etappe_workers::telemetry;

@@ -40,6 +40,17 @@ enum Command {
         #[command(subcommand)]
         action: TokenAction,
     },
+    /// The file mailbox of the embedded default (`<data dir>/mailbox/`).
+    Mail {
+        #[command(subcommand)]
+        action: MailAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum MailAction {
+    /// Print the newest message (a login link, most often).
+    Last,
 }
 
 #[derive(Subcommand, Debug)]
@@ -121,6 +132,31 @@ async fn main() -> anyhow::Result<()> {
             println!("{token}");
             Ok(())
         }
+        Command::Mail {
+            action: MailAction::Last,
+        } => {
+            let dir = config.mailbox_dir();
+            match etappe_mail::last_message(&dir)? {
+                Some((path, message)) => {
+                    // The headers a person reads, then the body decoded (the builder
+                    // quotes long lines, which would break the link).
+                    println!("{}\n", path.display());
+                    for line in message.lines().take_while(|l| !l.is_empty()) {
+                        let name = line.split(':').next().unwrap_or_default();
+                        if ["From", "To", "Subject", "Date"].contains(&name) {
+                            println!("{line}");
+                        }
+                    }
+                    println!("\n{}", etappe_mail::body_of(&message).trim_end());
+                    Ok(())
+                }
+                None if config.people.smtp_url.is_some() => anyhow::bail!(
+                    "no mail in {}: with ETAPPE_SMTP_URL set, mail goes to the SMTP server",
+                    dir.display()
+                ),
+                None => anyhow::bail!("no mail in {} yet", dir.display()),
+            }
+        }
         Command::Token {
             action: TokenAction::Revoke { token },
         } => {
@@ -152,6 +188,14 @@ async fn serve(config: &Config) -> anyhow::Result<()> {
             "First start: created the user local@localhost with a token for trips:read and trips:write:\n\n  {token}\n\n\
              It is also saved in {}. Use it as: Authorization: Bearer <token>",
             config.local_token_path().display()
+        );
+    }
+    if let Some(url) = app.login_url() {
+        // A fresh link at every embedded start: `cargo run --release`, open it, logged in.
+        println!(
+            "Log in as {} (this link works once, for {} minutes):\n\n  {url}\n",
+            etappe_services::startup::LOCAL_USER,
+            config.people.login_link_ttl_secs.div_ceil(60)
         );
     }
     println!("Etappe is listening on http://{addr} (OpenAPI at /openapi.json)");

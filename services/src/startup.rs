@@ -11,6 +11,7 @@ use etappe_workers::runtime::Database;
 use tokio::net::TcpListener;
 
 use crate::app::App;
+use crate::app::accounts::{Accounts, WebOrigin};
 use crate::app::trips::TripService;
 use crate::config::Config;
 use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
@@ -27,6 +28,12 @@ pub enum StartupError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
+    #[error("{0}")]
+    Config(String),
+    #[error("mail: {0}")]
+    Mail(#[from] etappe_mail::MailError),
+    #[error("{0}")]
+    App(String),
 }
 
 /// The opened backend: the event store with its read models, and the identity tables.
@@ -58,6 +65,7 @@ pub struct Application {
     listener: TcpListener,
     app: App,
     local_token: Option<String>,
+    login_url: Option<String>,
     background: Background,
 }
 
@@ -65,6 +73,11 @@ impl Application {
     /// Opens the backend, creates the local user on a first embedded start, and binds.
     pub async fn build(config: &Config) -> Result<Self, StartupError> {
         crate::telemetry::install_tls_provider();
+        // Refused before anything is opened or created: off loopback the public URL is
+        // required (on loopback the bound port completes the default below).
+        config
+            .public_base(config.addr)
+            .map_err(StartupError::Config)?;
         let backend = open_backend(config).await?;
         let local_token = if backend.embedded {
             first_start(config, &backend.identity).await?
@@ -78,6 +91,28 @@ impl Application {
             work.redis.clone(),
             &config.work.queue_prefix,
         ));
+        // Bound before the App is built: on loopback the public base defaults to the
+        // address actually bound (port 0 in tests).
+        let listener = TcpListener::bind(config.addr).await?;
+        let base = config
+            .public_base(listener.local_addr()?)
+            .map_err(StartupError::Config)?;
+        let identity = Arc::new(backend.identity);
+        let mailer: Arc<dyn etappe_mail::Mailer> = match &config.people.smtp_url {
+            Some(url) => Arc::new(etappe_mail::SmtpMailer::new(url, &config.people.mail_from)?),
+            None => Arc::new(etappe_mail::FileMailbox::new(
+                config.mailbox_dir(),
+                &config.people.mail_from,
+            )?),
+        };
+        let accounts = Accounts::new(
+            Arc::clone(&identity),
+            Arc::clone(&backend.store),
+            mailer,
+            Arc::clone(&budgets),
+            config.people.clone(),
+            WebOrigin::of(&base, &config.hosts().allowed_origins),
+        );
         let app = App {
             trips: Arc::new(
                 TripService::new(
@@ -89,7 +124,8 @@ impl Application {
             exports: Arc::new(crate::app::exports::ExportService::new(Arc::clone(
                 &backend.store,
             ))),
-            identity: Arc::new(backend.identity),
+            identity,
+            accounts: Arc::new(accounts),
             work,
             public_url: config.public_url.clone(),
             hosts: config.hosts(),
@@ -97,11 +133,16 @@ impl Application {
             streams: Arc::default(),
             limits: config.server,
         };
-        let listener = TcpListener::bind(config.addr).await?;
+        let login_url = if backend.embedded {
+            local_login_url(&app).await?
+        } else {
+            None
+        };
         Ok(Self {
             listener,
             app,
             local_token,
+            login_url,
             background,
         })
     }
@@ -121,6 +162,12 @@ impl Application {
         self.local_token.as_deref()
     }
 
+    /// A one-time login URL for the local user, made at every embedded start (valid for
+    /// the link lifetime), so that starting the server and opening it logs one in.
+    pub fn login_url(&self) -> Option<&str> {
+        self.login_url.as_deref()
+    }
+
     /// Serves until `shutdown` completes, then finishes the requests in flight.
     pub async fn run_until_stopped(
         self,
@@ -137,9 +184,26 @@ impl Application {
 /// through. The transports are siblings: each takes the `App`, none knows another.
 pub fn routes(app: App) -> axum::Router {
     let limits = app.limits;
-    let transports = crate::mcp::router(app.clone()).merge(crate::http::router(app));
+    let transports = crate::mcp::router(app.clone())
+        .merge(crate::web::router(app.clone()))
+        .merge(crate::http::router(app));
     crate::edge::wrap(transports, limits)
 }
+
+/// The login link of `local@localhost`, when that user exists (the embedded default's).
+async fn local_login_url(app: &App) -> Result<Option<String>, StartupError> {
+    if app.identity.user_by_email(LOCAL_USER).await?.is_none() {
+        return Ok(None);
+    }
+    app.accounts
+        .login_url_for(LOCAL_USER)
+        .await
+        .map(Some)
+        .map_err(|e| StartupError::App(e.to_string()))
+}
+
+/// The user a first embedded start creates.
+pub const LOCAL_USER: &str = "local@localhost";
 
 /// On the very first embedded start, creates `local@localhost` with a full-scope token,
 /// saves the token under the data directory (readable by the owner only) and answers it.
@@ -147,7 +211,7 @@ async fn first_start(config: &Config, identity: &Identity) -> Result<Option<Stri
     if identity.user_count().await? > 0 {
         return Ok(None);
     }
-    let user = identity.ensure_user("local@localhost").await?;
+    let user = identity.ensure_user(LOCAL_USER).await?;
     let token = identity
         .create_token(user, &Scope::ALL, "first start")
         .await?;

@@ -211,3 +211,86 @@ async fn the_first_start_prints_a_working_token_and_traces_reach_the_collector()
         "spans were exported: {posted:?}"
     );
 }
+
+#[test]
+fn off_loopback_the_public_url_is_required() {
+    let dir = temp_dir();
+    let output = etappe(dir.path(), &[])
+        .env("ETAPPE_ADDR", "0.0.0.0:0")
+        .output()
+        .expect("run etappe");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("ETAPPE_PUBLIC_URL"), "{stderr}");
+    // Refused before anything was created.
+    assert!(!dir.path().join("local-token").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_embedded_start_prints_a_login_link_and_mail_last_shows_the_newest_mail() {
+    let dir = temp_dir();
+    let empty = etappe(dir.path(), &["mail", "last"]).output().expect("run");
+    assert!(!empty.status.success());
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("no mail"));
+
+    let data_dir = dir.path().to_path_buf();
+    let (child, addr, link) = tokio::task::spawn_blocking(move || {
+        let mut command = etappe(&data_dir, &[]);
+        command
+            .env("ETAPPE_ADDR", "127.0.0.1:0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command.spawn().expect("spawn etappe");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut link = String::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.expect("line");
+            if line.contains("/auth/magic?token=") {
+                link = line.trim().to_owned();
+            }
+            if let Some(rest) = line.strip_prefix("Etappe is listening on http://") {
+                let addr = rest.split_whitespace().next().expect("address").to_owned();
+                return (child, addr, link);
+            }
+        }
+        let _ = child.kill();
+        let status = child.wait();
+        panic!("etappe exited before listening: {status:?}");
+    })
+    .await
+    .expect("serve");
+    let running = Running(Some(child));
+    assert!(
+        link.starts_with(&format!("http://{addr}/auth/magic?token=")),
+        "a login link on the bound address: {link:?}"
+    );
+    etappe_services::telemetry::install_tls_provider();
+    let client = reqwest::Client::new();
+    let asked = client
+        .post(format!("http://{addr}/auth/login"))
+        .json(&serde_json::json!({"email": "rider@example.org"}))
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(asked.status(), 202);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let shown = loop {
+        let output = etappe(dir.path(), &["mail", "last"]).output().expect("run");
+        if output.status.success() {
+            break String::from_utf8(output.stdout).expect("utf-8");
+        }
+        assert!(Instant::now() < deadline, "no mail within 5 s");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(shown.contains("To: rider@example.org"), "{shown}");
+    assert!(
+        shown.lines().any(|l| l
+            .trim()
+            .starts_with(&format!("http://{addr}/auth/magic?token="))
+            && l.trim().len() == format!("http://{addr}/auth/magic?token=").len() + 64),
+        "the link whole, on one line: {shown}"
+    );
+    tokio::task::spawn_blocking(move || stop(running))
+        .await
+        .expect("stop");
+}

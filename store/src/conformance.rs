@@ -478,3 +478,102 @@ pub async fn trip_lists_filter_and_paginate(store: Arc<dyn Store>) {
         .expect("list");
     assert_eq!(stranger.1, 0, "another user sees none of them");
 }
+
+/// An account's deletion: every trip an owner ever had is listed (a deleted one too, whose
+/// read model is gone but whose stream is not), and purging them leaves no event, stream,
+/// read model or file, touches no one else's, and lets no late append bring one back.
+pub async fn an_owners_trips_are_listed_and_purged(store: Arc<dyn Store>) {
+    let owner = UserId::new();
+    let stranger = UserId::new();
+    let create = |trip_id, owner_id| TripCommand::Create {
+        trip_id,
+        owner_id,
+        source: SourceUrl::parse("https://example.org/route.gpx", &[]).expect("url"),
+        settings: SettingsPatch::default(),
+    };
+    let mut mine = vec![TripId::new(), TripId::new()];
+    mine.sort_by_key(|t| t.0);
+    let theirs = TripId::new();
+    for (trip, who) in [(mine[0], owner), (mine[1], owner), (theirs, stranger)] {
+        store
+            .append(
+                &trip.stream_id(),
+                ExpectedVersion::NoStream,
+                trip_events(None, create(trip, who)),
+            )
+            .await
+            .expect("create");
+    }
+    // One of them deleted the ordinary way: its read model goes, its stream stays.
+    let (version, state) = load(store.as_ref(), mine[1]).await;
+    store
+        .append(
+            &mine[1].stream_id(),
+            ExpectedVersion::Exact(version),
+            trip_events(state.as_ref(), TripCommand::Delete),
+        )
+        .await
+        .expect("delete");
+    assert!(store.trip_view(mine[1]).await.expect("view").is_none());
+    store
+        .put_blob(&format!("upload:{}", mine[0]), b"gpx")
+        .await
+        .expect("blob");
+    store
+        .put_blob(&format!("upload:{theirs}"), b"gpx")
+        .await
+        .expect("blob");
+
+    assert_eq!(store.owned_trips(owner).await.expect("owned"), mine);
+    let (before, _) = load(store.as_ref(), mine[0]).await;
+    let removed = store.purge_trips(&mine).await.expect("purge");
+    assert!(removed >= 3, "every event of both trips: {removed}");
+    for trip in &mine {
+        assert!(
+            store
+                .read_stream(&trip.stream_id())
+                .await
+                .expect("read")
+                .is_empty()
+        );
+        assert!(store.trip_view(*trip).await.expect("view").is_none());
+        assert_eq!(
+            store
+                .stream_version(&trip.stream_id())
+                .await
+                .expect("version"),
+            0
+        );
+    }
+    assert!(store.owned_trips(owner).await.expect("owned").is_empty());
+    assert!(
+        store
+            .get_blob(&format!("upload:{}", mine[0]))
+            .await
+            .expect("blob")
+            .is_none()
+    );
+    // A writer that read the trip before the purge cannot bring it back.
+    let late = store
+        .append(
+            &mine[0].stream_id(),
+            ExpectedVersion::Exact(before),
+            vec![event("Late")],
+        )
+        .await;
+    assert!(matches!(late, Err(StoreError::Conflict { .. })), "{late:?}");
+    // Someone else's trip is untouched.
+    assert_eq!(
+        store.owned_trips(stranger).await.expect("owned"),
+        vec![theirs]
+    );
+    assert!(store.trip_view(theirs).await.expect("view").is_some());
+    assert!(
+        store
+            .get_blob(&format!("upload:{theirs}"))
+            .await
+            .expect("blob")
+            .is_some()
+    );
+    assert_eq!(store.purge_trips(&[]).await.expect("nothing"), 0);
+}

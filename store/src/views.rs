@@ -80,6 +80,16 @@ pub trait TripViews: Send + Sync + fmt::Debug {
         events: Vec<NewEvent>,
     ) -> Result<TripAppend, StoreError>;
 
+    /// Every trip `owner` ever had, deleted ones included (their streams outlive the read
+    /// model): the trips whose first event names `owner`, and those the read model lists.
+    /// Ordered by trip id.
+    async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError>;
+
+    /// Erases `trips` entirely, in one transaction: their events, streams, read models
+    /// (and with them their share links) and files. For an account's deletion: the log is
+    /// append-only for everything else. Answers how many events were removed.
+    async fn purge_trips(&self, trips: &[TripId]) -> Result<u64, StoreError>;
+
     /// Replaces every read model with one folded afresh from the whole log.
     async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError>;
 

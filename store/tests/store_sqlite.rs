@@ -55,4 +55,5 @@ conformance_tests!(
     old_shapes_are_upcast_on_load,
     a_rebuilt_projection_equals_the_live_one,
     trip_lists_filter_and_paginate,
+    an_owners_trips_are_listed_and_purged,
 );

@@ -16,8 +16,10 @@ import schemathesis
 # Set to a file name to record what was dropped, one JSON line each (for a human to read).
 LOG = os.environ.get("ETAPPE_SCHEMATHESIS_DROPPED")
 
-# Problem codes that name the trip's state, not the request's shape.
-STATE = {"not_ready", "stale_version", "locked"}
+# Problem codes that name the trip's state, not the request's shape; and the credential's
+# kind: creating a token or deleting the account needs a browser session, which the run's
+# personal access token is not.
+STATE = {"not_ready", "stale_version", "locked", "session_required"}
 
 # Invalid values that break a rule between fields, or one about the trip's days as they are
 # (how long a day is, how many there are, whether it is a rest day).

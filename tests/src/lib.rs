@@ -110,6 +110,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub state: App,
     pub local_token: Option<String>,
+    /// The login link printed at an embedded start, for the local user.
+    pub login_url: Option<String>,
     pub backend: Backend,
     /// The embedded data directory (SQLite file, first-start token).
     pub data_dir: std::path::PathBuf,
@@ -196,6 +198,7 @@ impl TestApp {
         let addr = app.local_addr().expect("bound address");
         let state = app.app().clone();
         let local_token = app.local_token().map(str::to_owned);
+        let login_url = app.login_url().map(str::to_owned);
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(app.run_until_stopped(async move {
             let _ = stopped.await;
@@ -206,6 +209,7 @@ impl TestApp {
             client: reqwest::Client::new(),
             state,
             local_token,
+            login_url,
             backend,
             resolver,
             outside_allowed: std::sync::atomic::AtomicBool::new(false),

@@ -884,6 +884,16 @@ const PUBLISHED: &[(&str, &str)] = &[
     ("GET", "/livez"),
     ("GET", "/readyz"),
     ("GET", "/openapi.json"),
+    // The account (issue 12): a person's sessions, tokens, export and deletion.
+    ("GET", "/users/me"),
+    ("DELETE", "/users/me"),
+    ("GET", "/users/me/sessions"),
+    ("DELETE", "/users/me/sessions/{id}"),
+    ("GET", "/users/me/tokens"),
+    ("POST", "/users/me/tokens"),
+    ("DELETE", "/users/me/tokens/{id}"),
+    ("GET", "/users/me/export"),
+    ("GET", "/users/me/audit"),
 ];
 
 #[test]

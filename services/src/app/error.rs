@@ -82,6 +82,25 @@ pub enum AppError {
         "this confirmation is not valid for this change: it was given for different arguments, has been used, or has expired"
     )]
     ConfirmationInvalid,
+    /// Too many login requests from one client address (per e-mail address, the answer is
+    /// the neutral one: see `accounts`).
+    #[error("{} {} per 15 minutes are allowed; retry in {} seconds", .0.limit, .0.what, .0.retry_after_secs)]
+    LoginRateLimited(crate::budgets::Exceeded),
+    /// A login link that was used or has expired.
+    #[error("{0}")]
+    LoginLinkSpent(String),
+    /// A login link that was never issued (or is malformed).
+    #[error("this is not a valid login link: ask for a new one")]
+    LoginLinkInvalid,
+    /// A session or token id that is not one of the caller's live ones.
+    #[error("no such session or token of yours (it may be revoked already)")]
+    NoSuchCredential,
+    /// Account management a token may not do: it needs a person logged in.
+    #[error("this needs a logged-in session (a personal access token cannot manage the account)")]
+    SessionRequired,
+    /// A cookie-authenticated write without proof that our own page sent it.
+    #[error("{0}")]
+    CsrfRefused(String),
     #[error("internal error")]
     Internal(String),
 }

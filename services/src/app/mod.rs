@@ -2,6 +2,7 @@
 //! appended, and a read is assembled. Transports call these and only translate.
 
 mod access;
+pub mod accounts;
 pub mod confirmation;
 mod error;
 pub mod exports;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
+use self::accounts::Accounts;
 use self::trips::TripService;
 use crate::budgets::Budgets;
 use crate::config::{HostSettings, ServerLimits};
@@ -25,13 +27,15 @@ use crate::identity::Identity;
 use crate::streams::StreamSlots;
 
 /// The application: its services and the handles they share, built once by the composition
-/// root (`startup`) and handed to every transport (REST, MCP), none of which builds its own.
+/// root (`startup`) and handed to every transport (REST, MCP, the people's web routes), none of which builds its own.
 #[derive(Clone, Debug)]
 pub struct App {
     pub trips: Arc<TripService>,
     /// GPX and FIT files of trips and days, with the cache of those already built.
     pub exports: Arc<self::exports::ExportService>,
     pub identity: Arc<Identity>,
+    /// People's accounts: login by magic link, sessions, tokens, export, deletion.
+    pub accounts: Arc<Accounts>,
     /// The queue, progress, Redis and metrics of the work side.
     pub work: crate::runtime::Work,
     /// The public base URL share links are built on (`ETAPPE_PUBLIC_URL`); unset: the

@@ -6,8 +6,10 @@
 //! users), so every module may read its settings from here.
 
 mod limits;
+mod people;
 
 pub use self::limits::{BudgetSettings, HostSettings, ServerLimits};
+pub use self::people::PeopleSettings;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,8 +37,10 @@ pub struct Config {
     #[arg(long, env = "ETAPPE_IN_PROCESS_WORKERS")]
     pub in_process_workers: Option<bool>,
 
-    /// Public base URL of the API, for share links (`https://etappe.example`). Unset: the
-    /// request's Host header over http.
+    /// Public base URL of the server (`https://etappe.example`): share and login links,
+    /// the cookie's security (`Secure`, `__Host-` under https) and the origin writes must
+    /// come from derive from it. Required when ETAPPE_ADDR is not a loopback address; on
+    /// loopback it defaults to `http://<address>`.
     #[arg(long, env = "ETAPPE_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Host names `/mcp` answers besides loopback and the public URL's (comma-separated).
@@ -52,6 +56,9 @@ pub struct Config {
     /// Request budgets per caller (REST and MCP share them).
     #[command(flatten)]
     pub budgets: BudgetSettings,
+    /// Login by magic link: mail, lifetimes, rate limits.
+    #[command(flatten)]
+    pub people: PeopleSettings,
 }
 
 impl Config {
@@ -88,6 +95,7 @@ impl Config {
             mcp_allowed_origins: Vec::new(),
             server: ServerLimits::default(),
             budgets: BudgetSettings::default(),
+            people: PeopleSettings::default(),
         }
     }
 
@@ -95,6 +103,35 @@ impl Config {
     pub fn runs_workers(&self) -> bool {
         self.in_process_workers
             .unwrap_or(self.work.settings().amqp_url.is_none())
+    }
+
+    /// The server's public base URL (no trailing slash): `ETAPPE_PUBLIC_URL`, else
+    /// `http://<bound>` when the server listens on loopback; an error naming the setting
+    /// otherwise (links and cookies cannot be built on a guess).
+    pub fn public_base(&self, bound: SocketAddr) -> Result<url::Url, String> {
+        if let Some(text) = self.public_url.as_deref() {
+            let url = url::Url::parse(text.trim())
+                .map_err(|e| format!("ETAPPE_PUBLIC_URL is not a URL ({e}): {text:?}"))?;
+            if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+                return Err(format!(
+                    "ETAPPE_PUBLIC_URL must be an http or https URL with a host: {text:?}"
+                ));
+            }
+            return Ok(url);
+        }
+        if !self.addr.ip().is_loopback() {
+            return Err(format!(
+                "ETAPPE_PUBLIC_URL is required when listening on {} (not a loopback address): \
+                 login links, cookie security and the issuer derive from it, e.g. ETAPPE_PUBLIC_URL=https://etappe.example",
+                self.addr
+            ));
+        }
+        url::Url::parse(&format!("http://{bound}")).map_err(|e| e.to_string())
+    }
+
+    /// Where the file mailbox keeps mail when no SMTP server is configured.
+    pub fn mailbox_dir(&self) -> PathBuf {
+        self.work.data_dir.join("mailbox")
     }
 
     /// Where the first start leaves the local user's token.

@@ -18,7 +18,8 @@ use crate::identity::Principal;
 /// The largest JSON body accepted (settings are small; uploads have their own route).
 pub(super) const MAX_JSON_BODY: usize = 64 * 1024;
 
-/// The authenticated caller, from `Authorization: Bearer etp_…`.
+/// The authenticated caller: `Authorization: Bearer etp_…`, or the session cookie (a write
+/// then passes the CSRF rule of `auth`).
 #[derive(Debug, Clone)]
 pub(super) struct Caller(pub Principal);
 
@@ -26,8 +27,7 @@ impl FromRequestParts<App> for Caller {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
-        let token = crate::auth::bearer_token(&parts.headers).ok_or(AppError::Unauthenticated)?;
-        let caller = crate::auth::authenticate(&state.identity, token)
+        let caller = crate::auth::authenticate_request(state, &parts.method, &parts.headers, false)
             .await?
             .ok_or(AppError::Unauthenticated)?;
         let principal = caller.principal;

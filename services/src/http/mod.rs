@@ -6,7 +6,6 @@ mod extract;
 mod health;
 pub mod openapi;
 mod places;
-pub mod problem;
 pub(crate) mod share;
 mod stages;
 mod trips;
@@ -19,8 +18,9 @@ use axum::routing::{MethodRouter, get};
 
 pub use self::extract::etag;
 pub use self::openapi::{Document, allowed_methods, document, operations};
-use self::problem::Problem;
 use crate::app::{App, AppError};
+pub use crate::problem;
+use crate::problem::Problem;
 
 /// The application's router.
 pub fn router(state: App) -> Router {

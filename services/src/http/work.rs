@@ -147,6 +147,7 @@ pub(super) async fn events(
     let progress = state.work.progress.clone();
     let trips = state.trips.clone();
     let identity = state.identity.clone();
+    let accounts = state.accounts.clone();
     tokio::spawn(async move {
         // The slot is held for as long as this task feeds the stream.
         let _slot = slot;
@@ -215,8 +216,17 @@ pub(super) async fn events(
                     if sender.is_closed() { return; }
                     if credential_checked.elapsed() >= CREDENTIAL_CHECK {
                         credential_checked = tokio::time::Instant::now();
-                        // A revoked token ends the stream within the authentication cache's life.
-                        if !matches!(identity.authenticate(&token).await, Ok(Some(_))) {
+                        // A revoked token ends the stream within the authentication cache's
+                        // life; a revoked session at the next check.
+                        let holds = match &token {
+                            StreamCredential::Token(token) => {
+                                matches!(identity.authenticate(token).await, Ok(Some(_)))
+                            }
+                            StreamCredential::Session(cookie) => {
+                                matches!(accounts.session(cookie).await, Ok(Some(_)))
+                            }
+                        };
+                        if !holds {
                             let _ = sender.send(Event::default().event("unauthorized").data("{}")).await;
                             return;
                         }
@@ -258,22 +268,41 @@ const FALLBACK_POLL: Duration = Duration::from_secs(2);
 /// How often a stream checks that its credential still holds.
 const CREDENTIAL_CHECK: Duration = Duration::from_secs(10);
 
+/// What a stream authenticated with, checked again every [`CREDENTIAL_CHECK`].
+enum StreamCredential {
+    Token(String),
+    /// The session cookie's value: a browser's `EventSource` sends it by itself.
+    Session(String),
+}
+
 async fn authenticate(
     state: &App,
     headers: &HeaderMap,
     query: &HashMap<String, String>,
-) -> Result<(Principal, String), AppError> {
-    // A browser's EventSource cannot set headers: the token may come as `access_token`.
+) -> Result<(Principal, StreamCredential), AppError> {
+    // A browser's EventSource cannot set headers: the token may come as `access_token`, or
+    // the session cookie stands for the person (a read: no CSRF token needed).
     let token = crate::auth::bearer_token(headers)
         .map(str::to_owned)
         .or_else(|| query.get("access_token").map(|t| t.trim().to_owned()))
-        .filter(|t| !t.is_empty())
-        .ok_or(AppError::Unauthenticated)?;
+        .filter(|t| !t.is_empty());
+    let Some(token) = token else {
+        let (session, _) = crate::auth::session_of(&state.accounts, headers)
+            .await?
+            .ok_or(AppError::Unauthenticated)?;
+        let cookie = crate::auth::cookie(headers, state.accounts.web.cookie_name())
+            .unwrap_or_default()
+            .to_owned();
+        return Ok((
+            crate::app::accounts::Accounts::principal_of(&session),
+            StreamCredential::Session(cookie),
+        ));
+    };
     let principal = crate::auth::authenticate(&state.identity, &token)
         .await?
         .ok_or(AppError::Unauthenticated)?
         .principal;
-    Ok((principal, token))
+    Ok((principal, StreamCredential::Token(token)))
 }
 
 /// `GET /metrics`: Prometheus text exposition.

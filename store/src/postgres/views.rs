@@ -87,6 +87,64 @@ impl TripViews for PostgresStore {
         shared::rebuild(self).await
     }
 
+    async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError> {
+        let ids: Vec<Uuid> = sqlx::query_scalar(
+            "SELECT trip_id FROM ( \
+               SELECT substr(stream_id, 6)::uuid AS trip_id FROM events \
+               WHERE version = 1 AND stream_id LIKE 'trip-%' \
+                 AND event_type IN ('TripCreated', 'TripDuplicated') AND data->>'ownerId' = $1 \
+               UNION SELECT trip_id FROM trip_views WHERE owner_id = $2) owned \
+             ORDER BY trip_id",
+        )
+        .bind(owner.to_string())
+        .bind(owner.0)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(ids.into_iter().map(TripId).collect())
+    }
+
+    async fn purge_trips(&self, trips: &[TripId]) -> Result<u64, StoreError> {
+        if trips.is_empty() {
+            return Ok(0);
+        }
+        let ids: Vec<Uuid> = trips.iter().map(|t| t.0).collect();
+        let streams: Vec<String> = trips.iter().map(TripId::stream_id).collect();
+        let mut tx = self.pool.begin().await?;
+        // The streams' rows first: an append holds its stream's row until it commits, so
+        // once the lock is ours every append that got in is committed (and the deletes below,
+        // each with a fresh snapshot, see its events), and every later one finds no stream
+        // at the version it expects and inserts nothing.
+        sqlx::query(
+            "SELECT 1 FROM streams WHERE stream_id = ANY($1) ORDER BY stream_id FOR UPDATE",
+        )
+        .bind(&streams)
+        .fetch_all(&mut *tx)
+        .await?;
+        let events = sqlx::query("DELETE FROM events WHERE stream_id = ANY($1)")
+            .bind(&streams)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        sqlx::query("DELETE FROM streams WHERE stream_id = ANY($1)")
+            .bind(&streams)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM trip_views WHERE trip_id = ANY($1)")
+            .bind(&ids)
+            .execute(&mut *tx)
+            .await?;
+        let texts: Vec<String> = ids.iter().map(Uuid::to_string).collect();
+        sqlx::query(
+            "DELETE FROM blobs WHERE key = ANY(SELECT 'upload:' || t FROM unnest($1::text[]) t) \
+             OR (split_part(key, ':', 1) IN ('track', 'detour') AND split_part(key, ':', 2) = ANY($1::text[]))",
+        )
+        .bind(&texts)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(events)
+    }
+
     #[cfg(feature = "testing")]
     async fn dump_trip_views(&self) -> Result<Vec<Value>, StoreError> {
         let rows = sqlx::query(

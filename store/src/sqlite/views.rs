@@ -7,6 +7,7 @@ use etappe_domain::projection::TripView;
 
 use super::SqliteStore;
 use super::rows::{load_view, parse_doc};
+use crate::shared::Backend;
 use crate::shared::{self};
 use crate::{
     ExpectedVersion, NewEvent, Page, RebuildReport, StoreError, TripAppend, TripFilter, TripViews,
@@ -89,6 +90,56 @@ impl TripViews for SqliteStore {
             outcome,
             view: view.flatten(),
         })
+    }
+
+    async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT trip_id FROM ( \
+               SELECT substr(stream_id, 6) AS trip_id FROM events \
+               WHERE version = 1 AND stream_id LIKE 'trip-%' \
+                 AND event_type IN ('TripCreated', 'TripDuplicated') AND json_extract(data, '$.ownerId') = ?1 \
+               UNION SELECT trip_id FROM trip_views WHERE owner_id = ?1) \
+             ORDER BY trip_id",
+        )
+        .bind(owner.to_string())
+        .fetch_all(&self.pool)
+        .await?;
+        ids.iter()
+            .map(|id| {
+                id.parse()
+                    .map_err(|_| StoreError::Corrupt(format!("trip id {id:?}")))
+            })
+            .collect()
+    }
+
+    async fn purge_trips(&self, trips: &[TripId]) -> Result<u64, StoreError> {
+        let mut tx = self.begin_write().await?;
+        let mut events = 0;
+        for trip in trips {
+            let id = trip.to_string();
+            events += sqlx::query("DELETE FROM events WHERE stream_id = ?1")
+                .bind(trip.stream_id())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            sqlx::query("DELETE FROM streams WHERE stream_id = ?1")
+                .bind(trip.stream_id())
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query("DELETE FROM trip_views WHERE trip_id = ?1")
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "DELETE FROM blobs WHERE key = 'upload:' || ?1 OR key LIKE 'track:' || ?1 || ':%' \
+                 OR key LIKE 'detour:' || ?1 || ':%'",
+            )
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(events)
     }
 
     async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError> {

@@ -26,7 +26,7 @@ use crate::app::schema::{AccommodationTypeSchema, ComputationStatusSchema};
 #[openapi(
     info(
         title = "Etappe",
-        description = "Multi-day bicycle trip planning. Every error is application/problem+json (RFC 9457) with a stable `type` and `code`. Authenticate with `Authorization: Bearer etp_…` (a personal access token with scopes trips:read and/or trips:write).",
+        description = "Multi-day bicycle trip planning. Every error is application/problem+json (RFC 9457) with a stable `type` and `code`. Authenticate with `Authorization: Bearer etp_…` (a personal access token with scopes trips:read and/or trips:write), or, from a browser, with the session cookie a magic link sets (then a write needs this site's Origin and the session's X-CSRF-Token, read from GET /users/me).",
     ),
     paths(
         super::trips::list,
@@ -160,7 +160,11 @@ fn unwrap_optional_bodies(doc: &mut Value) {
 
 /// The document generated on `today` (the trip-date patterns follow the calendar).
 fn generate() -> Value {
-    let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
+    let mut api = ApiDoc::openapi();
+    for part in crate::docs::parts() {
+        api.merge(part);
+    }
+    let mut doc = serde_json::to_value(api).expect("the document serializes");
     crate::app::schema::splice(&mut doc);
     unwrap_optional_bodies(&mut doc);
     if let Some(schemas) = doc.pointer_mut("/components/schemas") {

@@ -1,4 +1,5 @@
-//! The one place application errors become HTTP answers: `application/problem+json`
+//! The one place application errors become HTTP answers (for every HTTP transport: REST and
+//! the web pages' JSON routes alike, hence a neutral module beside them): `application/problem+json`
 //! (RFC 9457) with a stable `type` per kind of problem, a `code` naming it, and, for input
 //! problems, the list of fields with what each accepts. 5xx details are logged, not shown.
 
@@ -42,6 +43,10 @@ pub const CODES: &[&str] = &[
     "body_timeout",
     "confirmation_required",
     "confirmation_invalid",
+    "login_link_spent",
+    "login_link_invalid",
+    "session_required",
+    "csrf_refused",
 ];
 
 /// A problem document.
@@ -273,6 +278,36 @@ impl From<&AppError> for Problem {
                 S::CONFLICT,
                 "confirmation_invalid",
                 "Confirmation invalid",
+                detail,
+            ),
+            AppError::LoginRateLimited(exceeded) => Problem {
+                retry_after: Some(exceeded.retry_after_secs),
+                ..Problem::new(
+                    S::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "Too many requests",
+                    detail,
+                )
+            },
+            AppError::LoginLinkSpent(_) => {
+                Problem::new(S::GONE, "login_link_spent", "Login link spent", detail)
+            }
+            AppError::LoginLinkInvalid => Problem::new(
+                S::BAD_REQUEST,
+                "login_link_invalid",
+                "Invalid login link",
+                detail,
+            ),
+            AppError::NoSuchCredential => {
+                Problem::new(S::NOT_FOUND, "not_found", "Not found", detail)
+            }
+            AppError::SessionRequired => {
+                Problem::new(S::FORBIDDEN, "session_required", "Session required", detail)
+            }
+            AppError::CsrfRefused(_) => Problem::new(
+                S::FORBIDDEN,
+                "csrf_refused",
+                "Cross-site request refused",
                 detail,
             ),
             AppError::Internal(_) => Problem::new(

@@ -1,174 +1,53 @@
-//! Who is calling: users and their personal access tokens.
-//!
-//! A token is `etp_` followed by 64 hex digits (256 random bits). Only its SHA-256 digest is
-//! stored: the tokens are random, so a fast digest cannot be reversed by guessing, and a
-//! leaked database does not leak working tokens.
+//! Personal access tokens: `etp_` followed by 64 hex digits (256 random bits), for scripts
+//! and MCP clients configured by hand. Only the digest is stored (see the module above).
 
-use std::collections::HashMap;
-use std::fmt;
-use std::str::FromStr;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use etappe_domain::ids::UserId;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
-use sqlx::{PgPool, Row, SqlitePool};
+use sqlx::Row;
 use uuid::Uuid;
 
-/// What a token allows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Scope {
-    #[serde(rename = "trips:read")]
-    TripsRead,
-    #[serde(rename = "trips:write")]
-    TripsWrite,
-}
-
-impl Scope {
-    /// Every scope.
-    pub const ALL: [Scope; 2] = [Scope::TripsRead, Scope::TripsWrite];
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::TripsRead => "trips:read",
-            Self::TripsWrite => "trips:write",
-        }
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Scope {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|scope| scope.as_str() == s.trim())
-            .ok_or_else(|| format!("unknown scope {s:?}; accepted: trips:read, trips:write"))
-    }
-}
-
-/// An authenticated caller.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Principal {
-    pub user_id: UserId,
-    pub scopes: Vec<Scope>,
-}
-
-impl Principal {
-    /// Whether the caller holds `scope`.
-    pub fn has(&self, scope: Scope) -> bool {
-        self.scopes.contains(&scope)
-    }
-}
-
-/// Failures of the identity store.
-#[derive(Debug, thiserror::Error)]
-pub enum IdentityError {
-    #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
-    #[error("{0}")]
-    Invalid(String),
-}
-
-/// Where the identity tables live: the database the event store uses.
-#[derive(Clone, Debug)]
-pub enum IdentityDb {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
-}
+use super::{
+    Identity, IdentityDb, IdentityError, Principal, Scope, parse_sqlite_time, parse_sqlite_uuid,
+    random_secret, sqlite_time, token_digest,
+};
 
 /// How long an authenticated token is trusted without asking the database again: a
 /// revocation takes effect at once in the process that made it, and within this delay in
 /// every other replica.
-const TOKEN_CACHE_TTL: Duration = Duration::from_secs(30);
+pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(30);
 
-/// Users and tokens, with a short-lived cache of authenticated tokens (every request
-/// authenticates; the cache saves that round trip on the hot path).
-#[derive(Debug)]
-pub struct Identity {
-    db: IdentityDb,
-    cache: Mutex<HashMap<String, (Principal, Instant)>>,
-}
-
-/// The SHA-256 digest of a token, as stored.
-pub fn token_digest(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
+/// A token as its owner sees it listed (never the token itself).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenRow {
+    pub id: Uuid,
+    pub label: String,
+    pub scopes: Vec<Scope>,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 fn new_token() -> String {
-    format!("etp_{}", hex::encode(rand::random::<[u8; 32]>()))
+    format!("etp_{}", random_secret())
 }
 
-fn scopes_text(scopes: &[Scope]) -> String {
+pub(super) fn scopes_text(scopes: &[Scope]) -> String {
     let mut names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
     names.sort_unstable();
     names.dedup();
     names.join(" ")
 }
 
-fn parse_scopes(text: &str) -> Vec<Scope> {
+pub(super) fn parse_scopes(text: &str) -> Vec<Scope> {
     text.split_whitespace()
         .filter_map(|s| s.parse().ok())
         .collect()
 }
 
 impl Identity {
-    /// Identity over `db`.
-    pub fn new(db: IdentityDb) -> Self {
-        Self {
-            db,
-            cache: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// The user with this e-mail address, created if it does not exist.
-    pub async fn ensure_user(&self, email: &str) -> Result<UserId, IdentityError> {
-        let email = email.trim().to_ascii_lowercase();
-        if email.is_empty() || !email.contains('@') || email.len() > 180 {
-            return Err(IdentityError::Invalid(format!(
-                "not an e-mail address: {email:?}"
-            )));
-        }
-        let new_id = UserId::new();
-        let id = match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query(
-                    "INSERT INTO users (user_id, email, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (email) DO NOTHING",
-                )
-                .bind(new_id.to_string())
-                .bind(&email)
-                .bind(Utc::now().to_rfc3339())
-                .execute(pool)
-                .await?;
-                let id: String = sqlx::query_scalar("SELECT user_id FROM users WHERE email = ?1")
-                    .bind(&email)
-                    .fetch_one(pool)
-                    .await?;
-                Uuid::parse_str(&id).map_err(|e| IdentityError::Invalid(e.to_string()))?
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query("INSERT INTO users (user_id, email) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING")
-                    .bind(new_id.0)
-                    .bind(&email)
-                    .execute(pool)
-                    .await?;
-                sqlx::query_scalar("SELECT user_id FROM users WHERE email = $1")
-                    .bind(&email)
-                    .fetch_one(pool)
-                    .await?
-            }
-        };
-        Ok(UserId(id))
-    }
-
     /// Mints a token for `user` with `scopes`; answers the clear token, which is shown once.
     pub async fn create_token(
         &self,
@@ -176,6 +55,18 @@ impl Identity {
         scopes: &[Scope],
         label: &str,
     ) -> Result<String, IdentityError> {
+        self.create_token_with_id(user, scopes, label)
+            .await
+            .map(|(_, token)| token)
+    }
+
+    /// [`Self::create_token`], answering the token's id too (for the audit trail).
+    pub async fn create_token_with_id(
+        &self,
+        user: UserId,
+        scopes: &[Scope],
+        label: &str,
+    ) -> Result<(Uuid, String), IdentityError> {
         if scopes.is_empty() {
             return Err(IdentityError::Invalid(
                 "a token needs at least one scope".into(),
@@ -195,7 +86,7 @@ impl Identity {
                 .bind(&digest)
                 .bind(scopes_text(scopes))
                 .bind(label)
-                .bind(Utc::now().to_rfc3339())
+                .bind(sqlite_time(Utc::now()))
                 .execute(pool)
                 .await?;
             }
@@ -212,7 +103,7 @@ impl Identity {
                 .await?;
             }
         }
-        Ok(token)
+        Ok((token_id, token))
     }
 
     /// The caller a bearer token stands for, if it is a live token.
@@ -233,7 +124,7 @@ impl Identity {
             .await?
             .map(|r| -> Result<(Uuid, String), IdentityError> {
                 let id: String = r.try_get("user_id")?;
-                Ok((Uuid::parse_str(&id).map_err(|e| IdentityError::Invalid(e.to_string()))?, r.try_get("scopes")?))
+                Ok((parse_sqlite_uuid(&id)?, r.try_get("scopes")?))
             })
             .transpose()?,
             IdentityDb::Postgres(pool) => sqlx::query(
@@ -267,7 +158,7 @@ impl Identity {
             IdentityDb::Sqlite(pool) => sqlx::query(
                 "UPDATE access_tokens SET revoked_at = ?1 WHERE token_sha256 = ?2 AND revoked_at IS NULL",
             )
-            .bind(Utc::now().to_rfc3339())
+            .bind(sqlite_time(Utc::now()))
             .bind(&digest)
             .execute(pool)
             .await?
@@ -287,28 +178,96 @@ impl Identity {
         Ok(revoked > 0)
     }
 
+    /// Revokes `user`'s token `token_id`. Answers whether a live token of theirs was revoked
+    /// (another person's id is "no such token", like an unknown one).
+    pub async fn revoke_token_by_id(
+        &self,
+        user: UserId,
+        token_id: Uuid,
+    ) -> Result<bool, IdentityError> {
+        let digest: Option<String> = match &self.db {
+            IdentityDb::Sqlite(pool) => {
+                sqlx::query_scalar(
+                    "UPDATE access_tokens SET revoked_at = ?1 WHERE token_id = ?2 AND user_id = ?3 \
+                 AND revoked_at IS NULL RETURNING token_sha256",
+                )
+                .bind(sqlite_time(Utc::now()))
+                .bind(token_id.to_string())
+                .bind(user.to_string())
+                .fetch_optional(pool)
+                .await?
+            }
+            IdentityDb::Postgres(pool) => sqlx::query_scalar(
+                "UPDATE access_tokens SET revoked_at = now() WHERE token_id = $1 AND user_id = $2 \
+                 AND revoked_at IS NULL RETURNING token_sha256",
+            )
+            .bind(token_id)
+            .bind(user.0)
+            .fetch_optional(pool)
+            .await?,
+        };
+        if let Some(digest) = &digest {
+            self.cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(digest);
+        }
+        Ok(digest.is_some())
+    }
+
+    /// `user`'s tokens, newest first, revoked ones included (they are history).
+    pub async fn tokens_of(&self, user: UserId) -> Result<Vec<TokenRow>, IdentityError> {
+        match &self.db {
+            IdentityDb::Sqlite(pool) => {
+                let rows = sqlx::query(
+                    "SELECT token_id, label, scopes, created_at, revoked_at FROM access_tokens \
+                     WHERE user_id = ?1 ORDER BY created_at DESC, token_id DESC",
+                )
+                .bind(user.to_string())
+                .fetch_all(pool)
+                .await?;
+                rows.iter()
+                    .map(|r| {
+                        let revoked: Option<String> = r.try_get("revoked_at")?;
+                        Ok(TokenRow {
+                            id: parse_sqlite_uuid(&r.try_get::<String, _>("token_id")?)?,
+                            label: r.try_get("label")?,
+                            scopes: parse_scopes(&r.try_get::<String, _>("scopes")?),
+                            created_at: parse_sqlite_time(&r.try_get::<String, _>("created_at")?)?,
+                            revoked_at: revoked.as_deref().map(parse_sqlite_time).transpose()?,
+                        })
+                    })
+                    .collect()
+            }
+            IdentityDb::Postgres(pool) => {
+                let rows = sqlx::query(
+                    "SELECT token_id, label, scopes, created_at, revoked_at FROM access_tokens \
+                     WHERE user_id = $1 ORDER BY created_at DESC, token_id DESC",
+                )
+                .bind(user.0)
+                .fetch_all(pool)
+                .await?;
+                rows.iter()
+                    .map(|r| {
+                        Ok(TokenRow {
+                            id: r.try_get("token_id")?,
+                            label: r.try_get("label")?,
+                            scopes: parse_scopes(&r.try_get::<String, _>("scopes")?),
+                            created_at: r.try_get("created_at")?,
+                            revoked_at: r.try_get("revoked_at")?,
+                        })
+                    })
+                    .collect()
+            }
+        }
+    }
+
     fn cached(&self, digest: &str) -> Option<Principal> {
         let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         cache
             .get(digest)
             .filter(|(_, at)| at.elapsed() < TOKEN_CACHE_TTL)
             .map(|(p, _)| p.clone())
-    }
-
-    /// How many users exist (zero on a first start).
-    pub async fn user_count(&self) -> Result<i64, IdentityError> {
-        Ok(match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT count(*) FROM users")
-                    .fetch_one(pool)
-                    .await?
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query_scalar("SELECT count(*) FROM users")
-                    .fetch_one(pool)
-                    .await?
-            }
-        })
     }
 }
 

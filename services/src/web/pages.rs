@@ -1,0 +1,156 @@
+//! The few HTML pages of logging in: small, without scripts, each sent with headers that
+//! keep it out of frames and caches and its URL (which may hold a login token) out of
+//! `Referer` headers.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+
+/// Text safe inside HTML (element content and quoted attribute values).
+pub(super) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A page: `title` and `body` (already HTML) with the defensive headers.
+pub(super) fn page(status: StatusCode, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · Etappe</title>\
+         <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}}\
+         input,button{{font:inherit;padding:.4rem .6rem}}</style></head>\
+         <body><h1>{title}</h1>\n{body}\n</body></html>\n",
+        title = escape(title),
+    );
+    let mut response = (status, Html(html)).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    response
+}
+
+/// The login form.
+pub(super) fn login(next: Option<&str>) -> Response {
+    let next = next
+        .map(|n| {
+            format!(
+                "<input type=\"hidden\" name=\"next\" value=\"{}\">",
+                escape(n)
+            )
+        })
+        .unwrap_or_default();
+    page(
+        StatusCode::OK,
+        "Log in",
+        &format!(
+            "<p>Enter your e-mail address: we send you a link that logs you in.</p>\
+             <form method=\"post\" action=\"/auth/login\">{next}\
+             <input type=\"email\" name=\"email\" required autocomplete=\"email\" aria-label=\"E-mail address\">\
+             <button type=\"submit\">Send the link</button></form>"
+        ),
+    )
+}
+
+/// What a login request answers, whatever the address.
+pub(super) const SENT: &str =
+    "If this address can log in, a link is on its way to it. It works once, for 15 minutes.";
+
+/// After a login request from the form.
+pub(super) fn sent() -> Response {
+    page(
+        StatusCode::ACCEPTED,
+        "Check your mail",
+        &format!("<p>{}</p>", escape(SENT)),
+    )
+}
+
+/// The page a login link opens: a button, so that mail scanners which open links do not
+/// spend them (only the POST does).
+pub(super) fn continue_login(token: &str, next: Option<&str>) -> Response {
+    let next = next
+        .map(|n| {
+            format!(
+                "<input type=\"hidden\" name=\"next\" value=\"{}\">",
+                escape(n)
+            )
+        })
+        .unwrap_or_default();
+    page(
+        StatusCode::OK,
+        "Log in to Etappe",
+        &format!(
+            "<form method=\"post\" action=\"/auth/magic\">\
+             <input type=\"hidden\" name=\"token\" value=\"{}\">{next}\
+             <button type=\"submit\">Continue</button></form>",
+            escape(token)
+        ),
+    )
+}
+
+/// A refusal as a page, with a way back to the login form.
+pub(super) fn refused(status: StatusCode, title: &str, detail: &str) -> Response {
+    page(
+        status,
+        title,
+        &format!(
+            "<p>{}</p><p><a href=\"/login\">Ask for a new login link</a></p>",
+            escape(detail)
+        ),
+    )
+}
+
+/// The home page: who is logged in, and the logout button.
+pub(super) fn home(email: Option<&str>, csrf: Option<&str>) -> Response {
+    match (email, csrf) {
+        (Some(email), Some(csrf)) => page(
+            StatusCode::OK,
+            "Etappe",
+            &format!(
+                "<p>Logged in as {}.</p>\
+                 <form method=\"post\" action=\"/auth/logout\">\
+                 <input type=\"hidden\" name=\"csrf\" value=\"{}\">\
+                 <button type=\"submit\">Log out</button></form>",
+                escape(email),
+                escape(csrf)
+            ),
+        ),
+        _ => page(
+            StatusCode::OK,
+            "Etappe",
+            "<p>Plan multi-day bicycle trips. <a href=\"/login\">Log in</a> to see yours.</p>",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn markup_in_text_is_escaped() {
+        assert_eq!(
+            escape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+}
