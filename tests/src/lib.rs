@@ -17,6 +17,7 @@ pub mod python;
 pub mod route_services;
 pub mod server_bench;
 pub mod standins;
+pub mod tls_documents;
 
 use std::path::PathBuf;
 
