@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod browser;
 pub mod fixtures;
+pub mod node;
 pub mod openapi;
 pub mod python;
 pub mod route_services;
