@@ -8,7 +8,9 @@
 // HTTP client, logged in by the magic link read from the server's file mailbox) opens the
 // consent page and approves it with the page's CSRF token; the code from the redirect goes to
 // `transport.finishAuth(code)` (PKCE S256, the SDK's verifier), then a new connection calls a
-// tool. Then the token is revoked (RFC 7009) and the next call with it gets 401.
+// tool. Then the access token expires (the server is started with a short lifetime,
+// ETAPPE_ACCESS_TTL seconds), the next call's 401 makes the SDK refresh it (rotated) without
+// the person; then the token is revoked (RFC 7009) and the next call with it gets 401.
 //
 // Prints one line per step, and, per registration, `first tool call: N requests, S seconds`
 // (from the client's first request to its first successful tool call). Exits 1 on the first
@@ -196,7 +198,7 @@ class MemoryProvider {
   }
 }
 
-async function connect(base, person, kind, cimd) {
+async function connect(base, person, kind, cimd, ttl) {
   const provider = new MemoryProvider(
     kind === 'cimd' ? cimd.name : 'Etappe OAuth journey (TypeScript, dcr)',
     person,
@@ -242,19 +244,31 @@ async function connect(base, person, kind, cimd) {
   check(access?.startsWith('eta_'), 'no access token');
   check(person.consents === 1, `consents asked: ${person.consents}`);
   console.log(`${kind}: tokens issued to ${clientId} (scope ${provider.saved.scope})`);
+
+  // The access token expires; the call's 401 makes the SDK refresh it, and retry.
+  await sleep((ttl + 1) * 1000);
+  const before = requests.length;
+  const again = await client.callTool({ name: 'list_trips', arguments: {} });
+  check(!again.isError, `list_trips after expiry failed: ${JSON.stringify(again)}`);
+  const tokenPosts = requests.slice(before).filter((r) => r === 'POST /oauth/token');
+  check(tokenPosts.length === 1, `the refresh: ${requests.slice(before).join(' ')}`);
+  check(provider.saved.access_token !== access, 'the access token did not change');
+  check(person.consents === 1, 'the refresh asked the person again');
+  console.log(`${kind}: access token expired and refreshed (rotated), the call went through`);
+  const current = provider.saved.access_token;
   await client.close();
 
   // Revocation (RFC 7009): the grant ends, and a call with the token gets 401.
   const revoked = await fetch(`${base}/oauth/revoke`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token: access, client_id: clientId }),
+    body: new URLSearchParams({ token: current, client_id: clientId }),
   });
   check(revoked.status === 200, `revoke answered ${revoked.status}`);
   const after = await fetch(`${base}/mcp`, {
     method: 'POST',
     headers: {
-      Authorization: `Bearer ${access}`,
+      Authorization: `Bearer ${current}`,
       Accept: 'application/json, text/event-stream',
       'Content-Type': 'application/json',
       'MCP-Protocol-Version': '2025-11-25',
@@ -278,11 +292,16 @@ async function main() {
   const cimd = process.env.ETAPPE_CIMD_URL
     ? { url: process.env.ETAPPE_CIMD_URL, name: process.env.ETAPPE_CIMD_NAME ?? '' }
     : undefined;
+  const ttl = Number(process.env.ETAPPE_ACCESS_TTL ?? 'NaN');
+  if (!(ttl > 0)) {
+    console.error("set ETAPPE_ACCESS_TTL to the server's access token lifetime in seconds");
+    return 1;
+  }
   const person = new Person(base, mailbox);
   try {
     await person.logIn(process.env.ETAPPE_EMAIL ?? 'ts-agent-owner@example.org');
     for (const kind of cimd ? ['dcr', 'cimd'] : ['dcr']) {
-      await connect(base, person, kind, cimd);
+      await connect(base, person, kind, cimd, ttl);
     }
   } catch (error) {
     console.error(`FAILED: ${error instanceof Deviation ? error.message : error?.stack ?? error}`);

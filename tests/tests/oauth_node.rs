@@ -5,7 +5,7 @@
 //! metadata document served over https on loopback, as in `oauth_python.rs`), and hands the
 //! authorization URL to `redirectToAuthorization`, where the person (logged in by the magic
 //! link from the file mailbox) approves the consent page; `finishAuth(code)`, a tool call,
-//! revocation, 401. On both backends. Prints the calls and seconds from the client's first
+//! an expired access token refreshed by the SDK on the 401, revocation, 401. On both backends. Prints the calls and seconds from the client's first
 //! request to its first successful tool call.
 //!
 //! Needs node 18+ and `npm ci --prefix tests/node` (`.ci/run` does it); without them the test
@@ -19,6 +19,8 @@ use etappe_tests::tls_documents::{TestCertificates, TlsDocumentServer};
 use etappe_tests::{Backend, TestApp};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
+/// The access token's lifetime in this test: short, so the script sees it expire.
+const ACCESS_TTL_SECS: u64 = 2;
 const DOCUMENT_PATH: &str = "/client.json";
 const DOCUMENT_CLIENT_NAME: &str = "Etappe OAuth journey (TypeScript, metadata document)";
 
@@ -42,6 +44,7 @@ async fn journey(backend: Backend) {
         .expect("a throwaway CA and leaf from the openssl CLI");
     let ca = certs.ca_der.clone();
     let Some(app) = TestApp::spawn_with(backend, |c| {
+        c.oauth.access_ttl_secs = ACCESS_TTL_SECS;
         c.work.fetch_hooks.extra_root_certificates = vec![ca];
     })
     .await
@@ -64,6 +67,7 @@ async fn journey(backend: Backend) {
             "ETAPPE_MAILBOX".to_owned(),
             app.data_dir().join("mailbox").display().to_string(),
         ),
+        ("ETAPPE_ACCESS_TTL".to_owned(), ACCESS_TTL_SECS.to_string()),
         ("ETAPPE_CIMD_URL".to_owned(), cimd_url.clone()),
         (
             "ETAPPE_CIMD_NAME".to_owned(),
@@ -91,18 +95,18 @@ async fn journey(backend: Backend) {
         "no summary line\n{report}"
     );
     for kind in ["dcr", "cimd"] {
-        assert!(
-            run.stdout
-                .lines()
-                .any(|l| l.starts_with(&format!("{kind}: first tool call:"))),
-            "{report}"
-        );
-        assert!(
-            run.stdout
-                .lines()
-                .any(|l| l.starts_with(&format!("{kind}: revoked; the next call got 401"))),
-            "{report}"
-        );
+        for step in [
+            "first tool call:",
+            "access token expired and refreshed",
+            "revoked; the next call got 401",
+        ] {
+            assert!(
+                run.stdout
+                    .lines()
+                    .any(|l| l.starts_with(&format!("{kind}: {step}"))),
+                "{kind}: {step}\n{report}"
+            );
+        }
     }
     assert_eq!(
         documents.hits(DOCUMENT_PATH),

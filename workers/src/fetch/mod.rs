@@ -12,7 +12,9 @@
 //! and checks the address first and tunnels to that address ([`tunnel`]).
 //!
 //! Who resolves names is pluggable ([`resolve::SourceResolver`]): the tests install one that
-//! answers loopback names only.
+//! answers loopback names only. The tests may also add a root of trust (their throwaway CA, for
+//! an https server on loopback) beside the platform's; both are code-level [`FetchHooks`] that
+//! no setting reaches, and neither turns a check off.
 
 pub mod origins;
 pub mod ranges;
