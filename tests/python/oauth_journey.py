@@ -3,8 +3,9 @@
 
 `mcp.client.auth.OAuthClientProvider` (mcp 2.x) meets the 401, reads the protected-resource
 metadata named in `WWW-Authenticate`, then the authorization-server metadata, registers (dynamic
-client registration, or a client ID metadata document URL the server already knows), sends the
-person to the consent page, exchanges the code with PKCE, and calls tools. The person is a
+client registration; or, with a client ID metadata document URL, not at all: the server fetches
+the document, served over https on loopback by the Rust test), sends the person to the consent
+page, exchanges the code with PKCE, and calls tools. The person is a
 second HTTP client (the SDK warns that re-entering its locked flow would deadlock): it logs in
 with the magic link read from the server's file mailbox, opens the consent page the redirect
 handler is given, and approves it by POST with the page's CSRF token. Then the access token
@@ -17,7 +18,8 @@ deviation, 2 when the SDK is missing.
 
 Run by tests/tests/oauth_python.rs; by hand:
     tests/python/.venv/bin/python tests/python/oauth_journey.py --base http://127.0.0.1:8080 \\
-        --mailbox data/mailbox --access-ttl 2 --cimd-url https://127.0.0.1/etappe-journey/client.json
+        --mailbox data/mailbox --access-ttl 2 --cimd-url https://127.0.0.1:8443/client.json \\
+        --cimd-name 'Etappe OAuth journey (metadata document)'
 """
 
 from __future__ import annotations
@@ -86,6 +88,8 @@ class Person:
         self.cookie = ""
         self.answer: AuthorizationCodeResult | None = None
         self.consents = 0
+        # What the consent page must show: the client's name and its client id.
+        self.expected_client: tuple[str, str] | None = None
 
     def messages(self) -> list[Path]:
         if not self.mailbox.is_dir():
@@ -125,6 +129,10 @@ class Person:
         page = await self.browser.get(authorization_url, headers={"Cookie": self.cookie})
         check(page.status_code == 200, f"the consent page answered {page.status_code}: {page.text[:300]}")
         check(page.headers.get("x-frame-options") == "DENY", "the consent page can be framed")
+        if self.expected_client is not None:
+            name, client_id = self.expected_client
+            check(f"<q>{html.escape(name)}</q>" in page.text, f"the consent page does not name {name!r}: {page.text[:600]}")
+            check(html.escape(client_id) in page.text, f"the consent page does not show {client_id}")
         fields = {
             html.unescape(name): html.unescape(value)
             for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page.text)
@@ -166,6 +174,9 @@ class Counter:
 
 async def connect(args: argparse.Namespace, person: Person, kind: str) -> None:
     storage = MemoryStorage()
+    # A DCR client is named by its registration; a document's client by its document, which
+    # the server fetched (the SDK's own metadata below is not sent then).
+    person.expected_client = (args.cimd_name, args.cimd_url) if kind == "cimd" else None
     metadata = OAuthClientMetadata(
         client_name=f"Etappe OAuth journey ({kind})",
         redirect_uris=[REDIRECT_URI],
@@ -204,10 +215,8 @@ async def connect(args: argparse.Namespace, person: Person, kind: str) -> None:
                     check(client_id == args.cimd_url, f"the client id is {client_id}, not the document URL")
                 else:
                     check(client_id.startswith("dcr_"), f"a registered client id: {client_id}")
-                check(
-                    not any(p == "/oauth/register" for _, p in counter.requests) or kind == "dcr",
-                    "a metadata-document client registered dynamically",
-                )
+                registered = any(p == "/oauth/register" for _, p in counter.requests)
+                check(registered == (kind == "dcr"), f"{kind}: dynamic registration used: {registered}")
                 check(storage.tokens is not None and storage.tokens.access_token.startswith("eta_"), "no access token")
                 first_access = storage.tokens.access_token
                 print(f"{kind}: tokens issued to {client_id} (scope {storage.tokens.scope})")
@@ -258,7 +267,8 @@ async def main() -> int:
     parser.add_argument("--base", required=True, help="the server, http://host:port")
     parser.add_argument("--mailbox", required=True, help="the server's file mailbox directory")
     parser.add_argument("--access-ttl", type=float, required=True, help="the server's access token lifetime")
-    parser.add_argument("--cimd-url", required=True, help="a client ID metadata document URL the server knows")
+    parser.add_argument("--cimd-url", required=True, help="an https client ID metadata document URL the server can fetch")
+    parser.add_argument("--cimd-name", required=True, help="the client_name that document gives")
     parser.add_argument("--email", default="agent-owner@example.org")
     args = parser.parse_args()
     person = Person(args.base, Path(args.mailbox))

@@ -12,11 +12,13 @@
 pub mod bench;
 pub mod browser;
 pub mod fixtures;
+pub mod node;
 pub mod openapi;
 pub mod python;
 pub mod route_services;
 pub mod server_bench;
 pub mod standins;
+pub mod tls_documents;
 
 use std::path::PathBuf;
 

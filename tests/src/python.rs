@@ -65,17 +65,32 @@ pub struct Run {
 
 /// Runs `python script args…`, killed after `timeout`; both streams are drained as it runs.
 pub fn run(python: &Path, script: &str, args: &[String], timeout: Duration) -> Run {
+    let env = [
+        ("PYTHONUNBUFFERED".to_owned(), "1".to_owned()),
+        ("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned()),
+    ];
+    run_with_env(python, script, args, &env, timeout)
+}
+
+/// Runs `interpreter script args…` (Python, or node for `crate::node`) with `env` added,
+/// killed after `timeout`; both streams are drained as it runs.
+pub fn run_with_env(
+    interpreter: &Path,
+    script: &str,
+    args: &[String],
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Run {
     let started = Instant::now();
-    let mut child = Command::new(python)
+    let mut child = Command::new(interpreter)
         .arg(script)
         .args(args)
-        .env("PYTHONUNBUFFERED", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", python.display()));
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", interpreter.display()));
     let drain = |stream: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut text = String::new();

@@ -5,7 +5,7 @@
 //! replayed (the grant dies); a read-only agent calling a write tool (403
 //! `insufficient_scope`); an agent token on REST; client registration's rules; client
 //! metadata documents that name another id, redirect, sit on a private address or are too
-//! large; the rate limit of the token endpoint.
+//! large, or come over https from a CA not trusted; the rate limit of the token endpoint.
 //!
 //! Codes are issued here through the application service (`validate` then `approve`, what
 //! the consent page's POST does); the consent page itself, with a session, is exercised in
@@ -1648,4 +1648,75 @@ async fn the_agents_page_lists_and_revokes(backend: Backend) {
     )
     .await;
     assert_eq!(status, 400);
+}
+
+/// A metadata document over https on loopback is fetched with every certificate check on:
+/// refused while its CA is unknown (or another CA is trusted), fetched once the test hook
+/// `fetch_hooks.extra_root_certificates` trusts that very CA. The hook is the only way in;
+/// no setting reaches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_document_is_fetched_only_when_its_ca_is_trusted() {
+    use etappe_tests::tls_documents::{TestCertificates, TlsDocumentServer};
+    let (certs, stranger) = tokio::task::spawn_blocking(|| {
+        (TestCertificates::generate(), TestCertificates::generate())
+    })
+    .await
+    .expect("the certificate maker");
+    let certs = certs.expect("a throwaway CA from the openssl CLI");
+    let stranger = stranger.expect("another throwaway CA");
+    let document = json!({
+        "client_id": "{origin}/client.json",
+        "client_name": "Document over https",
+        "redirect_uris": [REDIRECT],
+        "token_endpoint_auth_method": "none",
+    })
+    .to_string();
+    let server =
+        TlsDocumentServer::start(&certs, vec![("/client.json", "application/json", document)])
+            .await
+            .expect("the https document server");
+    let url = format!("{}/client.json", server.origin);
+
+    for trusted in [None, Some(stranger.ca_der.clone())] {
+        let Some(app) = spawn_with(Backend::Sqlite, |c| {
+            c.work.fetch_hooks.extra_root_certificates = trusted.into_iter().collect();
+        })
+        .await
+        else {
+            return;
+        };
+        let refused = app
+            .state
+            .authorization
+            .fetch_document(&url)
+            .await
+            .expect_err("a certificate from an untrusted CA");
+        assert!(
+            refused.to_string().contains("could not be fetched"),
+            "{refused}"
+        );
+    }
+    assert_eq!(
+        server.hits("/client.json"),
+        0,
+        "no request past the handshake"
+    );
+
+    let ca = certs.ca_der.clone();
+    let Some(app) = spawn_with(Backend::Sqlite, |c| {
+        c.work.fetch_hooks.extra_root_certificates = vec![ca];
+    })
+    .await
+    else {
+        return;
+    };
+    let client = app
+        .state
+        .authorization
+        .fetch_document(&url)
+        .await
+        .expect("the document, over https from the trusted CA");
+    assert_eq!(client.client_name, "Document over https");
+    assert_eq!(client.kind, "cimd");
+    assert_eq!(server.hits("/client.json"), 1);
 }

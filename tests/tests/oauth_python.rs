@@ -6,42 +6,66 @@
 //! 401. On both backends. Prints the calls and seconds from the client's first request to
 //! its first successful tool call.
 //!
-//! The SDK insists on an https client metadata URL, and the test's server cannot be reached
-//! over https; so the document's client is pre-registered (CIMD-02 §7.2: an authorization
-//! server may know a client's document already), and the fetcher, with its refusals, is
-//! tested against a local server in `oauth.rs`.
+//! The SDK insists on an https client metadata URL, so the document is served over https on
+//! 127.0.0.1 (`etappe_tests::tls_documents`, a throwaway CA made by the `openssl` CLI) and
+//! nothing is registered ahead: the SDK sees `client_id_metadata_document_supported`, skips
+//! registration, and Etappe fetches the document on `/oauth/authorize` with its SSRF-safe
+//! fetcher, trusting the test CA through the `fetch_hooks` test hook only.
 
 use std::time::Duration;
 
 use etappe_tests::python::{find_python, run, usable};
+use etappe_tests::tls_documents::{TestCertificates, TlsDocumentServer};
 use etappe_tests::{Backend, TestApp};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/python/oauth_journey.py");
 const TIMEOUT: Duration = Duration::from_secs(120);
 /// The access token's lifetime in this test: short, so the script sees it expire.
 const ACCESS_TTL_SECS: u64 = 2;
-const CIMD_URL: &str = "https://127.0.0.1/etappe-oauth-journey/client.json";
+const DOCUMENT_PATH: &str = "/client.json";
+/// The name the document gives its client; the consent page must show it.
+const DOCUMENT_CLIENT_NAME: &str = "Etappe OAuth journey (metadata document)";
+
+/// The client metadata document the journey's second client is identified by; `{origin}`
+/// is the server's own origin, so the document names its own URL.
+fn client_document() -> String {
+    serde_json::json!({
+        "client_id": format!("{{origin}}{DOCUMENT_PATH}"),
+        "client_name": DOCUMENT_CLIENT_NAME,
+        "client_uri": "{origin}/",
+        "redirect_uris": ["http://127.0.0.1:47999/callback"],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    })
+    .to_string()
+}
 
 async fn journey(backend: Backend) {
     let probe = tokio::task::spawn_blocking(find_python);
-    let Some(app) =
-        TestApp::spawn_with(backend, |c| c.oauth.access_ttl_secs = ACCESS_TTL_SECS).await
+    let certs = tokio::task::spawn_blocking(TestCertificates::generate)
+        .await
+        .expect("the certificate maker")
+        .expect("a throwaway CA and leaf from the openssl CLI");
+    let ca = certs.ca_der.clone();
+    let Some(app) = TestApp::spawn_with(backend, |c| {
+        c.oauth.access_ttl_secs = ACCESS_TTL_SECS;
+        c.work.fetch_hooks.extra_root_certificates = vec![ca];
+    })
+    .await
     else {
         return;
     };
     let Some(python) = usable(probe.await.expect("the interpreter probe")) else {
         return;
     };
-    app.state
-        .authorization
-        .preregister_document(
-            CIMD_URL,
-            "Etappe OAuth journey (document)",
-            vec!["http://127.0.0.1:47999/callback".into()],
-            Duration::from_secs(3600),
-        )
-        .await
-        .expect("pre-registered");
+    let documents = TlsDocumentServer::start(
+        &certs,
+        vec![(DOCUMENT_PATH, "application/json", client_document())],
+    )
+    .await
+    .expect("the https document server");
+    let cimd_url = format!("{}{DOCUMENT_PATH}", documents.origin);
     let args = vec![
         "--base".to_owned(),
         app.base.clone(),
@@ -50,7 +74,9 @@ async fn journey(backend: Backend) {
         "--access-ttl".to_owned(),
         ACCESS_TTL_SECS.to_string(),
         "--cimd-url".to_owned(),
-        CIMD_URL.to_owned(),
+        cimd_url.clone(),
+        "--cimd-name".to_owned(),
+        DOCUMENT_CLIENT_NAME.to_owned(),
     ];
     let run = tokio::task::spawn_blocking(move || run(&python, SCRIPT, &args, TIMEOUT))
         .await
@@ -79,6 +105,22 @@ async fn journey(backend: Backend) {
             "{report}"
         );
     }
+    // Fetched once on /oauth/authorize, then served from the cache (token, refresh, revoke).
+    assert_eq!(
+        documents.hits(DOCUMENT_PATH),
+        1,
+        "the metadata document's fetches\n{report}"
+    );
+    let stored = app
+        .state
+        .authorization
+        .store()
+        .client(&cimd_url)
+        .await
+        .expect("the client store")
+        .expect("the document's client, cached");
+    assert_eq!(stored.kind, "cimd");
+    assert_eq!(stored.client_name, DOCUMENT_CLIENT_NAME);
     eprintln!(
         "{}oauth journey: {:.1} s",
         run.stdout,

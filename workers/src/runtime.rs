@@ -158,7 +158,8 @@ impl Work {
     /// The fetcher of source links the settings describe.
     pub fn fetcher(&self) -> Result<Fetcher, FetchError> {
         let mut builder = Fetcher::builder(self.settings.allowed_source_hosts.clone())
-            .proxy(self.settings.fetch_proxy.clone());
+            .proxy(self.settings.fetch_proxy.clone())
+            .extra_roots(self.settings.fetch_hooks.extra_root_certificates.clone());
         if let Some(resolver) = &self.settings.fetch_hooks.resolver {
             builder = builder.resolver(Arc::clone(resolver));
         }
@@ -170,6 +171,7 @@ impl Work {
     pub fn document_fetcher(&self, limits: crate::fetch::Limits) -> Result<Fetcher, FetchError> {
         let mut builder = Fetcher::builder(self.settings.allowed_source_hosts.clone())
             .proxy(self.settings.fetch_proxy.clone())
+            .extra_roots(self.settings.fetch_hooks.extra_root_certificates.clone())
             .limits(limits);
         if let Some(resolver) = &self.settings.fetch_hooks.resolver {
             builder = builder.resolver(Arc::clone(resolver));

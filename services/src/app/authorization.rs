@@ -713,33 +713,6 @@ impl AuthorizationService {
         })
     }
 
-    /// Stores a metadata document's client ahead of its first use (CIMD-02 §7.2: an
-    /// operator may know a client already), valid for `valid_for`.
-    pub async fn preregister_document(
-        &self,
-        client_id: &str,
-        client_name: &str,
-        redirect_uris: Vec<String>,
-        valid_for: Duration,
-    ) -> Result<(), OAuthError> {
-        for uri in &redirect_uris {
-            check_redirect_uri(uri)?;
-        }
-        let now = Utc::now();
-        self.store
-            .put_client(&ClientRecord {
-                client_id: client_id.to_owned(),
-                kind: "cimd".into(),
-                client_name: client_name.to_owned(),
-                redirect_uris,
-                metadata: "{}".into(),
-                fetched_at: Some(now),
-                expires_at: chrono::Duration::from_std(valid_for).ok().map(|d| now + d),
-            })
-            .await?;
-        Ok(())
-    }
-
     // ---- authorization
 
     /// Checks an authorization request. `public` is the issuer (the public base URL).

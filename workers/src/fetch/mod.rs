@@ -12,7 +12,9 @@
 //! and checks the address first and tunnels to that address ([`tunnel`]).
 //!
 //! Who resolves names is pluggable ([`resolve::SourceResolver`]): the tests install one that
-//! answers loopback names only.
+//! answers loopback names only. The tests may also add a root of trust (their throwaway CA, for
+//! an https server on loopback) beside the platform's; both are code-level [`FetchHooks`] that
+//! no setting reaches, and neither turns a check off.
 
 pub mod origins;
 pub mod ranges;
@@ -62,14 +64,21 @@ pub enum FetchError {
     InvalidProxy(String),
 }
 
-/// What tests plug into the fetcher; production leaves both at their defaults (the system's
-/// resolver, the services' real origins).
+/// What tests plug into the fetcher; production leaves them at their defaults (the system's
+/// resolver, the services' real origins, the system's roots of trust only).
+///
+/// These are code-level hooks only: no environment variable, flag or setting an operator can
+/// reach fills them, so nothing configurable weakens production fetching.
 #[derive(Clone, Debug, Default)]
 pub struct FetchHooks {
     /// Who resolves host names; `None`: the system.
     pub resolver: Option<Arc<dyn SourceResolver>>,
     /// Where the Komoot, Strava and RideWithGPS pages are fetched from.
     pub source_origins: SourceOrigins,
+    /// Certificates (DER) trusted as roots beside the system's: the tests' throwaway CA, so
+    /// an https server on loopback (a client metadata document) can be fetched with the
+    /// certificate checks left on. Adds trust for that CA only; never disables a check.
+    pub extra_root_certificates: Vec<Vec<u8>>,
 }
 
 #[derive(Debug, Clone)]
@@ -186,6 +195,7 @@ pub struct FetcherBuilder {
     proxy: Option<String>,
     resolver: Arc<dyn SourceResolver>,
     limits: Limits,
+    extra_roots: Vec<Vec<u8>>,
 }
 
 /// How far one fetch may go: redirects followed, bytes read, time taken, tries after a
@@ -238,6 +248,14 @@ impl FetcherBuilder {
         self
     }
 
+    /// Roots of trust (DER certificates) added to the system's; only
+    /// [`FetchHooks::extra_root_certificates`] passes any (tests), so production trusts the
+    /// system's roots alone.
+    pub fn extra_roots(mut self, roots: Vec<Vec<u8>>) -> Self {
+        self.extra_roots = roots;
+        self
+    }
+
     /// The fetcher.
     pub fn build(self) -> Result<Fetcher, FetchError> {
         crate::telemetry::install_tls_provider();
@@ -246,8 +264,8 @@ impl FetcherBuilder {
             resolver: self.resolver,
         };
         let route = match self.proxy {
-            Some(proxy) => Route::Proxy(Arc::new(tunnel::Tunnel::new(&proxy)?)),
-            None => Route::Direct(direct_client(&policy, &self.limits)?),
+            Some(proxy) => Route::Proxy(Arc::new(tunnel::Tunnel::new(&proxy, &self.extra_roots)?)),
+            None => Route::Direct(direct_client(&policy, &self.limits, &self.extra_roots)?),
         };
         Ok(Fetcher {
             route,
@@ -257,10 +275,26 @@ impl FetcherBuilder {
     }
 }
 
-fn direct_client(policy: &Policy, limits: &Limits) -> Result<reqwest::Client, FetchError> {
+fn direct_client(
+    policy: &Policy,
+    limits: &Limits,
+    extra_roots: &[Vec<u8>],
+) -> Result<reqwest::Client, FetchError> {
     let redirect_policy = policy.clone();
     let max_redirects = limits.max_redirects;
-    reqwest::Client::builder()
+    let mut roots = Vec::with_capacity(extra_roots.len());
+    for der in extra_roots {
+        roots.push(reqwest::Certificate::from_der(der).map_err(|e| {
+            FetchError::Transient(format!("an extra root certificate is unusable: {e}"))
+        })?);
+    }
+    let builder = if roots.is_empty() {
+        reqwest::Client::builder()
+    } else {
+        // Merged with the platform's roots: the added CA is trusted besides, never instead.
+        reqwest::Client::builder().tls_certs_merge(roots)
+    };
+    builder
         // Proxy variables would send host names out unresolved and unchecked.
         .no_proxy()
         .dns_resolver(Arc::new(GuardedResolver {
@@ -301,6 +335,7 @@ impl Fetcher {
             proxy: None,
             resolver: Arc::new(SystemResolver),
             limits: Limits::default(),
+            extra_roots: Vec::new(),
         }
     }
 

@@ -43,7 +43,8 @@ impl fmt::Debug for Tunnel {
 
 impl Tunnel {
     /// A tunnel through `proxy` (`http://[user:password@]host:port`).
-    pub(super) fn new(proxy: &str) -> Result<Self, FetchError> {
+    /// `extra_roots` (DER) are trusted beside the platform's roots (tests only).
+    pub(super) fn new(proxy: &str, extra_roots: &[Vec<u8>]) -> Result<Self, FetchError> {
         let url = Url::parse(proxy.trim())
             .map_err(|_| FetchError::InvalidProxy("not a URL (http://host:port)".into()))?;
         if url.scheme() != "http" {
@@ -64,8 +65,29 @@ impl Tunnel {
             let password = percent_decode(url.password().unwrap_or_default());
             format!("Basic {}", base64(format!("{user}:{password}").as_bytes()))
         });
-        let tls = <rustls::ClientConfig as rustls_platform_verifier::ConfigVerifierExt>::with_platform_verifier()
+        let tls = if extra_roots.is_empty() {
+            <rustls::ClientConfig as rustls_platform_verifier::ConfigVerifierExt>::with_platform_verifier()
+                .map_err(|e| FetchError::InvalidProxy(format!("TLS setup: {e}")))?
+        } else {
+            let provider = rustls::crypto::CryptoProvider::get_default()
+                .cloned()
+                .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+            let verifier = rustls_platform_verifier::Verifier::new_with_extra_roots(
+                extra_roots
+                    .iter()
+                    .map(|der| rustls::pki_types::CertificateDer::from(der.clone())),
+                Arc::clone(&provider),
+            )
             .map_err(|e| FetchError::InvalidProxy(format!("TLS setup: {e}")))?;
+            rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| FetchError::InvalidProxy(format!("TLS setup: {e}")))?
+                // `dangerous` names the API for a custom verifier; this one is the
+                // platform's own, with every check on, trusting the added roots besides.
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+                .with_no_client_auth()
+        };
         Ok(Self {
             host,
             port,
@@ -246,9 +268,9 @@ mod tests {
 
     #[test]
     fn only_http_proxies_with_a_host_are_accepted() {
-        assert!(Tunnel::new("socks5://127.0.0.1:1080").is_err());
-        assert!(Tunnel::new("not a url").is_err());
-        let tunnel = Tunnel::new("http://user:p%40ss@127.0.0.1:3128").expect("proxy");
+        assert!(Tunnel::new("socks5://127.0.0.1:1080", &[]).is_err());
+        assert!(Tunnel::new("not a url", &[]).is_err());
+        let tunnel = Tunnel::new("http://user:p%40ss@127.0.0.1:3128", &[]).expect("proxy");
         assert_eq!(tunnel.port, 3128);
         assert_eq!(
             tunnel.authorization.as_deref(),
