@@ -59,6 +59,9 @@ pub struct DayLine {
     pub is_rest_day: bool,
     /// `[lat, lon]` pairs.
     pub points: Vec<[f64; 2]>,
+    /// Metres above sea level, one per point (null where the source had none): the
+    /// rider's page draws the elevation profile from them.
+    pub elevations: Vec<Option<f64>>,
 }
 
 /// `GET /trips/{id}/route`: the days' geometry, simplified for a map.
@@ -404,6 +407,10 @@ impl TripService {
                 day_number: stage.day_number,
                 is_rest_day: stage.is_rest_day,
                 points: simplified.iter().map(|p| [p.lat, p.lon]).collect(),
+                elevations: simplified
+                    .iter()
+                    .map(|p| p.ele.map(|e| (e * 10.0).round() / 10.0))
+                    .collect(),
             });
         }
         Ok(RouteLines {
