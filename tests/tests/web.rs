@@ -58,6 +58,7 @@ async fn journey(backend: Backend, label: &str) {
     std::fs::create_dir_all(&artefacts).expect("artefacts folder");
     let base = app.base.clone();
     let gpx = fixtures.url("/route.gpx");
+    let long_gpx = fixtures.url("/long.gpx");
     let mailbox = app.data_dir().join("mailbox");
     let dir = web_dir();
     let status = tokio::task::spawn_blocking(move || {
@@ -66,6 +67,7 @@ async fn journey(backend: Backend, label: &str) {
             .current_dir(dir)
             .env("ETAPPE_BASE", base)
             .env("ETAPPE_GPX_URL", gpx)
+            .env("ETAPPE_LONG_GPX_URL", long_gpx)
             .env("ETAPPE_MAILBOX", mailbox)
             .env("ETAPPE_ARTEFACTS", artefacts)
             .env("CHROMIUM", CHROMIUM)

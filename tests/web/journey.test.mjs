@@ -11,6 +11,7 @@ import AxeBuilder from '@axe-core/playwright';
 
 const BASE = process.env.ETAPPE_BASE;
 const GPX = process.env.ETAPPE_GPX_URL;
+const LONG_GPX = process.env.ETAPPE_LONG_GPX_URL;
 const MAILBOX = process.env.ETAPPE_MAILBOX;
 const OUT = process.env.ETAPPE_ARTEFACTS || 'artefacts';
 const EMAIL = `rider-${Date.now()}@example.org`;
@@ -116,7 +117,7 @@ test('the rider journey', async () => {
   assert.ok(events >= 1, `live events reached the page (${events})`);
   // The title is text, never markup.
   assert.equal(await page.locator('h1').first().textContent(), 'Alps <b>crossing</b>');
-  await page.waitForSelector('#map canvas, #map .leaflet-pane');
+  await page.waitForSelector('#map .leaflet-overlay-pane canvas', { state: 'attached' });
   await page.waitForSelector('#profile canvas');
   await accessible(page, 'trip');
   await shots(page, 'trip');
@@ -191,7 +192,7 @@ test('the rider journey', async () => {
   await page.waitForSelector('#timeline li');
   await accessible(page, 'history');
   await shots(page, 'history');
-  await page.locator('#timeline a').first().click();
+  await page.locator('#versions a').last().click();
   await page.waitForSelector('h1 >> text=read-only');
   assert.equal(await page.locator('#days form').count(), 0, 'a past version is read-only');
   await page.goto(`${BASE}/#/account`);
@@ -210,9 +211,9 @@ test('the rider journey', async () => {
   const id30 = await page.evaluate(async (gpxUrl) => {
     const me = await (await fetch('/users/me')).json();
     const res = await fetch('/trips', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': me.csrfToken },
-      body: JSON.stringify({ sourceUrl: gpxUrl, maxDistancePerDay: 10, title: 'Thirty days' }) });
+      body: JSON.stringify({ sourceUrl: gpxUrl, maxDistancePerDay: 34, title: 'Thirty days' }) });
     return (await res.json()).id;
-  }, GPX);
+  }, LONG_GPX);
   await waitFor(async () => {
     const d = await page.evaluate(async (id) => (await fetch(`/trips/${id}/detail`)).json(), id30);
     return !d.partial && d.stages.length >= 30;

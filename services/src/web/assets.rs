@@ -62,11 +62,25 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap_or_default()
 }
 
+/// A file's text: embedded, or, when `ETAPPE_WEB_ASSETS_DIR` names the source folder
+/// (`services/web-assets`), read from there at the first request (editing the page without
+/// rebuilding the binary; a missing file falls back to the embedded copy).
+fn text_of(name: &str, embedded: &str) -> String {
+    if let Ok(dir) = std::env::var("ETAPPE_WEB_ASSETS_DIR") {
+        for sub in ["app", "vendor"] {
+            if let Ok(text) = std::fs::read_to_string(std::path::Path::new(&dir).join(sub).join(name)) {
+                return text;
+            }
+        }
+    }
+    embedded.to_owned()
+}
+
 static TABLE: LazyLock<Table> = LazyLock::new(|| {
     let mut names: HashMap<&'static str, String> = HashMap::new();
     let mut files = HashMap::new();
     for (name, text) in FILES {
-        let mut text = (*text).to_owned();
+        let mut text = text_of(name, text);
         for (earlier, hashed) in &names {
             text = text.replace(&format!("'./{earlier}'"), &format!("'./{hashed}'"));
         }
@@ -162,7 +176,7 @@ pub(super) fn shell(tile_url: &str, public: bool) -> Response {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"color-scheme\" content=\"light dark\">\
-         <title>Etappe</title>\
+         <title>Etappe</title><link rel=\"icon\" href=\"data:,\">\
          <link rel=\"stylesheet\" href=\"{lcss}\"><link rel=\"stylesheet\" href=\"{ucss}\">\
          <link rel=\"stylesheet\" href=\"{css}\">\
          <script defer src=\"{leaflet}\"></script><script defer src=\"{uplot}\"></script>\

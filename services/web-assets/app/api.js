@@ -5,7 +5,6 @@
 
 export const OPERATIONS = {
   me: ['GET', '/users/me'],
-  logout: ['POST', '/auth/logout'],
   listTrips: ['GET', '/trips'],
   createTrip: ['POST', '/trips'],
   uploadGpx: ['POST', '/trips/gpx-upload'],
@@ -25,7 +24,7 @@ export const OPERATIONS = {
   unshare: ['DELETE', '/trips/{id}/share'],
   tripGpx: ['GET', '/trips/{id}.gpx'],
   tripFit: ['GET', '/trips/{id}.fit'],
-  stageGpx: ['GET', '/trips/{id}/stages/{stageId}.gpx'],
+  stageGpx: ['GET', '/trips/{id}/stages/{stageId}/export.gpx'],
   history: ['GET', '/trips/{id}/history'],
   sessions: ['GET', '/users/me/sessions'],
   revokeSession: ['DELETE', '/users/me/sessions/{id}'],
@@ -90,4 +89,9 @@ export async function call(op, params = {}, { body, query, version, form, withEt
   if (text) { try { json = JSON.parse(text); } catch { json = null; } }
   if (!res.ok) throw new ApiError(res.status, json);
   return withEtag ? { body: json, etag: res.headers.get('ETag') } : json;
+}
+
+/// Ends the session: a route of the login pages (not of the REST API, so not in OPERATIONS).
+export async function logout() {
+  await fetch('/auth/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf || '' }, credentials: 'same-origin' });
 }

@@ -5,7 +5,7 @@
 // forbids it), and every third-party text goes in as text.
 import { T } from './strings.js';
 import { h, mount, toast } from './dom.js';
-import { call, path, setCsrf, ApiError } from './api.js';
+import { call, path, setCsrf, ApiError, logout as endSession } from './api.js';
 import { drawMap } from './map.js';
 import { drawProfile } from './profile.js';
 
@@ -17,13 +17,13 @@ const SETTINGS = [
   // name, label, type, min, max, step
   ['startDate', T.startDate, 'date'],
   ['endDate', T.endDate, 'date'],
-  ['maxDistancePerDay', T.maxDistance, 'number', 10, 300, 1],
+  ['maxDistancePerDay', T.maxDistance, 'number', 30, 300, 1],
   ['averageSpeed', T.speed, 'number', 5, 50, 0.5],
   ['fatigueFactor', T.fatigue, 'number', 0.5, 1, 0.05],
-  ['elevationPenalty', T.penalty, 'number', 0, 200, 1],
+  ['elevationPenalty', T.penalty, 'number', 0, 10000, 1],
   ['departureHour', T.departure, 'number', 0, 23, 1],
 ];
-const ACCOMMODATION_TYPES = ['hotel', 'guest_house', 'hostel', 'camp_site', 'alpine_hut', 'motel', 'chalet'];
+const ACCOMMODATION_TYPES = ['camp_site', 'hostel', 'alpine_hut', 'chalet', 'guest_house', 'hotel', 'wilderness_hut'];
 
 function fieldId(prefix, name) { return `${prefix}-${name}`; }
 
@@ -89,7 +89,7 @@ function nav() {
 }
 
 async function logout() {
-  await call('logout').catch(() => {});
+  await endSession().catch(() => {});
   location.href = '/login';
 }
 
@@ -101,7 +101,7 @@ async function tripsScreen() {
   const search = h('input', { id: 'search', type: 'search', placeholder: T.search, 'aria-label': T.search });
   const list = h('ul', { class: 'trips', 'aria-live': 'polite' });
   const load = async () => {
-    const page = await call('listTrips', {}, { query: { q: search.value.trim(), itemsPerPage: 50 } });
+    const page = await call('listTrips', {}, { query: { title: search.value.trim(), itemsPerPage: 30 } });
     const items = page.items.slice().sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     const wanted = search.value.trim().toLowerCase();
     const shown = items.filter((t) => !wanted || (t.title || '').toLowerCase().includes(wanted));
@@ -291,7 +291,7 @@ function settingsPanel(trip, ctx) {
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
-      const detail = await call('updateTrip', { id: trip.id }, { version: ctx.version(), body: { ...readSettings(form), confirm: true } });
+      const detail = await call('updateTrip', { id: trip.id }, { version: ctx.version(), body: readSettings(form) });
       toast(T.saved);
       if (detail && detail.version) ctx.replace(detail); else route();
     } catch (err) {
@@ -418,13 +418,17 @@ function follow(id, onEvent) {
 // ---------- history ----------
 
 async function historyScreen(id) {
-  const history = await call('history', { id });
-  const events = history.events || history.items || history;
+  const [history, current] = await Promise.all([call('history', { id }), call('detail', { id })]);
+  // Each structural version can be opened read-only; the timeline tells what happened.
+  const versions = [];
+  for (let v = current.version; v >= 1; v -= 1) versions.push(v);
   mount(main(), h('h1', {}, T.history),
     h('p', {}, h('a', { href: `#/trips/${id}` }, T.backToTrip)),
-    h('ol', { class: 'timeline', id: 'timeline' }, (Array.isArray(events) ? events : []).map((e) => h('li', {},
-      h('strong', {}, e.type || e.eventType || ''), ' ', h('span', { class: 'muted' }, e.at || e.occurredAt || e.recordedAt || ''),
-      e.version ? [' ', h('a', { href: `#/trips/${id}/v/${e.version}` }, T.version(e.version))] : null))));
+    h('ol', { class: 'timeline', id: 'timeline', reversed: true }, (history.items || []).slice().reverse().map((e) => h('li', {},
+      h('strong', {}, e.summary || e.type), ' ', h('span', { class: 'muted' }, [e.at, e.actor].filter(Boolean).join(' · '))))),
+    h('h2', {}, T.versions),
+    h('ul', { class: 'versions', id: 'versions' }, versions.map((v) => h('li', {},
+      h('a', { href: `#/trips/${id}/v/${v}` }, T.version(v))))));
 }
 
 // ---------- the account ----------
@@ -442,7 +446,7 @@ async function accountScreen() {
     e.preventDefault();
     try {
       const f = new FormData(tokenForm);
-      const made = await call('createToken', {}, { body: { name: f.get('name'), scopes: f.getAll('scopes') } });
+      const made = await call('createToken', {}, { body: { label: f.get('name'), scopes: f.getAll('scopes') } });
       await accountScreen();
       mount(document.getElementById('token-created'), T.tokenShown, ' ', h('code', {}, made.token || ''));
     } catch (err) { toast(T.error + err.message); }
@@ -450,17 +454,17 @@ async function accountScreen() {
   const agents = me.agents || [];
   mount(main(), h('h1', {}, T.account), h('p', {}, me.email),
     h('section', { class: 'card' }, h('h2', {}, T.sessions), h('ul', {}, list(sessions).map((s) => h('li', {},
-      s.userAgent || s.agent || s.id, ' ', h('span', { class: 'muted' }, s.lastSeenAt || s.createdAt || ''), s.current ? ` (${T.thisSession})` : '', ' ',
-      s.current ? null : h('button', { type: 'button', onclick: () => call('revokeSession', { id: s.id }).then(accountScreen) }, T.revoke))))),
+      s.userAgent || s.agent || s.id, ' ', h('span', { class: 'muted' }, s.lastSeenAt || s.createdAt || ''), s.id === me.currentSession ? ` (${T.thisSession})` : '', ' ',
+      s.id === me.currentSession ? null : h('button', { type: 'button', onclick: () => call('revokeSession', { id: s.id }).then(accountScreen) }, T.revoke))))),
     h('section', { class: 'card' }, h('h2', {}, T.tokens), h('ul', {}, list(tokens).map((t) => h('li', {},
-      t.name || t.id, ' ', h('span', { class: 'muted' }, (t.scopes || []).join(' ')), ' ',
+      t.label || t.id, ' ', h('span', { class: 'muted' }, (t.scopes || []).join(' ')), ' ',
       h('button', { type: 'button', onclick: () => call('revokeToken', { id: t.id }).then(accountScreen) }, T.revoke)))), tokenForm, created),
     agents.length ? h('section', { class: 'card' }, h('h2', {}, T.agents), h('ul', {}, agents.map((a) => h('li', {}, a.name || a.clientName || a.id)))) : null,
     h('section', { class: 'card' },
       h('p', {}, h('a', { href: path('exportAccount'), download: 'etappe-account.json' }, T.exportData)),
       h('button', { type: 'button', class: 'danger', onclick: async () => {
         if (!confirm(T.confirmDelete)) return;
-        await call('deleteAccount');
+        await call('deleteAccount', {}, { body: { confirm: me.email } });
         location.href = '/login';
       } }, T.deleteAccount)));
 }

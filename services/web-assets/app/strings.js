@@ -78,6 +78,7 @@ export const T = {
   fit: 'FIT',
   dayGpx: (n) => `Day ${n} GPX`,
   history: 'History',
+  versions: 'Versions',
   version: (n) => `Version ${n}`,
   pastVersion: (n) => `Version ${n} (read-only)`,
   backToTrip: 'Back to the trip',
