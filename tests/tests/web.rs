@@ -19,7 +19,10 @@ fn web_dir() -> PathBuf {
 
 /// Whether the browser test can run; panics under `ETAPPE_REQUIRE_SERVICES=1` when not.
 fn tools_present() -> bool {
-    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    let node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     let missing: Vec<&str> = [
         (!node).then_some("node"),
         (!Path::new(CHROMIUM).exists()).then_some(CHROMIUM),
@@ -76,7 +79,10 @@ async fn journey(backend: Backend, label: &str) {
     })
     .await
     .expect("node finished");
-    assert!(status.success(), "the browser journey failed on {label}: {status}");
+    assert!(
+        status.success(),
+        "the browser journey failed on {label}: {status}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -211,13 +211,15 @@ test('the rider journey', async () => {
   const id30 = await page.evaluate(async (gpxUrl) => {
     const me = await (await fetch('/users/me')).json();
     const res = await fetch('/trips', { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': me.csrfToken },
-      body: JSON.stringify({ sourceUrl: gpxUrl, maxDistancePerDay: 34, title: 'Thirty days' }) });
+      body: JSON.stringify({ sourceUrl: gpxUrl, maxDistancePerDay: 32, title: 'Thirty days' }) });
     return (await res.json()).id;
   }, LONG_GPX);
+  let last30 = '';
   await waitFor(async () => {
     const d = await page.evaluate(async (id) => (await fetch(`/trips/${id}/detail`)).json(), id30);
+    last30 = `partial ${d.partial}, ${d.stages && d.stages.length} days, status ${d.status}, ${JSON.stringify(d.unavailable)}`;
     return !d.partial && d.stages.length >= 30;
-  }, 'the 30-day trip', 60000);
+  }, 'the 30-day trip', 60000).catch((e) => { throw new Error(`${e.message}: ${last30}`); });
   const state = await context.storageState();
   const fresh = await browser.newContext({ viewport: DESKTOP, storageState: state });
   const p30 = await fresh.newPage();

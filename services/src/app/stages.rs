@@ -59,9 +59,32 @@ pub struct DayLine {
     pub is_rest_day: bool,
     /// `[lat, lon]` pairs.
     pub points: Vec<[f64; 2]>,
-    /// Metres above sea level, one per point (null where the source had none): the
-    /// rider's page draws the elevation profile from them.
-    pub elevations: Vec<Option<f64>>,
+    /// The elevation profile: `[km from the day's start, metres]`, at most
+    /// `PROFILE_POINTS` samples of the full-resolution track (the map line above drops
+    /// the points a straight climb needs), none where the source had no elevation.
+    pub profile: Vec<[f64; 2]>,
+}
+
+/// Samples per day of a profile: enough for a chart a screen wide.
+const PROFILE_POINTS: usize = 400;
+
+/// `[km, m]` samples of a day's track, the first and last included.
+fn profile_of(points: &[TrackPoint]) -> Vec<[f64; 2]> {
+    let km = etappe_route::geometry::cumulative_distances(points);
+    let step = points.len().div_ceil(PROFILE_POINTS).max(1);
+    let round = |v: f64, places: f64| (v * places).round() / places;
+    let mut out: Vec<[f64; 2]> = (0..points.len())
+        .step_by(step)
+        .chain(points.len().checked_sub(1))
+        .filter_map(|i| {
+            Some([
+                round(km.get(i)? / 1000.0, 100.0),
+                round(points[i].ele?, 10.0),
+            ])
+        })
+        .collect();
+    out.dedup_by(|a, b| a[0] == b[0]);
+    out
 }
 
 /// `GET /trips/{id}/route`: the days' geometry, simplified for a map.
@@ -407,10 +430,7 @@ impl TripService {
                 day_number: stage.day_number,
                 is_rest_day: stage.is_rest_day,
                 points: simplified.iter().map(|p| [p.lat, p.lon]).collect(),
-                elevations: simplified
-                    .iter()
-                    .map(|p| p.ele.map(|e| (e * 10.0).round() / 10.0))
-                    .collect(),
+                profile: profile_of(&points),
             });
         }
         Ok(RouteLines {

@@ -20,16 +20,31 @@ use sha2::{Digest, Sha256};
 
 /// The files, in dependency order: a module appears after every module it imports.
 const FILES: &[(&str, &str)] = &[
-    ("leaflet.js", include_str!("../../web-assets/vendor/leaflet.js")),
-    ("leaflet.css", include_str!("../../web-assets/vendor/leaflet.css")),
+    (
+        "leaflet.js",
+        include_str!("../../web-assets/vendor/leaflet.js"),
+    ),
+    (
+        "leaflet.css",
+        include_str!("../../web-assets/vendor/leaflet.css"),
+    ),
     ("uplot.js", include_str!("../../web-assets/vendor/uplot.js")),
-    ("uplot.css", include_str!("../../web-assets/vendor/uplot.css")),
+    (
+        "uplot.css",
+        include_str!("../../web-assets/vendor/uplot.css"),
+    ),
     ("style.css", include_str!("../../web-assets/app/style.css")),
-    ("strings.js", include_str!("../../web-assets/app/strings.js")),
+    (
+        "strings.js",
+        include_str!("../../web-assets/app/strings.js"),
+    ),
     ("dom.js", include_str!("../../web-assets/app/dom.js")),
     ("api.js", include_str!("../../web-assets/app/api.js")),
     ("map.js", include_str!("../../web-assets/app/map.js")),
-    ("profile.js", include_str!("../../web-assets/app/profile.js")),
+    (
+        "profile.js",
+        include_str!("../../web-assets/app/profile.js"),
+    ),
     ("app.js", include_str!("../../web-assets/app/app.js")),
 ];
 
@@ -68,7 +83,9 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 fn text_of(name: &str, embedded: &str) -> String {
     if let Ok(dir) = std::env::var("ETAPPE_WEB_ASSETS_DIR") {
         for sub in ["app", "vendor"] {
-            if let Ok(text) = std::fs::read_to_string(std::path::Path::new(&dir).join(sub).join(name)) {
+            if let Ok(text) =
+                std::fs::read_to_string(std::path::Path::new(&dir).join(sub).join(name))
+            {
                 return text;
             }
         }
@@ -238,7 +255,10 @@ mod tests {
     fn modules_import_each_other_by_hashed_names() {
         let app = &TABLE.files[&TABLE.names["app.js"]];
         let text = String::from_utf8_lossy(&app.plain);
-        assert!(text.contains(&TABLE.names["api.js"]), "app.js imports api.js by its hash");
+        assert!(
+            text.contains(&TABLE.names["api.js"]),
+            "app.js imports api.js by its hash"
+        );
         assert!(!text.contains("'./api.js'"));
     }
 

@@ -354,7 +354,7 @@ async function tripScreen(id, opts = {}) {
     document.title = `${title} · Etappe`;
     const header = h('div', { class: 'trip-head' },
       h('h1', {}, opts.version ? T.pastVersion(opts.version) + ' — ' + title : title),
-      h('p', { class: 'muted' }, [t.startDate, t.endDate].filter(Boolean).join(' – '), ' · ', T.days(t.stageCount),
+      h('p', { class: 'muted' }, [t.startDate, t.endDate].filter(Boolean).join(' – '), t.startDate ? ' · ' : '', T.days(t.stageCount),
         ' · ', T.km(t.totalDistance), t.totalElevation != null ? [' · ', T.climb(t.totalElevation)] : null),
       opts.version ? h('p', {}, h('a', { href: `#/trips/${id}` }, T.backToTrip)) : null,
       !readOnly ? h('p', {}, h('a', { href: `#/trips/${id}/history` }, T.history)) : null);

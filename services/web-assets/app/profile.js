@@ -1,28 +1,22 @@
-// The elevation profile: uPlot over the points of GET /route, km on x, metres on y, one
+// The elevation profile: uPlot over the samples of GET /route (`profile` of each day), km on x, metres on y, one
 // series per day (so the days keep the map's colours); hovering shows km, altitude and the
 // gradient of the segment under the cursor.
 import { T } from './strings.js';
 import { colour } from './map.js';
 
-function haversine(a, b) {
-  const r = 6371e3, rad = Math.PI / 180;
-  const dLat = (b[0] - a[0]) * rad, dLon = (b[1] - a[1]) * rad;
-  const s = Math.sin(dLat / 2) ** 2 + Math.cos(a[0] * rad) * Math.cos(b[0] * rad) * Math.sin(dLon / 2) ** 2;
-  return 2 * r * Math.asin(Math.sqrt(s));
-}
-
-/// The profile's columns: xs (km), one altitude column per day (null outside it).
+/// The profile's columns: xs (km from the first day's start), one altitude column per day
+/// (null outside it), and which day owns each x.
 export function columns(days) {
   const xs = [], ys = days.map(() => []), owner = [];
-  let km = 0, prev = null;
+  let offset = 0;
   days.forEach((day, d) => {
-    day.points.forEach((p, i) => {
-      if (prev) km += haversine(prev, p) / 1000;
-      prev = p;
-      xs.push(km);
+    const samples = day.profile || [];
+    for (const [km, m] of samples) {
+      xs.push(offset + km);
       owner.push(d);
-      days.forEach((_, e) => ys[e].push(e === d ? (day.elevations ? day.elevations[i] : null) : null));
-    });
+      days.forEach((_, e) => ys[e].push(e === d ? m : null));
+    }
+    if (samples.length) offset += samples[samples.length - 1][0];
   });
   return { xs, ys, owner };
 }
@@ -54,5 +48,9 @@ export function drawProfile(el, days, readout) {
       }],
     },
   }, [xs, ...ys], el);
+  // Follows the width of its box (a phone turned, a window resized).
+  new ResizeObserver(() => {
+    if (el.clientWidth && Math.abs(el.clientWidth - plot.width) > 4) plot.setSize({ width: el.clientWidth, height: 180 });
+  }).observe(el);
   return plot;
 }
