@@ -275,7 +275,10 @@ mod tests {
     fn browsers_get_the_page_and_json_clients_the_data() {
         let of = |a: &str| {
             let mut h = HeaderMap::new();
-            h.insert(header::ACCEPT, HeaderValue::from_str(a).unwrap());
+            h.insert(
+                header::ACCEPT,
+                HeaderValue::from_str(a).expect("a header value"),
+            );
             wants_html(&h)
         };
         assert!(of("text/html,application/xhtml+xml,*/*;q=0.8"));
