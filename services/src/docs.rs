@@ -4,5 +4,8 @@
 
 /// Every other transport's part of the document.
 pub fn parts() -> Vec<utoipa::openapi::OpenApi> {
-    vec![crate::web::openapi::document()]
+    vec![
+        crate::web::openapi::document(),
+        crate::oauth::openapi::document(),
+    ]
 }

@@ -15,6 +15,8 @@
 //! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
 //! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`. A sibling of `http`:
 //!   both take the [`app::App`] and neither imports the other.
+//! - [`oauth`]: the authorization server's transport (metadata, authorize and consent,
+//!   token, registration, revocation, the person's agents); a sibling of `http` and `mcp`.
 //! - [`web`]: the people's transport: login pages, `/auth/*` and the account routes
 //!   (`/users/me*`). A sibling of `http` and `mcp`, importing neither.
 //! - [`docs`]: the other transports' parts of the OpenAPI document REST serves.
@@ -37,6 +39,7 @@ pub mod edge;
 pub mod http;
 pub mod identity;
 pub mod mcp;
+pub mod oauth;
 pub mod problem;
 pub mod runtime;
 pub mod server;

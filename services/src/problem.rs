@@ -153,7 +153,7 @@ impl From<&AppError> for Problem {
         use StatusCode as S;
         let detail = error.to_string();
         match error {
-            AppError::Unauthenticated => Problem::new(
+            AppError::Unauthenticated | AppError::AgentTokenOnRest => Problem::new(
                 S::UNAUTHORIZED,
                 "unauthenticated",
                 "Authentication required",

@@ -105,6 +105,20 @@ impl Application {
                 &config.people.mail_from,
             )?),
         };
+        let fetcher = work
+            .document_fetcher(crate::app::authorization::CIMD_LIMITS)
+            .map_err(
+                |e| tracing::warn!(error = %e, "oauth: no fetcher for client metadata documents"),
+            )
+            .ok();
+        let authorization = Arc::new(crate::app::authorization::AuthorizationService::new(
+            Arc::clone(&identity),
+            fetcher,
+            config.work.allowed_source_hosts.clone(),
+            Arc::clone(&budgets),
+            config.oauth,
+        ));
+        let agents_of = Arc::clone(&authorization);
         let accounts = Accounts::new(
             Arc::clone(&identity),
             Arc::clone(&backend.store),
@@ -112,7 +126,20 @@ impl Application {
             Arc::clone(&budgets),
             config.people.clone(),
             WebOrigin::of(&base, &config.hosts().allowed_origins),
-        );
+        )
+        .with_agents(Arc::new(move |user| {
+            let authorization = Arc::clone(&agents_of);
+            Box::pin(async move {
+                let agents = authorization
+                    .agents(user)
+                    .await
+                    .map_err(|e| crate::app::AppError::Unavailable(e.to_string()))?;
+                Ok(agents
+                    .into_iter()
+                    .filter_map(|a| serde_json::to_value(a).ok())
+                    .collect())
+            })
+        }));
         let app = App {
             trips: Arc::new(
                 TripService::new(
@@ -126,6 +153,7 @@ impl Application {
             ))),
             identity,
             accounts: Arc::new(accounts),
+            authorization,
             work,
             public_url: config.public_url.clone(),
             hosts: config.hosts(),
@@ -185,6 +213,7 @@ impl Application {
 pub fn routes(app: App) -> axum::Router {
     let limits = app.limits;
     let transports = crate::mcp::router(app.clone())
+        .merge(crate::oauth::router(app.clone()))
         .merge(crate::web::router(app.clone()))
         .merge(crate::http::router(app.clone()))
         .layer(axum::middleware::from_fn_with_state(

@@ -10,8 +10,10 @@
 //! (`config.work.fetch_hooks.source_origins`), never by the services themselves.
 
 pub mod bench;
+pub mod browser;
 pub mod fixtures;
 pub mod openapi;
+pub mod python;
 pub mod route_services;
 pub mod server_bench;
 pub mod standins;

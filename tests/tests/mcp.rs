@@ -550,7 +550,13 @@ async fn raw_tools_list(app: &TestApp, token: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn budgets_hold_with_a_real_tokenizer() {
-    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    // The weather configured, so the days carry their weather token (and headwind alerts).
+    let upstreams = etappe_tests::standins::start().await;
+    let app = TestApp::spawn_with(Backend::Sqlite, |config| {
+        config.work.upstreams.weather_url = Some(upstreams.url("open-meteo"));
+    })
+    .await
+    .expect("app");
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let bpe = tiktoken_rs::o200k_base().expect("o200k");
@@ -584,14 +590,17 @@ async fn budgets_hold_with_a_real_tokenizer() {
     let help = ok(&call(&client, "etappe_help", json!({})).await);
     eprintln!("help index: {} tokens", tokens(&help));
 
-    // A 30-day trip (a dated, alpine 1,000 km route with alerts on every day): the digest
-    // has a fixed budget of 300 tokens plus 75 a day (a day's line is ~60), with no
+    // A 30-day trip (a dated, alpine 1,000 km route with alerts on every day, starting in
+    // three days: the first 13 days with a forecast, the rest beyond the horizon): the
+    // digest has a fixed budget of 300 tokens plus 75 a day (a day's line is ~60), with no
     // truncation.
+    let start = chrono::Utc::now().date_naive() + chrono::Days::new(3);
     for (days, per_day) in [(10u32, 100.0f64), (30, 33.4)] {
+        let end = start + chrono::Days::new(u64::from(days) - 1);
         let created = ok(&call(
             &client,
             "create_trip",
-            json!({"sourceUrl": fixtures.url("/steep.gpx"), "settings": {"maxDistancePerDay": per_day.max(34.0), "startDate": "2031-06-01", "endDate": format!("2031-06-{days:02}")}}),
+            json!({"sourceUrl": fixtures.url("/steep.gpx"), "settings": {"maxDistancePerDay": per_day.max(34.0), "startDate": start.to_string(), "endDate": end.to_string()}}),
         )
         .await);
         let id = created["id"].as_str().expect("id").to_owned();
@@ -604,8 +613,17 @@ async fn budgets_hold_with_a_real_tokenizer() {
             .count();
         eprintln!("{days} days, {with_alerts} with alerts");
         assert_eq!(with_alerts, days as usize, "every day has alerts: {trip}");
+        let forecast = stages
+            .iter()
+            .filter(|s| s["weather"].as_str().is_some_and(|w| w.contains("°C")))
+            .count();
+        assert_eq!(
+            forecast,
+            days.min(13) as usize,
+            "a weather token a day: {trip}"
+        );
         let n = tokens(&trip);
-        eprintln!("get_trip, {days} days: {n} tokens");
+        eprintln!("get_trip, {days} days ({forecast} with a forecast): {n} tokens");
         assert!(n <= 300 + 75 * days as usize, "{days} days: {n} tokens");
     }
 }

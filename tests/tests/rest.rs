@@ -894,6 +894,9 @@ const PUBLISHED: &[(&str, &str)] = &[
     ("DELETE", "/users/me/tokens/{id}"),
     ("GET", "/users/me/export"),
     ("GET", "/users/me/audit"),
+    // The agents a person authorized over OAuth (issue 12).
+    ("GET", "/users/me/agents"),
+    ("DELETE", "/users/me/agents/{id}"),
 ];
 
 #[test]

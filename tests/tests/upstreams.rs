@@ -1,5 +1,5 @@
 //! The third-party upstreams through the whole application. With stand-ins speaking
-//! Nominatim, Overpass and Valhalla on loopback, place search goes to the geocoder with an
+//! Nominatim, Overpass, Open-Meteo and Valhalla on loopback, place search goes to the geocoder with an
 //! identifying User-Agent, and accommodation scans and waypoint detours go through a worker
 //! to Overpass and Valhalla; `/readyz` reports each one up. With the geocoder down, place
 //! search answers a 503 problem naming it and the failure, while everything else keeps
@@ -28,6 +28,7 @@ async fn configured_upstreams_serve_search_scans_and_detours_through_a_worker() 
     let app = TestApp::spawn_with(Backend::Sqlite, |config| {
         config.work.upstreams.nominatim_url = Some(upstreams.url("nominatim"));
         config.work.upstreams.overpass_url = Some(upstreams.url("overpass"));
+        config.work.upstreams.weather_url = Some(upstreams.url("open-meteo"));
         config.work.upstreams.router = "valhalla".into();
         config.work.upstreams.router_url = Some(upstreams.url("valhalla"));
     })
@@ -168,6 +169,7 @@ async fn configured_upstreams_serve_search_scans_and_detours_through_a_worker() 
     for (name, provider) in [
         ("geocoder", "nominatim"),
         ("accommodations", "overpass"),
+        ("weather", "open-meteo"),
         ("router", "valhalla"),
     ] {
         assert_eq!(

@@ -165,6 +165,18 @@ impl Work {
         builder.build()
     }
 
+    /// A fetcher of small documents (an OAuth client's metadata) under `limits`, with the
+    /// same address rules, proxy and resolver as the source links.
+    pub fn document_fetcher(&self, limits: crate::fetch::Limits) -> Result<Fetcher, FetchError> {
+        let mut builder = Fetcher::builder(self.settings.allowed_source_hosts.clone())
+            .proxy(self.settings.fetch_proxy.clone())
+            .limits(limits);
+        if let Some(resolver) = &self.settings.fetch_hooks.resolver {
+            builder = builder.resolver(Arc::clone(resolver));
+        }
+        builder.build()
+    }
+
     /// The readiness of the work side: the queue answers and at least one worker is alive.
     pub async fn readiness(&self) -> (bool, serde_json::Value) {
         let queue = tokio::time::timeout(Duration::from_secs(2), self.queue.depth()).await;

@@ -1,7 +1,7 @@
 //! The third-party upstreams a deployment is configured with, composed once: a geocoder
-//! (Nominatim), an accommodation source (Overpass) and a router (BRouter or Valhalla), each
-//! optional, with the embedded defaults standing in (gazetteer, "unavailable", a straight
-//! spur). Response caches and the geocoder's request pace live in Redis when it is
+//! (Nominatim), an accommodation source (Overpass), a weather forecast (Open-Meteo) and a
+//! router (BRouter or Valhalla), each optional, with the embedded defaults standing in
+//! (gazetteer, "unavailable", a straight spur). Response caches and the geocoder's request pace live in Redis when it is
 //! configured, so replicas share them: together they ask Nominatim once a second at most.
 
 use std::sync::Arc;
@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use etappe_upstream::{
-    BRouterClient, Claim, MemoryCache, NominatimClient, OverpassClient, RateLimiter, ResponseCache,
-    Router, SharedPace, ValhallaClient,
+    BRouterClient, Claim, Forecasts, MemoryCache, NominatimClient, OpenMeteoClient, OverpassClient,
+    RateLimiter, ResponseCache, Router, SharedPace, ValhallaClient,
 };
 use redis::AsyncCommands;
 use tokio::sync::Mutex;
@@ -26,6 +26,10 @@ pub struct UpstreamSettings {
     /// Overpass API base URL for accommodations; unset: none found, reported unavailable.
     #[arg(long, env = "ETAPPE_OVERPASS_URL")]
     pub overpass_url: Option<String>,
+    /// Open-Meteo (or compatible) base URL for the days' weather; unset: weather reported
+    /// unavailable ("not configured").
+    #[arg(long, env = "ETAPPE_WEATHER_URL")]
+    pub weather_url: Option<String>,
     /// Router for waypoint detours: brouter, valhalla, or offline (a straight spur).
     #[arg(long, env = "ETAPPE_ROUTER", default_value = "offline")]
     pub router: String,
@@ -49,6 +53,7 @@ impl Default for UpstreamSettings {
         Self {
             nominatim_url: None,
             overpass_url: None,
+            weather_url: None,
             router: "offline".into(),
             router_url: None,
             user_agent: "Etappe/0.1 (bicycle trip planner)".into(),
@@ -75,6 +80,8 @@ pub enum UpstreamSetupError {
 pub struct Upstreams {
     pub geocoder: Option<NominatimClient>,
     pub accommodations: Option<OverpassClient>,
+    /// Where the days' forecasts come from, when configured.
+    pub weather: Option<Arc<dyn Forecasts>>,
     pub router: Router,
     /// The router's name as recorded on a detour.
     pub router_name: &'static str,
@@ -94,6 +101,7 @@ impl Default for Upstreams {
         Self {
             geocoder: None,
             accommodations: None,
+            weather: None,
             router: Router::Offline,
             router_name: "offline",
             last_health: Arc::default(),
@@ -141,6 +149,15 @@ impl Upstreams {
             )?),
             None => None,
         };
+        let weather = match set(&settings.weather_url) {
+            Some(url) => Some(Arc::new(OpenMeteoClient::new(
+                client.clone(),
+                &url,
+                Arc::clone(cache),
+                timeout,
+            )?) as Arc<dyn Forecasts>),
+            None => None,
+        };
         let router_url = set(&settings.router_url);
         let router_client = client;
         let (router, router_name) = match (settings.router.as_str(), router_url) {
@@ -163,6 +180,7 @@ impl Upstreams {
         Ok(Self {
             geocoder,
             accommodations,
+            weather,
             router,
             router_name,
             last_health: Arc::default(),
@@ -181,7 +199,7 @@ impl Upstreams {
         {
             return report.clone();
         }
-        let (geocoder, accommodations, router) = tokio::join!(
+        let (geocoder, accommodations, weather, router) = tokio::join!(
             probe(
                 if self.geocoder.is_some() {
                     "nominatim"
@@ -203,6 +221,12 @@ impl Upstreams {
                     .map(|a| Box::pin(a.probe()) as BoxedProbe<'_>),
             ),
             probe(
+                self.weather.as_ref().map_or("none", |w| w.provider()),
+                self.weather
+                    .as_ref()
+                    .map(|w| Box::pin(w.probe()) as BoxedProbe<'_>),
+            ),
+            probe(
                 self.router_name,
                 (!matches!(self.router, Router::Offline))
                     .then(|| Box::pin(self.router.probe()) as BoxedProbe<'_>),
@@ -211,6 +235,7 @@ impl Upstreams {
         let report = serde_json::json!({
             "geocoder": geocoder,
             "accommodations": accommodations,
+            "weather": weather,
             "router": router,
         });
         *last = Some((tokio::time::Instant::now(), report.clone()));
@@ -436,6 +461,64 @@ mod tests {
                 pair[1] - pair[0]
             );
         }
+    }
+
+    /// A forecast server answering one location (an object), counting what it is asked.
+    async fn counting_forecast_server() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        let app = axum::Router::new().fallback(move || {
+            let seen = Arc::clone(&seen);
+            async move {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let today = chrono::Utc::now().date_naive();
+                let time: Vec<String> = (0..24).map(|h| format!("{today}T{h:02}:00")).collect();
+                axum::Json(serde_json::json!({
+                    "latitude": 47.0, "longitude": 7.0, "utc_offset_seconds": 0,
+                    "timezone": "GMT", "hourly": {"time": time, "temperature_2m": vec![10.0; 24],
+                        "wind_speed_10m": vec![5.0; 24]}
+                }))
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        (format!("http://{address}"), count)
+    }
+
+    #[tokio::test]
+    async fn replicas_sharing_redis_share_their_forecasts() {
+        let Some(url) = redis_url() else { return };
+        let prefix = format!("etappe-test-{}", uuid::Uuid::now_v7().simple());
+        let (base, asked) = counting_forecast_server().await;
+        let settings = UpstreamSettings {
+            weather_url: Some(base),
+            ..UpstreamSettings::default()
+        };
+        let today = chrono::Utc::now().date_naive();
+        let query = [etappe_upstream::ForecastQuery {
+            lat: 47.0,
+            lon: 7.0,
+            date: today,
+        }];
+        let mut answers = Vec::new();
+        for _ in 0..2 {
+            let shared = SharedUpstreamState::new(RedisLink::open(Some(&url)), &prefix);
+            let upstreams = Upstreams::from_settings(&settings, &shared).expect("configured");
+            let weather = upstreams.weather.expect("a forecast provider");
+            answers.push(weather.days(&query, today).await.expect("answered"));
+        }
+        assert_eq!(
+            asked.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "the second replica reads the first one's answer from Redis"
+        );
+        assert_eq!(answers[0], answers[1]);
+        assert!(answers[0][0].is_some());
     }
 
     #[tokio::test]

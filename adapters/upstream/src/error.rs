@@ -15,6 +15,8 @@ pub enum Upstream {
     Geocoder,
     Router,
     Accommodations,
+    /// The weather forecast (Open-Meteo).
+    Weather,
 }
 
 impl Upstream {
@@ -23,6 +25,7 @@ impl Upstream {
             Self::Geocoder => "geocoder",
             Self::Router => "router",
             Self::Accommodations => "accommodations",
+            Self::Weather => "weather",
         }
     }
 }

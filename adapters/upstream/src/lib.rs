@@ -1,5 +1,6 @@
 //! HTTP adapters for Etappe's third-party upstreams: the Nominatim geocoder,
-//! the Overpass accommodation search and the BRouter/Valhalla routers.
+//! the Overpass accommodation search, the Open-Meteo forecast and the BRouter/Valhalla
+//! routers.
 //!
 //! Every adapter takes a `reqwest::Client` built by the application (so TLS,
 //! proxies and connection pools are configured once) plus a base URL (so tests
@@ -16,6 +17,7 @@ pub mod nominatim;
 pub mod overpass;
 pub mod router;
 mod text;
+pub mod weather;
 
 pub use cache::{MemoryCache, NoCache, ResponseCache};
 pub use error::{ConfigError, Upstream, UpstreamError};
@@ -23,3 +25,4 @@ pub use limiter::{Claim, RateLimiter, SharedPace};
 pub use nominatim::{NominatimClient, Place};
 pub use overpass::{Accommodation, AccommodationType, OsmType, OverpassClient};
 pub use router::{BRouterClient, RoutePoint, RoutedPath, Router, ValhallaClient, spur_detour};
+pub use weather::{DaySeries, ForecastQuery, Forecasts, HourSample, OpenMeteoClient};

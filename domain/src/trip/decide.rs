@@ -172,6 +172,16 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 categories: ANALYSIS_CATEGORIES.to_vec(),
             }])
         }
+        TripCommand::RefreshWeather { today } => {
+            let trip = days_open_to_work(live, today)?;
+            if trip.analysis_running() || !trip.weather_due(today) {
+                return Ok(Vec::new());
+            }
+            Ok(vec![TripEvent::AnalysisRequested {
+                generation: trip.generation,
+                categories: vec![Category::Weather],
+            }])
+        }
         TripCommand::RequestAccommodationScan {
             radius_km,
             stage_id,

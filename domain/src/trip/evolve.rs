@@ -154,9 +154,15 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
                 unavailable,
             },
         ) if *generation == trip.generation => {
+            // The weather is replaced only by an analysis that computed it (done or failed).
+            let weather_ran = done.contains(&Category::Weather)
+                || unavailable.iter().any(|u| u.category == Category::Weather);
             for stage in &mut trip.stages {
                 if let Some(result) = stages.iter().find(|s| s.stage_id == stage.id) {
                     stage.alerts = result.alerts.clone();
+                    if weather_ran {
+                        stage.weather = result.weather.clone();
+                    }
                 }
             }
             trip.set_status(done.iter().copied(), ComputationStatus::Done);

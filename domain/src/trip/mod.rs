@@ -137,6 +137,25 @@ impl Trip {
             .unwrap_or(ComputationStatus::Pending)
     }
 
+    /// Whether a day that was beyond the forecast horizon when the weather was computed has
+    /// come within it by `today` (while the weather is settled: done or failed), so its
+    /// forecast can now be asked for.
+    pub fn weather_due(&self, today: NaiveDate) -> bool {
+        let settled = matches!(
+            self.status(Category::Weather),
+            ComputationStatus::Done | ComputationStatus::Failed
+        );
+        let last = today.checked_add_days(chrono::Days::new(stage::WEATHER_HORIZON_DAYS - 1));
+        settled
+            && self.stages.iter().any(|s| {
+                s.weather.as_ref().is_some_and(|w| {
+                    w.state == stage::WeatherState::BeyondHorizon
+                        && w.date
+                            .is_some_and(|d| d >= today && last.is_some_and(|last| d <= last))
+                })
+            })
+    }
+
     /// Whether any analysis category is being computed right now.
     pub fn analysis_running(&self) -> bool {
         ANALYSIS_CATEGORIES
@@ -183,6 +202,11 @@ pub enum TripCommand {
     Unshare,
     /// Re-run the analysis of the current days.
     RequestAnalysis {
+        today: NaiveDate,
+    },
+    /// Compute the weather again because a day came within the forecast horizon (asked on
+    /// read; nothing happens unless [`Trip::weather_due`]).
+    RefreshWeather {
         today: NaiveDate,
     },
     /// Look for places to sleep around the days' ends (all, or one).

@@ -347,11 +347,14 @@ impl Invalidation {
                         Category::Context,
                     ]);
                 }
-                SettingField::AverageSpeed
-                | SettingField::DepartureHour
-                | SettingField::EbikeMode => {
+                // The hours on the road move, and with them the forecast hours sampled.
+                SettingField::AverageSpeed | SettingField::DepartureHour => {
                     inv.categories
                         .extend([Category::TerrainSecurity, Category::Weather]);
+                }
+                // The battery range is terrain; the rider's hours on the road stay.
+                SettingField::EbikeMode => {
+                    inv.categories.insert(Category::TerrainSecurity);
                 }
                 SettingField::EnabledAccommodationTypes => {
                     inv.categories.insert(Category::Accommodations);
@@ -421,6 +424,29 @@ mod tests {
         let inv = Invalidation::between(&before, &after);
         assert!(inv.repace);
         assert_eq!(inv.categories.len(), Category::ALL.len());
+    }
+
+    #[test]
+    fn the_hours_on_the_road_rerun_the_weather_and_the_battery_does_not() {
+        let before = TripSettings::default();
+        let change = |patch: SettingsPatch| {
+            Invalidation::between(&before, &patch.apply_to(&before)).categories
+        };
+        let speed = change(SettingsPatch {
+            average_speed: Some(20.0),
+            ..Default::default()
+        });
+        assert!(speed.contains(&Category::Weather) && speed.contains(&Category::TerrainSecurity));
+        let departure = change(SettingsPatch {
+            departure_hour: Some(6),
+            ..Default::default()
+        });
+        assert!(departure.contains(&Category::Weather));
+        let ebike = change(SettingsPatch {
+            ebike_mode: Some(true),
+            ..Default::default()
+        });
+        assert_eq!(ebike, BTreeSet::from([Category::TerrainSecurity]));
     }
 
     #[test]

@@ -73,6 +73,102 @@ pub struct Stage {
     /// Why the last detour asked for this day could not be computed (its job was given up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detour_failure: Option<String>,
+    /// The day's weather as last computed (absent: never computed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weather: Option<DayWeather>,
+}
+
+/// Days of forecast from today (today to today + 15), as forecast providers publish them.
+pub const WEATHER_HORIZON_DAYS: u64 = 16;
+
+/// Where a day's weather stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeatherState {
+    /// Forecast values for the hours the rider is on the road.
+    Forecast,
+    /// The date is after today + 15: not forecast yet (a state, not a failure).
+    BeyondHorizon,
+    /// The date is before today.
+    Past,
+    /// The trip has no dates, so no forecast can be asked for.
+    Undated,
+    /// Within the horizon, but no forecast could be had (no provider, provider down).
+    Unavailable,
+}
+
+impl WeatherState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Forecast => "forecast",
+            Self::BeyondHorizon => "beyond_horizon",
+            Self::Past => "past",
+            Self::Undated => "undated",
+            Self::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// A day's weather along its ride: sampled at its start, middle and end at the hours the
+/// rider passes there (departure hour + the day's riding time from the pace).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DayWeather {
+    pub state: WeatherState,
+    /// The day's date, when the trip is dated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<chrono::NaiveDate>,
+    /// Local hours of the samples at the start, middle and end of the day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hours: Option<[u8; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_min_c: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_max_c: Option<f64>,
+    /// The highest precipitation probability sampled, %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precipitation_probability: Option<f64>,
+    /// The strongest wind sampled, km/h.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wind_speed_kmh: Option<f64>,
+    /// Where that wind comes from, degrees clockwise from north.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wind_direction_deg: Option<f64>,
+    /// `headwind`, `tailwind`, `crosswind` or `unknown`, against the day's heading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_wind: Option<String>,
+    /// The day's initial heading (start to end), degrees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearing_deg: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_humidity: Option<f64>,
+    /// 0–100, poor at 39 or less.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comfort: Option<u8>,
+    /// Who forecast it (`open-meteo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+}
+
+impl DayWeather {
+    /// A day with a state and no values.
+    pub fn state_only(state: WeatherState, date: Option<chrono::NaiveDate>) -> Self {
+        Self {
+            state,
+            date,
+            hours: None,
+            temperature_min_c: None,
+            temperature_max_c: None,
+            precipitation_probability: None,
+            wind_speed_kmh: None,
+            wind_direction_deg: None,
+            relative_wind: None,
+            bearing_deg: None,
+            relative_humidity: None,
+            comfort: None,
+            provider: None,
+        }
+    }
 }
 
 /// A place to sleep: found by a scan (OpenStreetMap) or entered by the rider.
@@ -138,6 +234,9 @@ pub struct RouteSummary {
 pub struct StageAlerts {
     pub stage_id: Uuid,
     pub alerts: Vec<Alert>,
+    /// The day's weather, when this analysis computed the weather.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weather: Option<DayWeather>,
 }
 
 /// A category that could not be computed, and why (no provider, provider down…).

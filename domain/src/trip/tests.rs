@@ -370,6 +370,7 @@ fn route_done(history: &mut Vec<TripEvent>) {
         accommodation: None,
         detour: None,
         detour_failure: None,
+        weather: None,
     };
     let route = RouteSummary {
         title: Some("From the source".into()),
@@ -574,4 +575,117 @@ fn a_given_up_job_of_a_superseded_generation_is_refused() {
         given_when(&history, stale),
         Err(TripError::Superseded { .. })
     ));
+}
+
+/// The trip of `route_done`, starting on `start`, with its weather recorded as `states`.
+fn with_weather(start: &str, states: [stage::WeatherState; 2]) -> Vec<TripEvent> {
+    let mut history = created(TripSettings {
+        start_date: Some(date(start)),
+        ..TripSettings::default()
+    });
+    route_done(&mut history);
+    let trip = fold(history.iter()).expect("trip");
+    let stages = trip
+        .stages
+        .iter()
+        .zip(states)
+        .enumerate()
+        .map(|(i, (s, state))| StageAlerts {
+            stage_id: s.id,
+            alerts: vec![],
+            weather: Some(stage::DayWeather::state_only(
+                state,
+                date(start).checked_add_days(chrono::Days::new(i as u64)),
+            )),
+        })
+        .collect();
+    history.extend(
+        decide(
+            Some(&trip),
+            TripCommand::RecordAnalysis {
+                generation: trip.generation,
+                stages,
+                done: vec![Category::Weather],
+                unavailable: vec![],
+            },
+        )
+        .expect("recorded"),
+    );
+    history
+}
+
+#[test]
+fn the_weather_is_asked_again_once_a_day_comes_within_the_horizon() {
+    use stage::WeatherState::{BeyondHorizon, Forecast};
+    // Recorded on 2030-01-10: the 25th and 26th were beyond the horizon (after the 25th).
+    let history = with_weather("2030-01-25", [Forecast, BeyondHorizon]);
+    let trip = fold(&history).expect("trip");
+    assert_eq!(
+        trip.stages[1].weather.as_ref().map(|w| w.state),
+        Some(BeyondHorizon)
+    );
+    // Read on the 10th: the 26th is still beyond (the horizon ends on the 25th): nothing.
+    assert!(!trip.weather_due(date("2030-01-10")));
+    assert_eq!(
+        given_when(&history, TripCommand::RefreshWeather { today: today() }),
+        Ok(vec![])
+    );
+    // Read on the 11th: the 26th is today + 15, within: the weather alone is asked for.
+    let later = date("2030-01-11");
+    assert!(trip.weather_due(later));
+    let events = given_when(&history, TripCommand::RefreshWeather { today: later }).expect("due");
+    assert_eq!(
+        events,
+        vec![TripEvent::AnalysisRequested {
+            generation: 1,
+            categories: vec![Category::Weather],
+        }]
+    );
+    // Once asked, the category is pending: a second read asks nothing more.
+    let asked = fold(history.iter().chain(&events)).expect("trip");
+    assert!(!asked.weather_due(later));
+    // A locked trip is never analysed again.
+    assert_eq!(
+        given_when(
+            &history,
+            TripCommand::RefreshWeather {
+                today: date("2030-01-25")
+            }
+        ),
+        Err(TripError::Locked)
+    );
+}
+
+#[test]
+fn an_analysis_without_the_weather_keeps_the_days_weather() {
+    use stage::WeatherState::Forecast;
+    let history = with_weather("2030-01-12", [Forecast, Forecast]);
+    let trip = fold(&history).expect("trip");
+    let stages = trip
+        .stages
+        .iter()
+        .map(|s| StageAlerts {
+            stage_id: s.id,
+            alerts: vec![],
+            weather: None,
+        })
+        .collect();
+    let events = decide(
+        Some(&trip),
+        TripCommand::RecordAnalysis {
+            generation: 1,
+            stages,
+            done: vec![Category::TerrainSecurity],
+            unavailable: vec![],
+        },
+    )
+    .expect("recorded");
+    let after = fold(history.iter().chain(&events)).expect("trip");
+    assert!(
+        after
+            .stages
+            .iter()
+            .all(|s| s.weather.as_ref().is_some_and(|w| w.state == Forecast)),
+        "the weather stays until the weather itself is computed again"
+    );
 }

@@ -12,6 +12,10 @@ pub const GROUP_CALENDAR: &str = "calendar";
 /// Group of alerts about crossing a national border.
 pub const GROUP_BORDER_CROSSING: &str = "border_crossing";
 
+/// Group of alerts read off the forecast (wind, comfort, a wet ford): replaced as a whole
+/// each time the weather is computed.
+pub const GROUP_WEATHER: &str = "weather";
+
 /// Stage ascent above the daily threshold.
 pub const ELEVATION_GAIN: &str = "elevation_gain";
 /// A sustained steep climb somewhere on the stage.
@@ -37,6 +41,13 @@ pub const DAILY_DISTANCE_OVER_CAP: &str = "daily_distance_over_cap";
 /// Start and end lie in different countries.
 pub const BORDER_CROSSING: &str = "border_crossing";
 
+/// Headwind of 25 km/h or more on most of the forecast days.
+pub const WIND_HEADWIND: &str = "wind_headwind";
+/// Comfort index of 39 or less (heat, cold, wind, humidity, rain).
+pub const COMFORT_POOR_CONDITIONS: &str = "comfort_poor_conditions";
+/// A ford on a day with a precipitation probability of 50 % or more.
+pub const FORD_CROSSING_WET: &str = "ford_crossing_wet";
+
 /// Every code this crate can emit, as (code, group, severity), in the order
 /// in which alerts of one stage are emitted.
 pub const CODES: &[(&str, &str, &str)] = &[
@@ -51,6 +62,9 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (BORDER_CROSSING, GROUP_BORDER_CROSSING, "nudge"),
     (CALENDAR_SUNDAY, GROUP_CALENDAR, "nudge"),
     (CALENDAR_PUBLIC_HOLIDAY, GROUP_CALENDAR, "nudge"),
+    (WIND_HEADWIND, GROUP_WEATHER, "warning"),
+    (COMFORT_POOR_CONDITIONS, GROUP_WEATHER, "warning"),
+    (FORD_CROSSING_WET, GROUP_WEATHER, "warning"),
 ];
 
 #[cfg(test)]
@@ -64,13 +78,21 @@ mod tests {
                 code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
                 "{code}"
             );
-            assert!([GROUP_TERRAIN, GROUP_CALENDAR, GROUP_BORDER_CROSSING].contains(group));
+            assert!(
+                [
+                    GROUP_TERRAIN,
+                    GROUP_CALENDAR,
+                    GROUP_BORDER_CROSSING,
+                    GROUP_WEATHER
+                ]
+                .contains(group)
+            );
             assert!(["critical", "warning", "nudge"].contains(severity));
             assert!(
                 CODES.iter().skip(i + 1).all(|(other, _, _)| other != code),
                 "duplicate {code}"
             );
         }
-        assert_eq!(CODES.len(), 11);
+        assert_eq!(CODES.len(), 14);
     }
 }

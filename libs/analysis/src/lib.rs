@@ -3,7 +3,9 @@
 //! [`analyse`] turns each day ("stage") of a multi-day trip into a list of
 //! [`Alert`]s: too much climbing, a sustained steep ramp, an e-bike day
 //! beyond battery range, arrival after civil dusk, a rest-day reminder,
-//! Sundays and public holidays, gaps between stages and border crossings.
+//! Sundays and public holidays, gaps between stages and border crossings;
+//! and, from forecasts the caller fetched, the weather of each day
+//! ([`weather`]: wind against the heading, comfort, a wet ford).
 //!
 //! The crate is pure: no I/O, no clock, no network, no timezone or holiday
 //! database. Everything it needs (the Sun's position, Easter, national
@@ -47,6 +49,7 @@ mod model;
 pub mod plan_rules;
 pub mod rules;
 pub mod solar;
+pub mod weather;
 
 pub use catalogue::*;
 pub use model::{Alert, AnalysisSettings, DayFacts, Severity, StageInput, StagePoint, TrackGap};

@@ -128,7 +128,7 @@ pub struct Alert {
     pub code: &'static str,
     /// Urgency.
     pub severity: Severity,
-    /// UI grouping: `terrain`, `calendar` or `border_crossing`.
+    /// UI grouping: `terrain`, `calendar`, `border_crossing` or `weather`.
     pub group: &'static str,
     /// Short English sentence built only from numbers, dates, fixed text and
     /// validated country codes (never caller free text).

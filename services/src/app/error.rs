@@ -12,6 +12,11 @@ pub enum AppError {
     /// No valid credentials.
     #[error("authentication required: send a bearer token (Authorization: Bearer etp_…)")]
     Unauthenticated,
+    /// An agent's OAuth access token on the REST API: those are for `/mcp` only.
+    #[error(
+        "an agent's OAuth access token is accepted on /mcp only: on the REST API use a personal access token (Authorization: Bearer etp_…) or a session"
+    )]
+    AgentTokenOnRest,
     /// Valid credentials without the scope this operation needs.
     #[error("this operation needs the {0} scope")]
     InsufficientScope(Scope),

@@ -26,6 +26,13 @@ pub fn base_url(app: &App, headers: &HeaderMap) -> Result<String, AppError> {
     }
 }
 
+/// The server's own base URL for OAuth (issuer, resource, metadata addresses): the public
+/// base (`ETAPPE_PUBLIC_URL`, or the bound loopback address), never the request's Host, so
+/// that the issuer and the audience of every token are one string on every replica.
+pub fn issuer(app: &App, _headers: &HeaderMap) -> Option<String> {
+    Some(app.accounts.web.base.trim_end_matches('/').to_owned())
+}
+
 /// Whether `host` (with or without a port) is loopback or listed.
 fn admitted_host(listed: &[String], host: &str) -> bool {
     let name = match host.strip_prefix('[') {

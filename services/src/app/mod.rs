@@ -3,6 +3,7 @@
 
 mod access;
 pub mod accounts;
+pub mod authorization;
 pub mod confirmation;
 mod error;
 pub mod exports;
@@ -34,6 +35,8 @@ pub struct App {
     /// GPX and FIT files of trips and days, with the cache of those already built.
     pub exports: Arc<self::exports::ExportService>,
     pub identity: Arc<Identity>,
+    /// The OAuth authorization server's rules (agents' clients, grants and tokens).
+    pub authorization: Arc<authorization::AuthorizationService>,
     /// People's accounts: login by magic link, sessions, tokens, export, deletion.
     pub accounts: Arc<Accounts>,
     /// The queue, progress, Redis and metrics of the work side.

@@ -73,7 +73,8 @@ pub struct AlertSchema {
     /// Stable code (elevation_gain, steep_gradient, ebike_range_exceeded,
     /// sunset_arrival_after_twilight, rest_day_suggested, calendar_sunday,
     /// calendar_public_holiday, continuity_gap_warning, continuity_gap_critical,
-    /// border_crossing).
+    /// border_crossing, daily_distance_over_cap, wind_headwind, comfort_poor_conditions,
+    /// ford_crossing_wet).
     code: String,
     #[schema(schema_with = severity)]
     severity: String,
@@ -86,6 +87,66 @@ pub struct AlertSchema {
     lat: f64,
     #[schema(required = false)]
     lon: f64,
+}
+
+/// A day's weather along its ride, sampled at its start, middle and end at the hours the
+/// rider passes there (departure hour + riding time from the pace). Forecast data
+/// (Open-Meteo, CC BY 4.0).
+#[derive(Debug, ToSchema)]
+#[schema(as = DayWeather, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct DayWeatherSchema {
+    /// `forecast`; `beyond_horizon` (after today + 15: forecast later, not a failure);
+    /// `past`; `undated` (the trip has no dates); `unavailable` (no provider, or it failed:
+    /// see `unavailable.weather`).
+    #[schema(schema_with = weather_state)]
+    state: String,
+    #[schema(required = false)]
+    date: chrono::NaiveDate,
+    /// Local hours of the start, middle and end samples.
+    #[schema(required = false, min_items = 3, max_items = 3)]
+    hours: Vec<u8>,
+    #[schema(required = false)]
+    temperature_min_c: f64,
+    #[schema(required = false)]
+    temperature_max_c: f64,
+    /// The highest precipitation probability sampled, %.
+    #[schema(required = false)]
+    precipitation_probability: f64,
+    /// The strongest wind sampled, km/h.
+    #[schema(required = false)]
+    wind_speed_kmh: f64,
+    /// Where that wind comes from, degrees clockwise from north.
+    #[schema(required = false)]
+    wind_direction_deg: f64,
+    #[schema(required = false, schema_with = relative_wind)]
+    relative_wind: String,
+    /// The day's initial heading, start to end, degrees.
+    #[schema(required = false)]
+    bearing_deg: f64,
+    #[schema(required = false)]
+    relative_humidity: f64,
+    /// 0–100; 39 or less raises comfort_poor_conditions.
+    #[schema(required = false, minimum = 0, maximum = 100)]
+    comfort: u8,
+    #[schema(required = false)]
+    provider: String,
+}
+
+/// Every weather state, matched exhaustively: a new one does not compile until it is listed.
+fn weather_state() -> RefOr<Schema> {
+    use etappe_domain::trip::stage::WeatherState::*;
+    let all = [Forecast, BeyondHorizon, Past, Undated, Unavailable];
+    for s in all {
+        match s {
+            Forecast | BeyondHorizon | Past | Undated | Unavailable => {}
+        }
+    }
+    schema(json!({"type": "string", "enum": wire_names(&all)}))
+}
+
+fn relative_wind() -> RefOr<Schema> {
+    schema(json!({"type": "string", "enum": ["headwind", "tailwind", "crosswind", "unknown"]}))
 }
 
 fn severity() -> RefOr<Schema> {

@@ -389,6 +389,7 @@ impl TripService {
     ) -> Result<(u64, StageSummary), AppError> {
         require(principal, Scope::TripsRead)?;
         let view = self.owned_view(principal, trip_id).await?;
+        self.refresh_weather_if_due(&view).await;
         let trip = &view.trip;
         let stage = trip
             .stages

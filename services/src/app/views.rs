@@ -8,14 +8,14 @@ use etappe_domain::projection::TripView;
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::settings::AccommodationType;
 use etappe_domain::trip::source::SourceType;
-use etappe_domain::trip::stage::{Accommodation, Alert, Point, Stage};
+use etappe_domain::trip::stage::{Accommodation, Alert, DayWeather, Point, Stage, WeatherState};
 use etappe_domain::trip::{Category, ComputationStatus, Trip};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::schema::{
-    AccommodationSchema, AccommodationTypeSchema, AlertSchema, PointSchema, computation_status_map,
-    source_type, trip_status, unavailable_map,
+    AccommodationSchema, AccommodationTypeSchema, AlertSchema, DayWeatherSchema, PointSchema,
+    computation_status_map, source_type, trip_status, unavailable_map,
 };
 
 /// Today, in UTC: the day the lock rule compares start dates with.
@@ -62,6 +62,9 @@ pub struct StageSummary {
     /// Why the last detour asked for this day could not be computed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detour_failure: Option<String>,
+    /// The day's weather along its ride; null until the weather was computed.
+    #[schema(value_type = Option<DayWeatherSchema>)]
+    pub weather: Option<DayWeather>,
 }
 
 /// A re-routed day, as readers see it.
@@ -124,8 +127,19 @@ impl StageSummary {
                 router: d.router.clone(),
             }),
             detour_failure: stage.detour_failure.clone(),
+            weather: stage.weather.as_ref().map(|w| weather_as_of(w, today())),
         }
     }
+}
+
+/// A day's weather as read on `today`: a forecast day whose date has gone by reads `past`
+/// (the state depends on the reading day, so it is judged here, like the lock).
+fn weather_as_of(weather: &DayWeather, today: NaiveDate) -> DayWeather {
+    let mut read = weather.clone();
+    if weather.date.is_some_and(|d| d < today) {
+        read.state = WeatherState::Past;
+    }
+    read
 }
 
 fn stages_of(trip: &Trip) -> Vec<StageSummary> {

@@ -109,3 +109,56 @@ pub struct HostSettings {
     /// Browser origins allowed to call; any other `Origin` is refused.
     pub allowed_origins: Vec<String>,
 }
+
+/// The authorization server's lifetimes and rate limits (flags and environment variables).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct OAuthSettings {
+    /// Seconds an agent's access token is valid (then it refreshes).
+    #[arg(long, env = "ETAPPE_OAUTH_ACCESS_TTL_SECS", default_value_t = 900)]
+    pub access_ttl_secs: u64,
+    /// Token requests one address may make in a minute.
+    #[arg(long, env = "ETAPPE_OAUTH_TOKENS_PER_MINUTE", default_value_t = 60)]
+    pub tokens_per_minute: usize,
+    /// Authorization requests one address may make in 5 minutes.
+    #[arg(
+        long,
+        env = "ETAPPE_OAUTH_AUTHORIZE_PER_5_MINUTES",
+        default_value_t = 30
+    )]
+    pub authorize_per_5_minutes: usize,
+    /// Client registrations one address may make in an hour.
+    #[arg(
+        long,
+        env = "ETAPPE_OAUTH_REGISTRATIONS_PER_HOUR",
+        default_value_t = 20
+    )]
+    pub registrations_per_hour: usize,
+    /// Client metadata documents fetched from one host in an hour.
+    #[arg(long, env = "ETAPPE_OAUTH_CIMD_FETCHES_PER_HOUR", default_value_t = 60)]
+    pub cimd_fetches_per_hour: usize,
+}
+
+impl Default for OAuthSettings {
+    fn default() -> Self {
+        Self {
+            access_ttl_secs: 900,
+            tokens_per_minute: 60,
+            authorize_per_5_minutes: 30,
+            registrations_per_hour: 20,
+            cimd_fetches_per_hour: 60,
+        }
+    }
+}
+
+impl OAuthSettings {
+    /// Limits no caller reaches (benchmarks).
+    pub fn unlimited() -> Self {
+        Self {
+            tokens_per_minute: usize::MAX / 2,
+            authorize_per_5_minutes: usize::MAX / 2,
+            registrations_per_hour: usize::MAX / 2,
+            cimd_fetches_per_hour: usize::MAX / 2,
+            ..Self::default()
+        }
+    }
+}

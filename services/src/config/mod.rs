@@ -8,7 +8,7 @@
 mod limits;
 mod people;
 
-pub use self::limits::{BudgetSettings, HostSettings, ServerLimits};
+pub use self::limits::{BudgetSettings, HostSettings, OAuthSettings, ServerLimits};
 pub use self::people::PeopleSettings;
 
 use std::net::SocketAddr;
@@ -56,6 +56,9 @@ pub struct Config {
     /// Request budgets per caller (REST and MCP share them).
     #[command(flatten)]
     pub budgets: BudgetSettings,
+    /// The authorization server's token lifetimes and rate limits.
+    #[command(flatten)]
+    pub oauth: OAuthSettings,
     /// Login by magic link: mail, lifetimes, rate limits.
     #[command(flatten)]
     pub people: PeopleSettings,
@@ -95,6 +98,7 @@ impl Config {
             mcp_allowed_origins: Vec::new(),
             server: ServerLimits::default(),
             budgets: BudgetSettings::default(),
+            oauth: OAuthSettings::default(),
             people: PeopleSettings::default(),
         }
     }

@@ -27,6 +27,11 @@ impl FromRequestParts<App> for Caller {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
+        if crate::auth::bearer_token(&parts.headers)
+            .is_some_and(|t| t.starts_with("eta_") || t.starts_with("etr_"))
+        {
+            return Err(AppError::AgentTokenOnRest);
+        }
         let caller = crate::auth::authenticate_request(state, &parts.method, &parts.headers, false)
             .await?
             .ok_or(AppError::Unauthenticated)?;

@@ -1,7 +1,8 @@
 //! The storage of identity: users, their personal access tokens, browser sessions, magic
 //! login links and the audit trail a person can read. Rules (how long a session lives, who
 //! may log in how often, what an account deletion removes) live in `app::accounts`; this
-//! module only keeps the rows, on SQLite or PostgreSQL alike.
+//! module only keeps the rows, on SQLite or PostgreSQL alike. The OAuth authorization
+//! server's clients, grants, codes and tokens are in [`oauth`].
 //!
 //! Every secret here (a token, a session cookie, a login link) is 256 random bits and only
 //! its SHA-256 digest is stored: the secrets are random, so a fast digest cannot be reversed
@@ -9,6 +10,7 @@
 
 pub mod audit;
 pub mod magic_links;
+pub mod oauth;
 pub mod sessions;
 pub mod tokens;
 pub mod users;
@@ -109,6 +111,12 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// Identity over `db`.
+    /// The database the identity tables live in.
+    pub fn db(&self) -> &IdentityDb {
+        &self.db
+    }
+
     /// Identity over `db`.
     pub fn new(db: IdentityDb) -> Self {
         Self {

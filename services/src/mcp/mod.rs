@@ -346,10 +346,67 @@ impl ServerHandler for Etappe {
 #[derive(Clone, Debug)]
 struct ClientCredential(String);
 
-/// Authenticates `/mcp` with the same bearer tokens as REST; 401 with a challenge otherwise.
+/// The caller is an agent holding an OAuth access token (not a personal access token): its
+/// scopes are judged on the parsed message before the transport, so that a missing scope is
+/// a 403 the client can step up from.
+#[derive(Clone, Debug)]
+struct AgentToken;
+
+/// The server's base URL as this request names it (for challenges).
+#[derive(Clone, Debug)]
+struct PublicBase(String);
+
+/// The challenge of a 401 or 403 from `/mcp` (RFC 6750 §3, RFC 9728 §5.1): where the
+/// protected-resource metadata is (absolute: some hosts ignore a relative one) and every
+/// scope the tools need, in one challenge.
+fn challenge(public: Option<&str>, error: Option<&str>) -> HeaderValue {
+    let mut parts = Vec::new();
+    if let Some(error) = error {
+        parts.push(format!("error=\"{error}\""));
+    }
+    if let Some(public) = public {
+        parts.push(format!(
+            "resource_metadata=\"{public}/.well-known/oauth-protected-resource/mcp\""
+        ));
+    }
+    parts.push(format!(
+        "scope=\"{}\"",
+        crate::app::authorization::ALL_SCOPES
+    ));
+    HeaderValue::from_str(&format!("Bearer {}", parts.join(", ")))
+        .unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+}
+
+/// Authenticates `/mcp` with a bearer token: an agent's OAuth access token for this
+/// resource, or a personal access token (scripts, hosts configured by hand). A session
+/// cookie is not a credential here. 401 with a challenge otherwise.
 async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> Response {
     let token = crate::auth::bearer_token(request.headers()).map(str::to_owned);
+    let public = crate::app::links::issuer(&state, request.headers());
+    let mut refusal = "send Authorization: Bearer with an OAuth access token (discovery: the resource_metadata of WWW-Authenticate) or a personal access token (etappe token create)";
+    let mut agent = false;
     let caller = match token.as_deref() {
+        Some(t) if t.starts_with("eta_") => {
+            let resource = public
+                .as_deref()
+                .map(crate::app::authorization::AuthorizationService::resource_of)
+                .unwrap_or_default();
+            match state.authorization.authenticate(t, &resource).await {
+                Ok(Some(Ok(found))) => {
+                    agent = true;
+                    Some(crate::auth::Authenticated {
+                        principal: found.principal,
+                        credential: crate::budgets::credential_key(&found.grant_id.to_string()),
+                        session: None,
+                    })
+                }
+                Ok(Some(Err(why))) => {
+                    refusal = why.describe();
+                    None
+                }
+                Ok(None) | Err(_) => None,
+            }
+        }
         Some(t) => crate::auth::authenticate(&state.identity, t)
             .await
             .ok()
@@ -357,27 +414,82 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
         None => None,
     };
     let Some(caller) = caller else {
-        let challenge = if token.is_some() {
-            "Bearer error=\"invalid_token\", scope=\"trips:read trips:write\""
-        } else {
-            "Bearer scope=\"trips:read trips:write\""
-        };
+        // Read the body before answering: a connection whose request body was left unread
+        // is closed after the answer, and a client already sending its next request on it
+        // (the retry after discovery) would meet a disconnect instead.
+        let _ = axum::body::to_bytes(request.into_body(), screen::MAX_BODY_BYTES).await;
+        let error = token.is_some().then_some("invalid_token");
         let mut response = (
             StatusCode::UNAUTHORIZED,
-            axum::Json(json!({"error": "invalid_token", "error_description": "send Authorization: Bearer etp_… (etappe token create)"})),
+            axum::Json(json!({"error": "invalid_token", "error_description": refusal})),
         )
             .into_response();
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
-            HeaderValue::from_static(challenge),
+            challenge(public.as_deref(), error),
         );
         return response;
     };
+    if agent {
+        request.extensions_mut().insert(AgentToken);
+    }
+    if let Some(public) = public {
+        request.extensions_mut().insert(PublicBase(public));
+    }
     request.extensions_mut().insert(caller.principal);
     request
         .extensions_mut()
         .insert(ClientCredential(caller.credential));
     next.run(request).await
+}
+
+/// For agents: a `tools/call` of a tool whose scope the token lacks is a 403
+/// `insufficient_scope` naming the scopes, judged on the parsed message (which `screen`
+/// has already proven is one well-formed JSON-RPC message), not on a header a client sets.
+/// Tools re-check the scope themselves, so this is a courtesy to step-up, not the guard.
+async fn scope_gate(request: Request, next: Next) -> Response {
+    if request.extensions().get::<AgentToken>().is_none()
+        || request.method() != axum::http::Method::POST
+    {
+        return next.run(request).await;
+    }
+    let Some(principal) = request.extensions().get::<Principal>().cloned() else {
+        return next.run(request).await;
+    };
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, screen::MAX_BODY_BYTES).await else {
+        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+    };
+    let needed = serde_json::from_slice::<Value>(&bytes).ok().and_then(|m| {
+        (m.get("method").and_then(Value::as_str) == Some("tools/call"))
+            .then(|| {
+                m.pointer("/params/name")
+                    .and_then(Value::as_str)
+                    .and_then(catalogue::spec)
+            })
+            .flatten()
+            .map(|spec| spec.scope)
+    });
+    if let Some(scope) = needed
+        && !principal.has(scope)
+    {
+        let mut response = (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({
+                "error": "insufficient_scope",
+                "error_description": format!("this tool needs the {scope} scope; authorize again with it"),
+            })),
+        )
+            .into_response();
+        let public = parts.extensions.get::<PublicBase>().map(|p| p.0.clone());
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            challenge(public.as_deref(), Some("insufficient_scope")),
+        );
+        return response;
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// The `/mcp` route, authenticated, with the Host/Origin checks configured.
@@ -411,6 +523,7 @@ pub fn router(state: App) -> Router {
     );
     Router::new()
         .route_service("/mcp", service)
+        .route_layer(middleware::from_fn(scope_gate))
         .route_layer(middleware::from_fn(screen::screen))
         .route_layer(middleware::from_fn_with_state(state.clone(), bearer))
         .with_state(state)

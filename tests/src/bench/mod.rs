@@ -5,6 +5,7 @@
 
 pub mod appends;
 pub mod mcp;
+pub mod oauth;
 pub mod patch;
 pub mod route;
 

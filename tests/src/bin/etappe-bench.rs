@@ -97,6 +97,18 @@ enum Command {
         #[arg(long)]
         sqlite: bool,
     },
+    /// POST /oauth/token latency (code exchanges, then refreshes) at a fixed rate.
+    Oauth {
+        /// Requests per second, in each phase.
+        #[arg(long, default_value_t = 100)]
+        rate: u64,
+        /// How long each phase runs.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        /// Use the embedded SQLite store even when DATABASE_URL is set.
+        #[arg(long)]
+        sqlite: bool,
+    },
     /// MCP tools/call latency of get_trip and edit_stages at a fixed rate.
     Mcp {
         /// Calls per second, in each phase.
@@ -151,5 +163,10 @@ async fn main() -> anyhow::Result<()> {
             trips,
             sqlite,
         } => bench::mcp::run(rate, seconds, trips, sqlite).await,
+        Command::Oauth {
+            rate,
+            seconds,
+            sqlite,
+        } => bench::oauth::run(rate, seconds, sqlite).await,
     }
 }

@@ -28,6 +28,7 @@ use reqwest::redirect;
 use url::Url;
 
 pub use origins::SourceOrigins;
+
 pub use ranges::is_public;
 pub use resolve::{LoopbackOnlyResolver, SourceResolver, SystemResolver};
 
@@ -174,6 +175,7 @@ enum Route {
 pub struct Fetcher {
     route: Route,
     policy: Policy,
+    limits: Limits,
 }
 
 /// Builds a [`Fetcher`]: the allowed hosts, and optionally the operator's proxy and the
@@ -183,6 +185,37 @@ pub struct FetcherBuilder {
     allowed_hosts: Vec<String>,
     proxy: Option<String>,
     resolver: Arc<dyn SourceResolver>,
+    limits: Limits,
+}
+
+/// How far one fetch may go: redirects followed, bytes read, time taken, tries after a
+/// transient failure. Route files get [`Limits::default`]; small documents (an OAuth
+/// client's metadata) get far tighter ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_redirects: usize,
+    pub max_bytes: usize,
+    pub timeout: Duration,
+    pub retries: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_redirects: MAX_REDIRECTS,
+            max_bytes: MAX_SOURCE_BYTES,
+            timeout: REQUEST_TIMEOUT,
+            retries: RETRIES,
+        }
+    }
+}
+
+/// A small document, fetched with [`Fetcher::get_document`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Document {
+    pub body: Vec<u8>,
+    /// The `Cache-Control` header, if any.
+    pub cache_control: Option<String>,
 }
 
 impl FetcherBuilder {
@@ -199,6 +232,12 @@ impl FetcherBuilder {
         self
     }
 
+    /// How far each fetch may go (default: a route file's limits).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// The fetcher.
     pub fn build(self) -> Result<Fetcher, FetchError> {
         crate::telemetry::install_tls_provider();
@@ -208,31 +247,41 @@ impl FetcherBuilder {
         };
         let route = match self.proxy {
             Some(proxy) => Route::Proxy(Arc::new(tunnel::Tunnel::new(&proxy)?)),
-            None => Route::Direct(direct_client(&policy)?),
+            None => Route::Direct(direct_client(&policy, &self.limits)?),
         };
-        Ok(Fetcher { route, policy })
+        Ok(Fetcher {
+            route,
+            policy,
+            limits: self.limits,
+        })
     }
 }
 
-fn direct_client(policy: &Policy) -> Result<reqwest::Client, FetchError> {
+fn direct_client(policy: &Policy, limits: &Limits) -> Result<reqwest::Client, FetchError> {
     let redirect_policy = policy.clone();
+    let max_redirects = limits.max_redirects;
     reqwest::Client::builder()
         // Proxy variables would send host names out unresolved and unchecked.
         .no_proxy()
         .dns_resolver(Arc::new(GuardedResolver {
             policy: policy.clone(),
         }))
-        .redirect(redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= MAX_REDIRECTS {
-                return attempt.error("too many redirects");
-            }
-            match redirect_policy.check(attempt.url()) {
-                Ok(()) => attempt.follow(),
-                Err(refused) => attempt.error(refused.to_string()),
-            }
-        }))
-        .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(REQUEST_TIMEOUT)
+        .redirect(if max_redirects == 0 {
+            // A redirect is answered as it is (a status), not followed.
+            redirect::Policy::none()
+        } else {
+            redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() >= max_redirects {
+                    return attempt.error("too many redirects");
+                }
+                match redirect_policy.check(attempt.url()) {
+                    Ok(()) => attempt.follow(),
+                    Err(refused) => attempt.error(refused.to_string()),
+                }
+            })
+        })
+        .connect_timeout(CONNECT_TIMEOUT.min(limits.timeout))
+        .timeout(limits.timeout)
         .user_agent(USER_AGENT)
         .build()
         .map_err(|e| FetchError::Transient(e.to_string()))
@@ -251,7 +300,79 @@ impl Fetcher {
             allowed_hosts,
             proxy: None,
             resolver: Arc::new(SystemResolver),
+            limits: Limits::default(),
         }
+    }
+
+    /// GETs a small document once, within the limits: only a 200 counts (a redirect is
+    /// answered, not followed, when `max_redirects` is 0), the body is cut off while it
+    /// streams past `max_bytes`, and the `Cache-Control` header comes back with it.
+    pub async fn get_document(&self, url: &str) -> Result<Document, FetchError> {
+        let url = Url::parse(url).map_err(|_| FetchError::Refused("not a valid link".into()))?;
+        self.policy.check(&url)?;
+        let max = self.limits.max_bytes;
+        let fetch = async {
+            match &self.route {
+                Route::Direct(client) => {
+                    let response = client.get(url).send().await.map_err(|e| classify(&e))?;
+                    let status = response.status().as_u16();
+                    if status != 200 {
+                        return Err(FetchError::Status(status));
+                    }
+                    if response.content_length().is_some_and(|n| n > max as u64) {
+                        return Err(FetchError::TooLarge);
+                    }
+                    let cache_control = response
+                        .headers()
+                        .get(reqwest::header::CACHE_CONTROL)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
+                    let mut body = Vec::new();
+                    let mut stream = response.bytes_stream();
+                    while let Some(chunk) = stream.next().await {
+                        let chunk = chunk.map_err(|e| classify(&e))?;
+                        if body.len() + chunk.len() > max {
+                            return Err(FetchError::TooLarge);
+                        }
+                        body.extend_from_slice(&chunk);
+                    }
+                    Ok(Document {
+                        body,
+                        cache_control,
+                    })
+                }
+                Route::Proxy(tunnel) => {
+                    let host = bare_host(&url);
+                    let port = url.port_or_known_default().unwrap_or(443);
+                    let addrs = self
+                        .policy
+                        .addresses(&host, port)
+                        .await
+                        .map_err(|why| refusal_or_transient(&why))?;
+                    let target = addrs.first().copied().ok_or_else(|| {
+                        FetchError::Refused(format!("{host} has no usable address"))
+                    })?;
+                    let response = tunnel.send(target, &url, USER_AGENT).await?;
+                    let status = response.status().as_u16();
+                    if status != 200 {
+                        return Err(FetchError::Status(status));
+                    }
+                    let cache_control = response
+                        .headers()
+                        .get(hyper::header::CACHE_CONTROL)
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
+                    let body = tunnel::read_capped(response.into_body(), max).await?;
+                    Ok(Document {
+                        body,
+                        cache_control,
+                    })
+                }
+            }
+        };
+        tokio::time::timeout(self.limits.timeout, fetch)
+            .await
+            .unwrap_or_else(|_| Err(FetchError::Transient("timed out".into())))
     }
 
     /// GETs `url`, with two more tries on a transient failure.
@@ -259,7 +380,7 @@ impl Fetcher {
         let url = Url::parse(url).map_err(|_| FetchError::Refused("not a valid link".into()))?;
         self.policy.check(&url)?;
         let mut last = FetchError::Transient("not tried".into());
-        for attempt in 0..=RETRIES {
+        for attempt in 0..=self.limits.retries {
             if attempt > 0 {
                 tokio::time::sleep(Duration::from_millis(300 * u64::from(attempt))).await;
             }

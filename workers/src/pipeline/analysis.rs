@@ -65,12 +65,12 @@ impl Pipeline {
                 detoured.insert(stage.id, own);
             }
         }
-        let alerts = analyse_trip(trip, stored, &detoured);
-        let done: Vec<Category> = [Category::TerrainSecurity, Category::Context]
+        let mut alerts = analyse_trip(trip, stored, &detoured);
+        let mut done: Vec<Category> = [Category::TerrainSecurity, Category::Context]
             .into_iter()
             .filter(|c| categories.contains(c))
             .collect();
-        let unavailable: Vec<Unavailable> = NEEDS_A_PROVIDER
+        let mut unavailable: Vec<Unavailable> = NEEDS_A_PROVIDER
             .iter()
             .filter(|(c, _)| categories.contains(c))
             .map(|(category, reason)| Unavailable {
@@ -78,6 +78,42 @@ impl Pipeline {
                 reason: (*reason).to_owned(),
             })
             .collect();
+        if categories.contains(&Category::Weather) {
+            let slices = stage_slices(trip, stored, &detoured);
+            let forecast = weather::trip_weather(
+                trip,
+                &slices,
+                self.upstreams.weather.as_deref(),
+                chrono::Utc::now().date_naive(),
+            )
+            .await;
+            tracing::debug!(trip = %trip.id, requests = forecast.requests, "weather computed");
+            for ((day, weather), extra) in alerts.iter_mut().zip(forecast.days).zip(forecast.alerts)
+            {
+                day.alerts.extend(extra);
+                day.weather = Some(weather);
+            }
+            match forecast.failure {
+                None => done.push(Category::Weather),
+                Some(reason) => unavailable.push(Unavailable {
+                    category: Category::Weather,
+                    reason,
+                }),
+            }
+        } else {
+            // The weather group is replaced only when the weather is computed: keep it.
+            for day in &mut alerts {
+                if let Some(stage) = trip.stages.iter().find(|s| s.id == day.stage_id) {
+                    day.alerts.extend(
+                        stage
+                            .alerts
+                            .iter()
+                            .filter(|a| a.group == etappe_analysis::GROUP_WEATHER)
+                            .cloned(),
+                    );
+                }
+            }
+        }
         let generation = trip.generation;
         match self
             .apply(trip.id, &format!("{job_id}:analysis"), traceparent, || {
@@ -111,35 +147,7 @@ pub fn analyse_trip(
         average_speed_kmh: trip.settings.average_speed,
         ebike_mode: trip.settings.ebike_mode,
     };
-    let slices: Vec<Vec<StagePoint>> = trip
-        .stages
-        .iter()
-        .map(|stage| {
-            let (slice, breaks) = match detoured.get(&stage.id) {
-                Some(own) => (own.as_slice(), Vec::new()),
-                None => (
-                    points
-                        .get(
-                            stage.first_point
-                                ..=stage.last_point.min(points.len().saturating_sub(1)),
-                        )
-                        .unwrap_or(&[]),
-                    stored.breaks_within(stage.first_point, stage.last_point),
-                ),
-            };
-            let distances = cumulative_distances_with_breaks(slice, &breaks);
-            slice
-                .iter()
-                .zip(distances)
-                .map(|(p, d)| StagePoint {
-                    lat: p.lat,
-                    lon: p.lon,
-                    ele: p.ele,
-                    distance_m: d,
-                })
-                .collect()
-        })
-        .collect();
+    let slices = stage_slices(trip, stored, detoured);
     let inputs: Vec<StageInput<'_>> = trip
         .stages
         .iter()
@@ -219,6 +227,45 @@ pub fn analyse_trip(
                     lon: a.lon,
                 })
                 .collect(),
+            weather: None,
+        })
+        .collect()
+}
+
+/// Each day's points with distances from its start: its slice of the track, or its own
+/// geometry when it was re-routed through a waypoint.
+fn stage_slices(
+    trip: &Trip,
+    stored: &track::StoredTrack,
+    detoured: &HashMap<Uuid, Vec<TrackPoint>>,
+) -> Vec<Vec<StagePoint>> {
+    let points = stored.points.as_slice();
+    trip.stages
+        .iter()
+        .map(|stage| {
+            let (slice, breaks) = match detoured.get(&stage.id) {
+                Some(own) => (own.as_slice(), Vec::new()),
+                None => (
+                    points
+                        .get(
+                            stage.first_point
+                                ..=stage.last_point.min(points.len().saturating_sub(1)),
+                        )
+                        .unwrap_or(&[]),
+                    stored.breaks_within(stage.first_point, stage.last_point),
+                ),
+            };
+            let distances = cumulative_distances_with_breaks(slice, &breaks);
+            slice
+                .iter()
+                .zip(distances)
+                .map(|(p, d)| StagePoint {
+                    lat: p.lat,
+                    lon: p.lon,
+                    ele: p.ele,
+                    distance_m: d,
+                })
+                .collect()
         })
         .collect()
 }

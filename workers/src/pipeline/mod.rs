@@ -38,6 +38,7 @@ mod analysis;
 mod route;
 #[cfg(test)]
 mod tests;
+mod weather;
 
 pub use self::analysis::analyse_trip;
 pub use self::route::{MAX_COLLECTION_BYTES, MAX_COLLECTION_TOURS, describe_route_error};
@@ -67,16 +68,12 @@ pub(crate) const NO_ACCOMMODATION_PROVIDER: &str =
     "no accommodation provider is configured (Overpass); nothing is invented";
 
 /// The categories no embedded default can compute, and why.
-const NEEDS_A_PROVIDER: [(Category, &str); 3] = [
+const NEEDS_A_PROVIDER: [(Category, &str); 2] = [
     (
         Category::PointsOfInterest,
         "no points-of-interest provider is configured (Overpass); nothing is invented",
     ),
     (Category::Accommodations, NO_ACCOMMODATION_PROVIDER),
-    (
-        Category::Weather,
-        "no weather provider is configured (Open-Meteo); nothing is invented",
-    ),
 ];
 
 /// Runs jobs.

@@ -156,6 +156,7 @@ impl Pipeline {
                     accommodation: None,
                     detour: None,
                     detour_failure: None,
+                    weather: None,
                 })
             })
             .collect();

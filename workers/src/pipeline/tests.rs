@@ -73,6 +73,7 @@ fn one_day_trip(points: &[TrackPoint]) -> Trip {
         accommodation: None,
         detour: None,
         detour_failure: None,
+        weather: None,
     };
     fold(&[
         TripEvent::TripCreated {

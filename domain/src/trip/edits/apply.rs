@@ -74,6 +74,7 @@ pub(super) fn apply(
                 accommodation: day.accommodation.clone(),
                 detour: None,
                 detour_failure: None,
+                weather: None,
             };
             stages.insert(index + 1, rest);
             Ok(Impact {

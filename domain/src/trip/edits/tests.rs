@@ -91,6 +91,7 @@ fn stage(n: u128, first: usize, last: usize) -> Stage {
         accommodation: None,
         detour: None,
         detour_failure: None,
+        weather: None,
     };
     remeasure(&mut stage, &line);
     stage

@@ -29,6 +29,7 @@ use crate::identity::{Principal, Scope};
 
 mod creation;
 mod history;
+mod horizon;
 mod sharing;
 
 pub use self::creation::Created;
@@ -71,6 +72,8 @@ pub struct TripService {
     allowed_source_hosts: Vec<String>,
     /// Where trip creations are counted (10 a minute per user, every transport together).
     budgets: Arc<crate::budgets::Budgets>,
+    /// When each trip last asked for its weather on read (see `horizon`).
+    weather_refreshes: Arc<horizon::Refreshes>,
 }
 
 /// The names a creation accepts.
@@ -121,6 +124,7 @@ impl TripService {
             store,
             allowed_source_hosts,
             budgets: Arc::default(),
+            weather_refreshes: Arc::default(),
         }
     }
 
@@ -171,10 +175,9 @@ impl TripService {
         trip_id: TripId,
     ) -> Result<TripDetail, AppError> {
         require(principal, Scope::TripsRead)?;
-        Ok(TripDetail::of(
-            &self.owned_view(principal, trip_id).await?,
-            today(),
-        ))
+        let view = self.owned_view(principal, trip_id).await?;
+        self.refresh_weather_if_due(&view).await;
+        Ok(TripDetail::of(&view, today()))
     }
 
     /// One page of the caller's trips.

@@ -174,13 +174,14 @@ fn health_status() -> RefOr<Schema> {
     schema(json!({"type": "string", "enum": ["live", "ready", "unready"]}))
 }
 
-/// The three upstreams.
+/// The four upstreams.
 #[derive(ToSchema)]
 #[schema(as = Upstreams)]
 #[allow(dead_code)]
 pub(in crate::http) struct UpstreamsSchema {
     geocoder: UpstreamHealthSchema,
     accommodations: UpstreamHealthSchema,
+    weather: UpstreamHealthSchema,
     router: UpstreamHealthSchema,
 }
 
@@ -189,7 +190,8 @@ pub(in crate::http) struct UpstreamsSchema {
 #[schema(as = UpstreamHealth)]
 #[allow(dead_code)]
 pub(in crate::http) struct UpstreamHealthSchema {
-    /// nominatim or gazetteer; overpass or none; brouter, valhalla or offline.
+    /// nominatim or gazetteer; overpass or none; open-meteo or none; brouter, valhalla or
+    /// offline.
     provider: String,
     /// up, down: <failure>, or embedded (the offline default).
     status: String,

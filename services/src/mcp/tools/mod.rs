@@ -136,6 +136,9 @@ pub fn digest(detail: &TripDetail) -> Value {
             if !critical.is_empty() {
                 day["critical"] = json!(critical);
             }
+            if let Some(weather) = s.weather.as_ref().and_then(weather_token) {
+                day["weather"] = json!(weather);
+            }
             day
         })
         .collect();
@@ -162,6 +165,35 @@ pub fn digest(detail: &TripDetail) -> Value {
         "stages": days,
         "nextAction": next_after_reading(detail),
     })
+}
+
+/// A day's weather in a few tokens: "12–19°C, rain 60%, headwind 28" for a forecast (rain
+/// from 30 %, the wind named when it blows 15 km/h or more), the state otherwise; nothing
+/// for an undated or unavailable day (the category status says why).
+fn weather_token(weather: &etappe_domain::trip::stage::DayWeather) -> Option<String> {
+    use etappe_domain::trip::stage::WeatherState;
+    match weather.state {
+        WeatherState::Forecast => {}
+        WeatherState::BeyondHorizon => return Some("beyond horizon".to_owned()),
+        WeatherState::Past => return Some("past".to_owned()),
+        WeatherState::Undated | WeatherState::Unavailable => return None,
+    }
+    let mut parts = Vec::new();
+    if let (Some(low), Some(high)) = (weather.temperature_min_c, weather.temperature_max_c) {
+        parts.push(format!("{}–{}°C", low.round(), high.round()));
+    }
+    if let Some(rain) = weather.precipitation_probability.filter(|p| *p >= 30.0) {
+        parts.push(format!("rain {}%", rain.round()));
+    }
+    if let Some(wind) = weather.wind_speed_kmh.filter(|w| *w >= 15.0) {
+        let kind = weather
+            .relative_wind
+            .as_deref()
+            .filter(|k| ["headwind", "tailwind", "crosswind"].contains(k))
+            .unwrap_or("wind");
+        parts.push(format!("{kind} {}", wind.round()));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// What an agent does after reading a trip: wait, stop on a failure, or go on editing.
@@ -211,4 +243,46 @@ async fn search_places(call: &Call<'_>) -> Answer {
     .await
     .map_err(refusal(None))?;
     Ok(json!(places))
+}
+
+#[cfg(test)]
+mod tests {
+    use etappe_domain::trip::stage::{DayWeather, WeatherState};
+
+    use super::weather_token;
+
+    fn forecast(rain: f64, wind: f64, relative: &str) -> DayWeather {
+        DayWeather {
+            temperature_min_c: Some(11.6),
+            temperature_max_c: Some(19.2),
+            precipitation_probability: Some(rain),
+            wind_speed_kmh: Some(wind),
+            relative_wind: Some(relative.to_owned()),
+            ..DayWeather::state_only(WeatherState::Forecast, None)
+        }
+    }
+
+    #[test]
+    fn a_forecast_day_reads_in_a_few_words() {
+        assert_eq!(
+            weather_token(&forecast(60.0, 28.0, "headwind")).as_deref(),
+            Some("12–19°C, rain 60%, headwind 28")
+        );
+        // Rain under 30 % and wind under 15 km/h are not worth the tokens.
+        assert_eq!(
+            weather_token(&forecast(29.0, 14.0, "tailwind")).as_deref(),
+            Some("12–19°C")
+        );
+        assert_eq!(
+            weather_token(&forecast(0.0, 20.0, "unknown")).as_deref(),
+            Some("12–19°C, wind 20")
+        );
+        let state = |s| weather_token(&DayWeather::state_only(s, None));
+        assert_eq!(
+            state(WeatherState::BeyondHorizon).as_deref(),
+            Some("beyond horizon")
+        );
+        assert_eq!(state(WeatherState::Undated), None);
+        assert_eq!(state(WeatherState::Unavailable), None);
+    }
 }

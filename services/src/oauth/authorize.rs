@@ -1,0 +1,220 @@
+//! `GET /oauth/authorize` and the person's decision (`POST /oauth/authorize`).
+//!
+//! Without a session the browser goes to the login page and comes back. A request whose
+//! client or redirect URI cannot be trusted, or without PKCE S256, is answered with an
+//! error page, never a redirect (RFC 6749 §4.1.2.1: a redirect would hand the error, or a
+//! code, to whoever forged the request). Otherwise the consent page shows the client's
+//! name (as text), its id, its redirect hosts (with a warning when they are all loopback)
+//! and the scopes. The page cannot be framed (`frame-ancestors 'none'`, `X-Frame-Options:
+//! DENY`) and runs no script. The decision is a POST carrying the session's CSRF token,
+//! from this origin; the whole request is checked again on it, so nothing the page showed
+//! has to be trusted on the way back.
+
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::html::{esc, page};
+use super::session::{SignedIn, csrf_holds, login_url, signed_in};
+use super::{issuer, peer};
+use crate::app::App;
+use crate::app::authorization::{Authorization, AuthorizeFailure, AuthorizeParams, OAuthError};
+
+fn error_page(error: &OAuthError) -> Response {
+    let status = match error {
+        OAuthError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+        OAuthError::Server(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        _ => StatusCode::BAD_REQUEST,
+    };
+    page(
+        status,
+        "Authorization refused",
+        &format!(
+            "<h1>This authorization request cannot be served</h1><p><strong>{}</strong>: {}</p>\
+             <p>Nothing was authorized. Tell the application that sent you here.</p>",
+            esc(error.code()),
+            esc(&error.to_string())
+        ),
+    )
+}
+
+pub(super) fn redirect(to: &str) -> Response {
+    match HeaderValue::from_str(to) {
+        Ok(location) => (
+            StatusCode::FOUND,
+            [(header::LOCATION, location)],
+            [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+        )
+            .into_response(),
+        Err(_) => error_page(&OAuthError::Server(
+            "the redirect URI cannot be sent".into(),
+        )),
+    }
+}
+
+fn failure(failure: AuthorizeFailure) -> Response {
+    match failure {
+        AuthorizeFailure::Page(error) => error_page(&error),
+        AuthorizeFailure::Redirect { url, .. } => redirect(&url),
+    }
+}
+
+fn hidden(name: &str, value: Option<&str>) -> String {
+    value.map_or_else(String::new, |v| {
+        format!(
+            "<input type=\"hidden\" name=\"{name}\" value=\"{}\">",
+            esc(v)
+        )
+    })
+}
+
+fn consent_page(request: &Authorization, params: &AuthorizeParams, session: &SignedIn) -> Response {
+    let scopes: String = request
+        .scopes
+        .iter()
+        .map(|s| {
+            let what = match s {
+                crate::identity::Scope::TripsRead => "read your trips",
+                crate::identity::Scope::TripsWrite => "create, change and delete your trips",
+            };
+            format!("<li><code>{}</code>: {what}</li>", esc(s.as_str()))
+        })
+        .collect();
+    let hosts = request
+        .redirect_hosts
+        .iter()
+        .map(|h| format!("<code>{}</code>", esc(h)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let warning = if request.loopback_only {
+        "<p class=\"warn\">This client sends its answer to your own computer only (localhost). Any program running on it could claim this name: approve only if you just started this application yourself.</p>"
+    } else {
+        ""
+    };
+    let fields = [
+        hidden("response_type", params.response_type.as_deref()),
+        hidden("client_id", params.client_id.as_deref()),
+        hidden("redirect_uri", Some(&request.redirect_uri)),
+        hidden("state", params.state.as_deref()),
+        hidden("code_challenge", params.code_challenge.as_deref()),
+        hidden(
+            "code_challenge_method",
+            params.code_challenge_method.as_deref(),
+        ),
+        hidden("scope", params.scope.as_deref()),
+        hidden("resource", params.resource.as_deref()),
+        hidden("csrf", Some(&session.csrf)),
+    ]
+    .concat();
+    page(
+        StatusCode::OK,
+        "Authorize an agent",
+        &format!(
+            "<h1>Allow <q>{name}</q> to use Etappe as you?</h1>\
+             <p>Client: <code>{id}</code><br>It will be sent back to: {hosts}<br>For: <code>{resource}</code></p>{warning}\
+             <p>It asks to:</p><ul>{scopes}</ul>\
+             <p>You can revoke it at any time from your list of agents.</p>\
+             <form method=\"post\" action=\"/oauth/authorize\">{fields}\
+             <button type=\"submit\" name=\"decision\" value=\"approve\">Allow</button>\
+             <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
+            name = esc(&request.client.client_name),
+            id = esc(&request.client.client_id),
+            resource = esc(&request.resource),
+        ),
+    )
+}
+
+/// `GET /oauth/authorize`.
+pub(super) async fn authorize(
+    State(app): State<App>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    if let Err(e) = app
+        .authorization
+        .admit_authorize_request(&peer(request.extensions()))
+        .await
+    {
+        return error_page(&e);
+    }
+    let Ok(Query(params)) = Query::<AuthorizeParams>::try_from_uri(request.uri()) else {
+        return error_page(&OAuthError::InvalidRequest(
+            "the query cannot be read (a parameter given twice?)".into(),
+        ));
+    };
+    let public = match issuer(&app, &headers) {
+        Ok(p) => p,
+        Err(e) => return error_page(&e),
+    };
+    // A person signs in first: a client's metadata document is fetched for signed-in
+    // people only, so anonymous requests cannot make the server fetch anything.
+    let Some(session) = signed_in(&app, &headers).await else {
+        let next = request
+            .uri()
+            .path_and_query()
+            .map_or("/oauth/authorize", |p| p.as_str());
+        return redirect(&login_url(next));
+    };
+    match app.authorization.validate(&params, &public).await {
+        Ok(valid) => consent_page(&valid, &params, &session),
+        Err(f) => failure(f),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Decision {
+    #[serde(flatten)]
+    params: AuthorizeParams,
+    csrf: Option<String>,
+    decision: Option<String>,
+}
+
+/// `POST /oauth/authorize`: the person's decision, from the consent form.
+pub(super) async fn decide(
+    State(app): State<App>,
+    headers: HeaderMap,
+    request: Request,
+) -> Response {
+    let public = match issuer(&app, &headers) {
+        Ok(p) => p,
+        Err(e) => return error_page(&e),
+    };
+    let Some(session) = signed_in(&app, &headers).await else {
+        return error_page(&OAuthError::AccessDenied);
+    };
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
+        return error_page(&OAuthError::InvalidRequest("the form is too large".into()));
+    };
+    let Ok(decision) = serde_urlencoded::from_bytes::<Decision>(&body) else {
+        return error_page(&OAuthError::InvalidRequest(
+            "the form cannot be read".into(),
+        ));
+    };
+    if !csrf_holds(
+        &app,
+        &headers,
+        &session,
+        decision.csrf.as_deref().unwrap_or_default(),
+    ) {
+        return page(
+            StatusCode::FORBIDDEN,
+            "Refused",
+            "<h1>This decision did not come from Etappe's consent page</h1><p>Nothing was authorized. Start again from the application.</p>",
+        );
+    }
+    let valid = match app.authorization.validate(&decision.params, &public).await {
+        Ok(v) => v,
+        Err(f) => return failure(f),
+    };
+    match decision.decision.as_deref() {
+        Some("approve") => match app
+            .authorization
+            .approve(session.user_id, &valid, &public)
+            .await
+        {
+            Ok(to) => redirect(&to),
+            Err(e) => error_page(&e),
+        },
+        _ => redirect(&app.authorization.deny(&valid, &public)),
+    }
+}

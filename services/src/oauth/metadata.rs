@@ -1,0 +1,58 @@
+//! Discovery: RFC 9728 protected-resource metadata (the same document at the root and at the
+//! path-inserted `/mcp` address, since `/mcp` is the one resource) and RFC 8414
+//! authorization-server metadata. Both are public and unauthenticated.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::{error_response, issuer};
+use crate::app::App;
+use crate::app::authorization::AuthorizationService;
+
+/// `OPTIONS`: answered by the CORS layer; this is only the route's placeholder.
+pub(super) async fn preflight() -> StatusCode {
+    StatusCode::NO_CONTENT
+}
+
+/// `GET /.well-known/oauth-protected-resource[/mcp]`.
+pub(super) async fn protected_resource(State(app): State<App>, headers: HeaderMap) -> Response {
+    let public = match issuer(&app, &headers) {
+        Ok(p) => p,
+        Err(e) => return error_response(&e),
+    };
+    axum::Json(json!({
+        "resource": AuthorizationService::resource_of(&public),
+        "authorization_servers": [public],
+        "scopes_supported": ["trips:read", "trips:write"],
+        "bearer_methods_supported": ["header"],
+        "resource_name": "Etappe",
+    }))
+    .into_response()
+}
+
+/// `GET /.well-known/oauth-authorization-server`.
+pub(super) async fn authorization_server(State(app): State<App>, headers: HeaderMap) -> Response {
+    let public = match issuer(&app, &headers) {
+        Ok(p) => p,
+        Err(e) => return error_response(&e),
+    };
+    axum::Json(json!({
+        "issuer": public,
+        "authorization_endpoint": format!("{public}/oauth/authorize"),
+        "token_endpoint": format!("{public}/oauth/token"),
+        "registration_endpoint": format!("{public}/oauth/register"),
+        "revocation_endpoint": format!("{public}/oauth/revoke"),
+        "scopes_supported": ["trips:read", "trips:write"],
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "revocation_endpoint_auth_methods_supported": ["none"],
+        "client_id_metadata_document_supported": true,
+        "authorization_response_iss_parameter_supported": true,
+    }))
+    .into_response()
+}
