@@ -31,6 +31,8 @@ export const OPERATIONS = {
   tokens: ['GET', '/users/me/tokens'],
   createToken: ['POST', '/users/me/tokens'],
   revokeToken: ['DELETE', '/users/me/tokens/{id}'],
+  agents: ['GET', '/users/me/agents'],
+  revokeAgent: ['DELETE', '/users/me/agents/{id}'],
   exportAccount: ['GET', '/users/me/export'],
   deleteAccount: ['DELETE', '/users/me'],
   sharedTrip: ['GET', '/s/{code}'],

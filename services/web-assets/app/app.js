@@ -211,6 +211,15 @@ function alertList(alerts) {
     h('li', { class: `alert ${a.severity}` }, h('strong', {}, (T.severity[a.severity] || a.severity) + ': '), a.message)));
 }
 
+/// A day's weather in one line: what is known of it, nothing invented.
+function weatherText(w) {
+  const parts = [T.weatherState[w.state] || w.state];
+  if (w.temperatureMinC != null && w.temperatureMaxC != null) parts.push(`${Math.round(w.temperatureMinC)}–${Math.round(w.temperatureMaxC)} °C`);
+  if (w.precipitationProbability != null) parts.push(T.rain(Math.round(w.precipitationProbability)));
+  if (w.windSpeedKmh != null) parts.push(T.wind(Math.round(w.windSpeedKmh), w.relativeWind || ''));
+  return parts.join(' · ');
+}
+
 function dayCard(trip, stage, ctx) {
   const n = stage.dayNumber;
   const id = `day-${n}`;
@@ -231,7 +240,7 @@ function dayCard(trip, stage, ctx) {
     h('p', {}, stage.startLabel || '', ' → ', stage.endLabel || ''),
     alertList(stage.alerts),
     h('p', {}, h('strong', {}, T.sleep + ': '), sleep ? sleep.name || sleep.type : T.noSleep),
-    stage.weather ? h('p', {}, h('strong', {}, T.weather + ': '), JSON.stringify(stage.weather)) : null,
+    stage.weather ? h('p', { class: 'weather' }, h('strong', {}, T.weather + ': '), weatherText(stage.weather)) : null,
     h('div', { class: 'day-profile', id: `profile-${n}` }),
   ];
   if (!readOnly) {
@@ -434,7 +443,8 @@ async function historyScreen(id) {
 // ---------- the account ----------
 
 async function accountScreen() {
-  const [sessions, tokens] = await Promise.all([call('sessions'), call('tokens')]);
+  const [sessions, tokens, agentList] = await Promise.all([call('sessions'), call('tokens'),
+    call('agents').catch(() => ({ items: [] }))]);
   const list = (x) => (Array.isArray(x) ? x : x.items || x.sessions || x.tokens || []);
   const created = h('p', { id: 'token-created', 'aria-live': 'polite' });
   const tokenForm = h('form', { class: 'inline', id: 'token-form' },
@@ -451,7 +461,7 @@ async function accountScreen() {
       mount(document.getElementById('token-created'), T.tokenShown, ' ', h('code', {}, made.token || ''));
     } catch (err) { toast(T.error + err.message); }
   });
-  const agents = me.agents || [];
+  const agents = agentList.items || [];
   mount(main(), h('h1', {}, T.account), h('p', {}, me.email),
     h('section', { class: 'card' }, h('h2', {}, T.sessions), h('ul', {}, list(sessions).map((s) => h('li', {},
       s.userAgent || s.agent || s.id, ' ', h('span', { class: 'muted' }, s.lastSeenAt || s.createdAt || ''), s.id === me.currentSession ? ` (${T.thisSession})` : '', ' ',
@@ -459,7 +469,9 @@ async function accountScreen() {
     h('section', { class: 'card' }, h('h2', {}, T.tokens), h('ul', {}, list(tokens).map((t) => h('li', {},
       t.label || t.id, ' ', h('span', { class: 'muted' }, (t.scopes || []).join(' ')), ' ',
       h('button', { type: 'button', onclick: () => call('revokeToken', { id: t.id }).then(accountScreen) }, T.revoke)))), tokenForm, created),
-    agents.length ? h('section', { class: 'card' }, h('h2', {}, T.agents), h('ul', {}, agents.map((a) => h('li', {}, a.name || a.clientName || a.id)))) : null,
+    agents.length ? h('section', { class: 'card' }, h('h2', {}, T.agents), h('ul', {}, agents.map((a) => h('li', {},
+      a.clientName || a.clientId, ' ', h('span', { class: 'muted' }, (a.scopes || []).join(' ')), ' ',
+      h('button', { type: 'button', onclick: () => call('revokeAgent', { id: a.grantId }).then(accountScreen) }, T.revoke))))) : null,
     h('section', { class: 'card' },
       h('p', {}, h('a', { href: path('exportAccount'), download: 'etappe-account.json' }, T.exportData)),
       h('button', { type: 'button', class: 'danger', onclick: async () => {
