@@ -93,3 +93,129 @@ async fn the_riders_journey_in_chromium() {
     journey(Backend::Sqlite, "embedded").await;
     journey(Backend::Postgres, "postgres").await;
 }
+
+/// The headers and negotiation the page depends on, without a browser: a share link gives a
+/// browser the page and JSON clients the JSON, its files stay files; the page is locked
+/// down (CSP without inline script, no framing), its assets hashed, immutable, gzip.
+#[tokio::test]
+async fn share_links_negotiate_and_the_page_is_locked_down() {
+    let Some(app) = TestApp::spawn(Backend::Sqlite).await else {
+        return;
+    };
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let source = fixtures.url("/route.gpx");
+    let created = app
+        .create_trip(&token, &serde_json::json!({"sourceUrl": source}))
+        .await;
+    let id = created.body["id"].as_str().expect("an id").to_owned();
+    app.wait_until(&token, &id, |d| d["partial"] == false).await;
+    let shared = app
+        .call(
+            reqwest::Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    let url = shared.body["url"].as_str().expect("a share url").to_owned();
+    // Without its gzip feature reqwest shows the encoding as sent.
+    let client = reqwest::Client::new();
+
+    // A browser gets the page: no source link, locked down.
+    let page = client
+        .get(&url)
+        .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(page.status(), 200);
+    let h = page.headers().clone();
+    assert!(
+        h["content-type"]
+            .to_str()
+            .unwrap_or("")
+            .starts_with("text/html")
+    );
+    let csp = h["content-security-policy"]
+        .to_str()
+        .expect("csp")
+        .to_owned();
+    assert!(csp.contains("script-src 'self';"), "{csp}");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(
+        !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+        "{csp}"
+    );
+    assert_eq!(h["x-frame-options"], "DENY");
+    let html = page.text().await.expect("html");
+    assert!(
+        !html.contains(&source),
+        "the page never holds the source link"
+    );
+    assert!(!html.contains("<script>"), "no inline script");
+    // Its assets: hashed names, a year's immutable cache, gzip.
+    let assets: Vec<&str> = html
+        .split('"')
+        .filter(|s| s.starts_with("/assets/"))
+        .collect();
+    assert!(assets.len() >= 5, "{html}");
+    for asset in &assets {
+        let answer = client
+            .get(format!("{}{asset}", app.base))
+            .header("accept-encoding", "gzip, br")
+            .send()
+            .await
+            .expect("asset");
+        assert_eq!(answer.status(), 200, "{asset}");
+        assert_eq!(
+            answer.headers()["cache-control"],
+            "public, max-age=31536000, immutable"
+        );
+        assert_eq!(answer.headers()["content-encoding"], "gzip", "{asset}");
+    }
+    let unknown = client
+        .get(format!("{}/assets/app.0000000000.js", app.base))
+        .send()
+        .await
+        .expect("unknown asset");
+    assert_eq!(unknown.status(), 404);
+
+    // JSON clients keep the JSON, without the owner's private details.
+    let json = client
+        .get(&url)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("json");
+    assert_eq!(json.status(), 200);
+    assert_eq!(json.headers()["vary"], "Accept");
+    let body: serde_json::Value = json.json().await.expect("json body");
+    assert!(body["stages"].as_array().is_some_and(|s| !s.is_empty()));
+    assert!(!body.to_string().contains(&source));
+    assert!(body.get("sourceUrl").is_none() && body.get("maxDistancePerDay").is_none());
+    // Files stay files, whatever the Accept.
+    let gpx = client
+        .get(format!("{url}.gpx"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("gpx");
+    assert_eq!(gpx.status(), 200);
+    assert!(gpx.text().await.expect("gpx text").contains("<gpx"));
+
+    // Without a session, / is the script-free page that leads to the login form.
+    let home = client
+        .get(format!("{}/", app.base))
+        .send()
+        .await
+        .expect("home");
+    assert_eq!(home.status(), 200);
+    let home = home.text().await.expect("home text");
+    assert!(
+        home.contains("/login") && !home.contains("<script"),
+        "{home}"
+    );
+}
