@@ -18,6 +18,7 @@ export const OPERATIONS = {
   deleteStage: ['DELETE', '/trips/{id}/stages/{stageId}'],
   moveStage: ['PATCH', '/trips/{id}/stages/{stageId}/move'],
   restDay: ['POST', '/trips/{id}/stages/{stageId}/rest-day'],
+  detour: ['POST', '/trips/{id}/stages/{stageId}/poi-waypoint'],
   chooseAccommodation: ['PATCH', '/trips/{id}/stages/{stageId}/accommodation'],
   getShare: ['GET', '/trips/{id}/share'],
   share: ['POST', '/trips/{id}/share'],

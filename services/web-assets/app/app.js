@@ -251,7 +251,7 @@ function dayCard(trip, stage, ctx) {
         h('label', { for: `${pre}-split` }, T.splitAt), h('input', { id: `${pre}-split`, name: 'km', type: 'number', min: 1, max: Math.floor(stage.distance) - 1, step: 0.1, value: Math.round(stage.distance / 2) }),
         h('button', { type: 'submit' }, T.split)),
       stage.isRestDay ? null : h('form', { class: 'inline', onsubmit: act((f) => call('updateStage', { id: trip.id, stageId: stage.stageId }, { version: ctx.version(), body: { distance: Number(f.get('km')) } })) },
-        h('label', { for: `${pre}-end` }, T.moveEnd), h('input', { id: `${pre}-end`, name: 'km', type: 'number', min: 1, step: 0.1 }),
+        h('label', { for: `${pre}-end` }, T.moveEnd, ' ', h('span', { class: 'muted' }, T.pickOnProfile)), h('input', { id: `${pre}-end`, name: 'km', type: 'number', min: 1, step: 0.1 }),
         h('button', { type: 'submit' }, T.save)),
       h('form', { class: 'inline', onsubmit: act((f) => call('updateStage', { id: trip.id, stageId: stage.stageId }, { version: ctx.version(), body: { label: f.get('label') } })) },
         h('label', { for: `${pre}-label` }, T.rename), h('input', { id: `${pre}-label`, name: 'label', maxlength: 200, value: stage.label || '' }),
@@ -265,6 +265,8 @@ function dayCard(trip, stage, ctx) {
       }) }, h('label', { for: `${pre}-acc` }, T.chooseSleep),
         h('select', { id: `${pre}-acc`, name: 'acc' }, stage.accommodations.map((a) => h('option', { value: `${a.lat},${a.lon}` }, `${a.name || a.type} (${a.type})`))),
         h('button', { type: 'submit' }, T.save)) : null,
+      stage.isRestDay ? null : h('p', { id: `${pre}-detour`, class: 'muted', 'aria-live': 'polite' }, T.detourHint),
+      stage.detourFailure ? h('p', { class: 'err' }, stage.detourFailure) : null,
       h('div', { class: 'buttons' },
         h('button', { type: 'button', class: 'rest', onclick: act(() => call('restDay', { id: trip.id, stageId: stage.stageId }, { version: ctx.version() })) }, T.restAfter),
         n < trip.stages.length ? h('button', { type: 'button', onclick: act(() => call('deleteStage', { id: trip.id, stageId: stage.stageId }, { version: ctx.version() })) }, stage.isRestDay ? T.remove : T.merge) : null),
@@ -346,9 +348,24 @@ async function tripScreen(id, opts = {}) {
     openDay: (stage, n) => {
       if (ctx.map) ctx.map.focus(stage.stageId);
       const el = document.getElementById(`profile-${n}`);
+      const endInput = document.getElementById(`d${n}-end`);
       if (el && lines && !el.firstChild) {
         const day = lines.days.find((d) => d.stageId === stage.stageId);
-        if (day) drawProfile(el, [day], document.getElementById('readout'));
+        if (day) drawProfile(el, [day], document.getElementById('readout'), (km) => {
+          if (endInput) { endInput.value = km.toFixed(1); endInput.focus(); }
+        });
+      }
+      if (ctx.map && !readOnly && !stage.isRestDay) {
+        ctx.map.onClick((at) => {
+          const box = document.getElementById(`d${n}-detour`);
+          if (!box) return;
+          mount(box, h('button', { type: 'button', onclick: async () => {
+            try {
+              await call('detour', { id, stageId: stage.stageId }, { body: { waypointLat: at.lat, waypointLon: at.lng } });
+              mount(box, T.detourAsked);
+            } catch (err) { ctx.failed(err); }
+          } }, T.detourThrough(at.lat.toFixed(4), at.lng.toFixed(4))));
+        });
       }
     },
   };
@@ -356,8 +373,10 @@ async function tripScreen(id, opts = {}) {
     if (current.partial) { lines = null; return; }
     try { lines = opts.code ? await call('sharedRoute', { code: opts.code }) : await call('route', { id }); } catch { lines = null; }
   };
-  const render = async (kept) => {
+  const render = async (given) => {
     await loadLines();
+    // What is typed and open now (a click during the fetch included) survives the render.
+    const kept = given || keepTyped();
     const t = current;
     const title = t.title || T.untitled;
     document.title = `${title} · Etappe`;
@@ -399,9 +418,11 @@ async function tripScreen(id, opts = {}) {
       const changed = data.version !== current.version || data.partial !== current.partial
         || JSON.stringify(data.computationStatus) !== JSON.stringify(current.computationStatus);
       if (changed && !main().dataset.dirty) {
-        const kept = keepTyped();
-        current = await call('detail', { id });
-        await render(kept);
+        const fresh = await call('detail', { id });
+        // The rider may have started typing meanwhile: then the page stays as it is.
+        if (main().dataset.dirty) return;
+        current = fresh;
+        await render();
       }
     }
   });

@@ -43,8 +43,12 @@ export function drawMap(el, lines, stages) {
   }
   if (all.length) map.fitBounds(all, { padding: [16, 16] });
   else map.setView([47, 8], 5);
+  let onClick = null;
+  map.on('click', (e) => { if (onClick) onClick(e.latlng); });
   return {
     map,
+    /// What a click on the map does (a detour through the point clicked), or null.
+    onClick(fn) { onClick = fn; },
     focus(stageId) {
       const line = byStage.get(stageId);
       if (line) map.fitBounds(line.getBounds(), { padding: [16, 16] });

@@ -22,7 +22,7 @@ export function columns(days) {
 }
 
 /// Draws the profile of `days` into `el` and the hover read-out into `readout`.
-export function drawProfile(el, days, readout) {
+export function drawProfile(el, days, readout, onPick) {
   const uPlot = window.uPlot;
   if (!uPlot || !days.length) return null;
   const { xs, ys, owner } = columns(days);
@@ -48,6 +48,8 @@ export function drawProfile(el, days, readout) {
       }],
     },
   }, [xs, ...ys], el);
+  // A click picks the km under the cursor (moving a day's end on the profile).
+  if (onPick) plot.over.addEventListener('click', () => { const i = plot.cursor.idx; if (i != null) onPick(xs[i]); });
   // Follows the width of its box (a phone turned, a window resized).
   new ResizeObserver(() => {
     if (el.clientWidth && Math.abs(el.clientWidth - plot.width) > 4) plot.setSize({ width: el.clientWidth, height: 180 });
