@@ -441,3 +441,43 @@ impl TripService {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{PROFILE_POINTS, profile_of};
+    use etappe_route::gpx::TrackPoint;
+
+    fn track(n: usize, ele: impl Fn(usize) -> Option<f64>) -> Vec<TrackPoint> {
+        (0..n)
+            .map(|i| TrackPoint {
+                lat: 46.0 + i as f64 * 0.0005,
+                lon: 7.0,
+                ele: ele(i),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_profile_keeps_the_climb_within_its_budget() {
+        // A straight line with a climb: the map's simplified line keeps two points of it.
+        let points = track(5_000, |i| Some(500.0 + (i as f64 / 10.0).sin() * 100.0));
+        let profile = profile_of(&points);
+        assert!(profile.len() <= PROFILE_POINTS + 1, "{}", profile.len());
+        assert!(profile.len() > PROFILE_POINTS / 2);
+        assert_eq!(profile[0][0], 0.0);
+        let last = profile.last().expect("a last sample");
+        assert!(
+            (last[0] - 277.9).abs() < 1.0,
+            "the last sample is the day's end: {last:?}"
+        );
+        assert!(profile.windows(2).all(|w| w[0][0] < w[1][0]), "km grow");
+        assert!(profile.iter().any(|p| p[1] > 590.0) && profile.iter().any(|p| p[1] < 410.0));
+    }
+
+    #[test]
+    fn points_without_elevation_are_left_out() {
+        let profile = profile_of(&track(10, |i| (i % 2 == 0).then_some(100.0)));
+        assert_eq!(profile.len(), 5);
+        assert!(profile_of(&[]).is_empty());
+    }
+}
