@@ -203,6 +203,14 @@ test('the rider journey', async () => {
   await accessible(page, 'account');
   await shots(page, 'account');
 
+  // A route that cannot be had: its reason and a retry button.
+  await page.goto(`${BASE}/#/`);
+  await page.waitForSelector('#create');
+  await page.fill('#new-sourceUrl', GPX.replace(/[^/]+$/, 'missing.gpx'));
+  await page.click('#create button[type=submit]');
+  await page.waitForSelector('#retry', { timeout: 30000 });
+  assert.match(await page.textContent('#progress'), /Could not compute: /);
+
   assert.deepEqual(errors, [], 'no script errors');
   console.log(`FIGURE journey_seconds ${((Date.now() - started) / 1000).toFixed(1)}`);
   await visitor.close();

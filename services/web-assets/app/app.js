@@ -370,7 +370,7 @@ async function tripScreen(id, opts = {}) {
     },
   };
   const loadLines = async () => {
-    if (current.partial) { lines = null; return; }
+    if (current.partial || !current.stages.length) { lines = null; return; }
     try { lines = opts.code ? await call('sharedRoute', { code: opts.code }) : await call('route', { id }); } catch { lines = null; }
   };
   const render = async (given) => {
@@ -406,9 +406,6 @@ async function tripScreen(id, opts = {}) {
     restoreTyped(kept);
   };
   await render();
-  // Once the rider types, live updates no longer re-render (that would lose the text); an
-  // edit sent from a stale version then meets the 412 and its "changed elsewhere" message.
-  main().addEventListener('input', () => { main().dataset.dirty = '1'; });
   if (!readOnly) follow(id, async (kind, data) => {
     if (kind === 'progress') {
       progress = data;
@@ -506,6 +503,7 @@ async function accountScreen() {
 
 async function route() {
   if (live) { live.close(); live = null; }
+  delete main().dataset.dirty;
   const shared = location.pathname.match(/^\/s\/([^/.]+)$/);
   try {
     if (shared) {
@@ -535,5 +533,8 @@ async function route() {
   performance.mark('etappe-interactive');
 }
 
+// Once the rider types, live updates no longer re-render (that would lose the text); an
+// edit sent from a stale version then meets the 412 and its "changed elsewhere" message.
+main().addEventListener('input', () => { main().dataset.dirty = '1'; });
 window.addEventListener('hashchange', route);
 route();
