@@ -60,7 +60,7 @@ function loginLink() {
   return null;
 }
 
-async function waitFor(fn, what, ms = 20000) {
+async function waitFor(fn, what, ms = 45000) {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
