@@ -72,7 +72,10 @@ pub async fn authenticate(
 /// and whether that is this server.
 pub fn from_own_origin(headers: &HeaderMap, web: &WebOrigin) -> bool {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(origin) = text("origin") {
+    // A page sent with `Referrer-Policy: no-referrer` (the login pages: their URL holds the
+    // token) makes Chromium send `Origin: null` on its own form posts; Sec-Fetch-Site,
+    // which no page can forge, then tells whether the post came from this origin.
+    if let Some(origin) = text("origin").filter(|o| *o != "null") {
         return web.accepts(origin);
     }
     if let Some(site) = text("sec-fetch-site") {
@@ -263,5 +266,11 @@ mod tests {
         assert!(check_cookie_write(&fetch, &web, &s, Some("s3cret")).is_ok());
         let referred = headers(&[("referer", "https://etappe.example/account")]);
         assert!(check_cookie_write(&referred, &web, &s, Some("s3cret")).is_ok());
+        // `Origin: null` (a no-referrer page's form post) defers to Sec-Fetch-Site.
+        let null_here = headers(&[("origin", "null"), ("sec-fetch-site", "same-origin")]);
+        assert!(from_own_origin(&null_here, &web));
+        let null_there = headers(&[("origin", "null"), ("sec-fetch-site", "cross-site")]);
+        assert!(!from_own_origin(&null_there, &web));
+        assert!(!from_own_origin(&headers(&[("origin", "null")]), &web));
     }
 }

@@ -215,7 +215,11 @@ pub fn routes(app: App) -> axum::Router {
     let transports = crate::mcp::router(app.clone())
         .merge(crate::oauth::router(app.clone()))
         .merge(crate::web::router(app.clone()))
-        .merge(crate::http::router(app));
+        .merge(crate::http::router(app.clone()))
+        .layer(axum::middleware::from_fn_with_state(
+            app,
+            crate::web::share_page,
+        ));
     crate::edge::wrap(transports, limits)
 }
 

@@ -143,6 +143,13 @@ pub struct Accounts {
     agents: Option<AgentsOf>,
 }
 
+impl Accounts {
+    /// The map tiles' URL template of the rider's page (empty: none).
+    pub fn tile_url(&self) -> &str {
+        &self.settings.tile_url
+    }
+}
+
 impl std::fmt::Debug for Accounts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Accounts")

@@ -59,6 +59,32 @@ pub struct DayLine {
     pub is_rest_day: bool,
     /// `[lat, lon]` pairs.
     pub points: Vec<[f64; 2]>,
+    /// The elevation profile: `[km from the day's start, metres]`, at most
+    /// `PROFILE_POINTS` samples of the full-resolution track (the map line above drops
+    /// the points a straight climb needs), none where the source had no elevation.
+    pub profile: Vec<[f64; 2]>,
+}
+
+/// Samples per day of a profile: enough for a chart a screen wide.
+const PROFILE_POINTS: usize = 400;
+
+/// `[km, m]` samples of a day's track, the first and last included.
+fn profile_of(points: &[TrackPoint]) -> Vec<[f64; 2]> {
+    let km = etappe_route::geometry::cumulative_distances(points);
+    let step = points.len().div_ceil(PROFILE_POINTS).max(1);
+    let round = |v: f64, places: f64| (v * places).round() / places;
+    let mut out: Vec<[f64; 2]> = (0..points.len())
+        .step_by(step)
+        .chain(points.len().checked_sub(1))
+        .filter_map(|i| {
+            Some([
+                round(km.get(i)? / 1000.0, 100.0),
+                round(points[i].ele?, 10.0),
+            ])
+        })
+        .collect();
+    out.dedup_by(|a, b| a[0] == b[0]);
+    out
 }
 
 /// `GET /trips/{id}/route`: the days' geometry, simplified for a map.
@@ -405,6 +431,7 @@ impl TripService {
                 day_number: stage.day_number,
                 is_rest_day: stage.is_rest_day,
                 points: simplified.iter().map(|p| [p.lat, p.lon]).collect(),
+                profile: profile_of(&points),
             });
         }
         Ok(RouteLines {
@@ -412,5 +439,45 @@ impl TripService {
             days,
             tag: super::trips::canonical_digest(&[&Value::String(tag)]),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PROFILE_POINTS, profile_of};
+    use etappe_route::gpx::TrackPoint;
+
+    fn track(n: usize, ele: impl Fn(usize) -> Option<f64>) -> Vec<TrackPoint> {
+        (0..n)
+            .map(|i| TrackPoint {
+                lat: 46.0 + i as f64 * 0.0005,
+                lon: 7.0,
+                ele: ele(i),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_profile_keeps_the_climb_within_its_budget() {
+        // A straight line with a climb: the map's simplified line keeps two points of it.
+        let points = track(5_000, |i| Some(500.0 + (i as f64 / 10.0).sin() * 100.0));
+        let profile = profile_of(&points);
+        assert!(profile.len() <= PROFILE_POINTS + 1, "{}", profile.len());
+        assert!(profile.len() > PROFILE_POINTS / 2);
+        assert_eq!(profile[0][0], 0.0);
+        let last = profile.last().expect("a last sample");
+        assert!(
+            (last[0] - 277.9).abs() < 1.0,
+            "the last sample is the day's end: {last:?}"
+        );
+        assert!(profile.windows(2).all(|w| w[0][0] < w[1][0]), "km grow");
+        assert!(profile.iter().any(|p| p[1] > 590.0) && profile.iter().any(|p| p[1] < 410.0));
+    }
+
+    #[test]
+    fn points_without_elevation_are_left_out() {
+        let profile = profile_of(&track(10, |i| (i % 2 == 0).then_some(100.0)));
+        assert_eq!(profile.len(), 5);
+        assert!(profile_of(&[]).is_empty());
     }
 }

@@ -26,6 +26,15 @@ pub struct PeopleSettings {
     /// Login requests per client address per 15 minutes (over it: 429).
     #[arg(long, env = "ETAPPE_LOGINS_PER_ADDRESS", default_value_t = 10)]
     pub logins_per_address: usize,
+    /// Map tiles of the rider's page (`{z}/{x}/{y}` placeholders). Empty: no tiles, the
+    /// route draws on a plain background. The default is OpenStreetMap's public server,
+    /// whose usage policy asks for its attribution, which the page shows.
+    #[arg(
+        long,
+        env = "ETAPPE_TILE_URL",
+        default_value = "https://tile.openstreetmap.org/{z}/{x}/{y}.png"
+    )]
+    pub tile_url: String,
 }
 
 impl Default for PeopleSettings {
@@ -37,6 +46,7 @@ impl Default for PeopleSettings {
             session_days: 30,
             logins_per_email: 3,
             logins_per_address: 10,
+            tile_url: "https://tile.openstreetmap.org/{z}/{x}/{y}.png".into(),
         }
     }
 }
@@ -51,6 +61,7 @@ impl std::fmt::Debug for PeopleSettings {
             .field("session_days", &self.session_days)
             .field("logins_per_email", &self.logins_per_email)
             .field("logins_per_address", &self.logins_per_address)
+            .field("tile_url", &self.tile_url)
             .finish()
     }
 }

@@ -9,6 +9,7 @@
 //! link answers 410 (`login_link_spent`), an unknown one 400 (`login_link_invalid`).
 
 mod account;
+mod assets;
 mod extract;
 pub mod openapi;
 mod pages;
@@ -31,6 +32,7 @@ use crate::problem::Problem;
 pub fn router(state: App) -> Router {
     let routes: Vec<(&str, MethodRouter<App>, &'static str)> = vec![
         ("/", get(home), "GET"),
+        ("/assets/{name}", get(assets::serve), "GET"),
         ("/login", get(login_page), "GET"),
         ("/auth/login", post(login), "POST"),
         ("/auth/magic", get(magic_page).post(magic), "GET, POST"),
@@ -111,23 +113,45 @@ fn session_cookie(app: &App, value: Option<&str>) -> String {
     }
 }
 
-/// `GET /`: who is logged in.
+/// `GET /`: the rider's page for a browser with a session; without one, the page that
+/// leads to the login form (no script).
 async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
     let session = crate::auth::session_of(&app.accounts, &headers)
         .await
         .ok()
         .flatten();
-    let Some((session, _)) = session else {
+    if session.is_none() {
         return pages::home(None, None);
-    };
-    let email = app
-        .identity
-        .user(session.user_id)
-        .await
-        .ok()
-        .flatten()
-        .map(|u| u.email);
-    pages::home(email.as_deref(), Some(&session.csrf_token))
+    }
+    assets::shell(app.accounts.tile_url(), false)
+}
+
+/// Content negotiation of a share link, as a layer the composition root puts over every
+/// transport (the REST transport owns `/s/{code}`, this one the page): a browser asking
+/// `GET /s/{code}` for `text/html` gets the read-only page, which reads the same path as
+/// JSON; JSON clients and `.gpx`/`.fit` files pass through unchanged.
+pub async fn share_page(
+    State(app): State<App>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let is_share_page = request.method() == axum::http::Method::GET
+        && request
+            .uri()
+            .path()
+            .strip_prefix("/s/")
+            .is_some_and(|code| !code.is_empty() && !code.contains(['/', '.']));
+    if !is_share_page {
+        return next.run(request).await;
+    }
+    if assets::wants_html(request.headers()) {
+        return assets::shell(app.accounts.tile_url(), true);
+    }
+    let mut response = next.run(request).await;
+    response
+        .headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("Accept"));
+    response
 }
 
 /// `GET /login`.

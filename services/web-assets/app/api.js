@@ -1,0 +1,100 @@
+// The one client of Etappe's REST API the page uses. Every call goes through `call`, which
+// names its operation as [METHOD, path template]; OPERATIONS lists them all, and the browser
+// test checks each against /openapi.json, so the page cannot drift from the API.
+// Writes send the session's CSRF token (X-CSRF-Token) and, on edits, the version read (If-Match).
+
+export const OPERATIONS = {
+  me: ['GET', '/users/me'],
+  listTrips: ['GET', '/trips'],
+  createTrip: ['POST', '/trips'],
+  uploadGpx: ['POST', '/trips/gpx-upload'],
+  detail: ['GET', '/trips/{id}/detail'],
+  updateTrip: ['PATCH', '/trips/{id}'],
+  route: ['GET', '/trips/{id}/route'],
+  events: ['GET', '/trips/{id}/events'],
+  analyse: ['POST', '/trips/{id}/analyze'],
+  split: ['POST', '/trips/{id}/stages'],
+  updateStage: ['PATCH', '/trips/{id}/stages/{stageId}'],
+  deleteStage: ['DELETE', '/trips/{id}/stages/{stageId}'],
+  moveStage: ['PATCH', '/trips/{id}/stages/{stageId}/move'],
+  restDay: ['POST', '/trips/{id}/stages/{stageId}/rest-day'],
+  detour: ['POST', '/trips/{id}/stages/{stageId}/poi-waypoint'],
+  chooseAccommodation: ['PATCH', '/trips/{id}/stages/{stageId}/accommodation'],
+  getShare: ['GET', '/trips/{id}/share'],
+  share: ['POST', '/trips/{id}/share'],
+  unshare: ['DELETE', '/trips/{id}/share'],
+  tripGpx: ['GET', '/trips/{id}.gpx'],
+  tripFit: ['GET', '/trips/{id}.fit'],
+  stageGpx: ['GET', '/trips/{id}/stages/{stageId}/export.gpx'],
+  history: ['GET', '/trips/{id}/history'],
+  sessions: ['GET', '/users/me/sessions'],
+  revokeSession: ['DELETE', '/users/me/sessions/{id}'],
+  tokens: ['GET', '/users/me/tokens'],
+  createToken: ['POST', '/users/me/tokens'],
+  revokeToken: ['DELETE', '/users/me/tokens/{id}'],
+  agents: ['GET', '/users/me/agents'],
+  revokeAgent: ['DELETE', '/users/me/agents/{id}'],
+  exportAccount: ['GET', '/users/me/export'],
+  deleteAccount: ['DELETE', '/users/me'],
+  sharedTrip: ['GET', '/s/{code}'],
+  sharedRoute: ['GET', '/s/{code}/route'],
+  sharedGpx: ['GET', '/s/{code}.gpx'],
+};
+
+/// A refusal of the API: `status`, the problem+json body, and `conflict` for a 412.
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super((problem && (problem.detail || problem.title)) || `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem || {};
+    this.conflict = status === 412;
+  }
+  /// Messages per field (`errors: [{field, message}]` in a 422), for showing next to inputs.
+  fields() {
+    const out = {};
+    for (const e of this.problem.errors || []) {
+      const name = e.field || e.name || e.pointer || '';
+      out[name] = e.message || e.detail || '';
+    }
+    return out;
+  }
+}
+
+let csrf = null;
+export function setCsrf(token) { csrf = token; }
+
+/// The concrete path of an operation.
+export function path(op, params = {}) {
+  const [, template] = OPERATIONS[op];
+  return template.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(params[k]));
+}
+
+/// Calls `op`; answers the parsed JSON (or null), `{body, etag}` when `withEtag`.
+export async function call(op, params = {}, { body, query, version, form, withEtag } = {}) {
+  const [method] = OPERATIONS[op];
+  let url = path(op, params);
+  if (query) {
+    const q = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== '' && v != null));
+    if ([...q].length) url += `?${q}`;
+  }
+  const headers = { Accept: 'application/json' };
+  if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;
+  if (version != null) headers['If-Match'] = `"${version}"`;
+  let payload;
+  if (form) payload = form;
+  else if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const res = await fetch(url, { method, headers, body: payload, credentials: 'same-origin' });
+  const text = await res.text();
+  let json = null;
+  if (text) { try { json = JSON.parse(text); } catch { json = null; } }
+  if (!res.ok) throw new ApiError(res.status, json);
+  return withEtag ? { body: json, etag: res.headers.get('ETag') } : json;
+}
+
+/// Ends the session: a route of the login pages (not of the REST API, so not in OPERATIONS).
+export async function logout() {
+  await fetch('/auth/logout', { method: 'POST', headers: { 'X-CSRF-Token': csrf || '' }, credentials: 'same-origin' });
+}

@@ -1,0 +1,58 @@
+// The elevation profile: uPlot over the samples of GET /route (`profile` of each day), km on x, metres on y, one
+// series per day (so the days keep the map's colours); hovering shows km, altitude and the
+// gradient of the segment under the cursor.
+import { T } from './strings.js';
+import { colour } from './map.js';
+
+/// The profile's columns: xs (km from the first day's start), one altitude column per day
+/// (null outside it), and which day owns each x.
+export function columns(days) {
+  const xs = [], ys = days.map(() => []), owner = [];
+  let offset = 0;
+  days.forEach((day, d) => {
+    const samples = day.profile || [];
+    for (const [km, m] of samples) {
+      xs.push(offset + km);
+      owner.push(d);
+      days.forEach((_, e) => ys[e].push(e === d ? m : null));
+    }
+    if (samples.length) offset += samples[samples.length - 1][0];
+  });
+  return { xs, ys, owner };
+}
+
+/// Draws the profile of `days` into `el` and the hover read-out into `readout`.
+export function drawProfile(el, days, readout, onPick) {
+  const uPlot = window.uPlot;
+  if (!uPlot || !days.length) return null;
+  const { xs, ys, owner } = columns(days);
+  const width = Math.max(280, el.clientWidth || 600);
+  const series = [{ label: T.km0 }].concat(days.map((d, i) => ({
+    label: T.day(d.dayNumber), stroke: colour(i), width: 2, fill: colour(i) + '22', spanGaps: false,
+  })));
+  const plot = new uPlot({
+    width, height: 180, legend: { show: false }, cursor: { y: false },
+    scales: { x: { time: false } },
+    axes: [{ label: 'km', stroke: 'currentColor' }, { label: 'm', stroke: 'currentColor' }],
+    series,
+    hooks: {
+      setCursor: [(u) => {
+        const i = u.cursor.idx;
+        if (i == null || !readout) return;
+        const alt = ys[owner[i]][i];
+        let grad = 0;
+        if (i > 0 && xs[i] > xs[i - 1] && alt != null && ys[owner[i - 1]][i - 1] != null) {
+          grad = ((alt - ys[owner[i - 1]][i - 1]) / ((xs[i] - xs[i - 1]) * 1000)) * 100;
+        }
+        readout.textContent = `${xs[i].toFixed(1)} ${T.km0} · ${T.alt} ${alt == null ? '–' : Math.round(alt)} m · ${T.gradient} ${grad.toFixed(1)} %`;
+      }],
+    },
+  }, [xs, ...ys], el);
+  // A click picks the km under the cursor (moving a day's end on the profile).
+  if (onPick) plot.over.addEventListener('click', () => { const i = plot.cursor.idx; if (i != null) onPick(xs[i]); });
+  // Follows the width of its box (a phone turned, a window resized).
+  new ResizeObserver(() => {
+    if (el.clientWidth && Math.abs(el.clientWidth - plot.width) > 4) plot.setSize({ width: el.clientWidth, height: 180 });
+  }).observe(el);
+  return plot;
+}
