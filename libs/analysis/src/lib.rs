@@ -46,6 +46,7 @@ pub mod geo;
 pub mod gradient;
 pub mod holidays;
 mod model;
+pub mod osm;
 pub mod plan_rules;
 pub mod rules;
 pub mod solar;
