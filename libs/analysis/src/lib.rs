@@ -5,7 +5,10 @@
 //! beyond battery range, arrival after civil dusk, a rest-day reminder,
 //! Sundays and public holidays, gaps between stages and border crossings;
 //! and, from forecasts the caller fetched, the weather of each day
-//! ([`weather`]: wind against the heading, comfort, a wet ford).
+//! ([`weather`]: wind against the heading, comfort, a wet ford); and, from
+//! what OpenStreetMap holds along each day ([`osm`]: surface, traffic, food,
+//! water, bike shops, stations, health, culture, beds, ferries, fords), the
+//! map alerts and the "found along the day" list.
 //!
 //! The crate is pure: no I/O, no clock, no network, no timezone or holiday
 //! database. Everything it needs (the Sun's position, Easter, national

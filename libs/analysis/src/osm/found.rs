@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::geom::{nearest_vertex, to_line_m};
+use super::geom::LineIndex;
 use super::model::{Corridor, FeatureKind, OsmStage};
 use super::rules::{CORRIDOR_M, STATION_RADIUS_M};
 use crate::format::round1;
@@ -38,6 +38,7 @@ pub struct Found {
 /// Food and water, bike shops and repair stations within [`CORRIDOR_M`] of the line,
 /// stations within [`STATION_RADIUS_M`], in order along the day (empty on a rest day).
 pub fn found_along(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Found> {
+    let line = LineIndex::new(stage.points);
     let mut out: Vec<Found> = corridor
         .points
         .iter()
@@ -63,11 +64,11 @@ pub fn found_along(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Found> {
                 ),
                 _ => return None,
             };
-            let off = to_line_m((f.lat, f.lon), stage.points);
+            let off = line.distance_m((f.lat, f.lon));
             if off.is_nan() || off > radius {
                 return None;
             }
-            let (km, _) = nearest_vertex((f.lat, f.lon), stage.points)?;
+            let (km, _) = line.nearest_vertex((f.lat, f.lon))?;
             Some(Found {
                 category,
                 kind,

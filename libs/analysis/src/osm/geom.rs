@@ -30,25 +30,132 @@ pub(crate) fn point_segment(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> (f64
     (haversine_m(p, closest), closest)
 }
 
-/// Distance from `p` to the day's polyline, metres (infinite for an empty line).
-pub(crate) fn to_line_m(p: (f64, f64), line: &[StagePoint]) -> f64 {
-    match line {
-        [] => f64::INFINITY,
-        [only] => haversine_m(p, (only.lat, only.lon)),
-        _ => line
-            .windows(2)
-            .map(|w| point_segment(p, (w[0].lat, w[0].lon), (w[1].lat, w[1].lon)).0)
-            .fold(f64::INFINITY, f64::min),
+/// Vertices per block of a [`LineIndex`].
+const BLOCK: usize = 64;
+
+/// A day's line cut into blocks of [`BLOCK`] vertices, each with a bounding circle, so the
+/// distance from a feature to a line of thousands of points looks at a few blocks only: a
+/// block whose circle is farther than the best distance found so far cannot hold a nearer
+/// point.
+#[derive(Debug)]
+pub(crate) struct LineIndex<'a> {
+    line: &'a [StagePoint],
+    blocks: Vec<Block>,
+}
+
+#[derive(Debug)]
+struct Block {
+    /// First and last vertex (consecutive blocks share one, so every segment is in one).
+    first: usize,
+    last: usize,
+    center: (f64, f64),
+    radius_m: f64,
+}
+
+impl<'a> LineIndex<'a> {
+    pub(crate) fn new(line: &'a [StagePoint]) -> Self {
+        let mut blocks = Vec::with_capacity(line.len() / BLOCK + 1);
+        let mut first = 0;
+        while first < line.len() {
+            let last = (first + BLOCK).min(line.len() - 1);
+            let mid = &line[(first + last) / 2];
+            let center = (mid.lat, mid.lon);
+            let cos = center.0.to_radians().cos();
+            let radius_m = line[first..=last]
+                .iter()
+                .map(|v| flat_m(center, (v.lat, v.lon), cos))
+                .filter(|d| d.is_finite())
+                .fold(0.0, f64::max);
+            blocks.push(Block {
+                first,
+                last,
+                center,
+                radius_m,
+            });
+            if last == line.len() - 1 {
+                break;
+            }
+            first = last;
+        }
+        Self { line, blocks }
+    }
+
+    /// Blocks by their lower bound of distance to `p`, nearest first (a block whose bound
+    /// cannot be computed comes first, so it is always looked at).
+    fn candidates(&self, p: (f64, f64)) -> Vec<(f64, &Block)> {
+        let cos = p.0.to_radians().cos();
+        let mut out: Vec<(f64, &Block)> = self
+            .blocks
+            .iter()
+            .map(|b| {
+                let lower = flat_m(p, b.center, cos) - b.radius_m;
+                (
+                    if lower.is_finite() {
+                        lower
+                    } else {
+                        f64::NEG_INFINITY
+                    },
+                    b,
+                )
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.total_cmp(&b.0));
+        out
+    }
+
+    /// Distance from `p` to the line, metres (infinite for an empty line).
+    pub(crate) fn distance_m(&self, p: (f64, f64)) -> f64 {
+        if let [only] = self.line {
+            let d = haversine_m(p, (only.lat, only.lon));
+            return if d.is_finite() { d } else { f64::INFINITY };
+        }
+        let mut best = f64::INFINITY;
+        for (lower, block) in self.candidates(p) {
+            if lower > slack(best) {
+                break;
+            }
+            for w in self.line[block.first..=block.last].windows(2) {
+                let (d, _) = point_segment(p, (w[0].lat, w[0].lon), (w[1].lat, w[1].lon));
+                if d.is_finite() {
+                    best = best.min(d);
+                }
+            }
+        }
+        best
+    }
+
+    /// The vertex nearest to `p`: (its distance from the day's start in km, the distance to
+    /// it in metres).
+    pub(crate) fn nearest_vertex(&self, p: (f64, f64)) -> Option<(f64, f64)> {
+        let cos = p.0.to_radians().cos();
+        let mut best: Option<(&StagePoint, f64)> = None;
+        for (lower, block) in self.candidates(p) {
+            if best.is_some_and(|(_, d)| lower > slack(d)) {
+                break;
+            }
+            for v in &self.line[block.first..=block.last] {
+                let d = flat_m(p, (v.lat, v.lon), cos);
+                if d.is_finite() && v.distance_m.is_finite() && best.is_none_or(|(_, b)| d < b) {
+                    best = Some((v, d));
+                }
+            }
+        }
+        best.map(|(v, _)| (v.distance_m / 1000.0, haversine_m(p, (v.lat, v.lon))))
     }
 }
 
-/// The vertex of `line` nearest to `p`: (its distance from the day's start in km, the
-/// distance to it in metres).
-pub(crate) fn nearest_vertex(p: (f64, f64), line: &[StagePoint]) -> Option<(f64, f64)> {
-    line.iter()
-        .map(|v| (v.distance_m / 1000.0, haversine_m(p, (v.lat, v.lon))))
-        .filter(|(_, d)| d.is_finite())
-        .min_by(|a, b| a.1.total_cmp(&b.1))
+/// Room for the flat bounds against great-circle distances (well under 1 % at these
+/// scales, plus a metre for rounding).
+fn slack(d: f64) -> f64 {
+    d * 1.01 + 1.0
+}
+
+/// Flat distance in metres between `p` and `q`, `cos` being the cosine of `p`'s latitude:
+/// only used to rank and bound, the reported distances are great-circle ones.
+fn flat_m(p: (f64, f64), q: (f64, f64), cos: f64) -> f64 {
+    let dy = (q.0 - p.0) * METRES_PER_DEGREE;
+    let dx = (q.1 - p.1) * cos * METRES_PER_DEGREE;
+    (dx * dx + dy * dy).sqrt()
 }
 
 /// Shortest distance between a ferry line and the day's line, metres, with the ferry's
@@ -61,8 +168,9 @@ pub(crate) fn line_to_line(ferry: &[(f64, f64)], line: &[StagePoint]) -> Option<
         }
     };
     // Ferry vertices against the day's segments…
+    let index = LineIndex::new(line);
     for &f in ferry {
-        consider(to_line_m(f, line), f);
+        consider(index.distance_m(f), f);
     }
     // …and the day's vertices against the ferry's segments: together they find the minimum
     // of two polylines that do not cross; a crossing is caught by the intersection test.

@@ -8,7 +8,7 @@ use chrono::{NaiveDateTime, NaiveTime, TimeDelta};
 use opening_hours::{Context, OpeningHours, RuleKind, localization::Country};
 use serde_json::{Value, json};
 
-use super::geom::{at_km, line_to_line, midpoint, nearest_vertex, to_line_m};
+use super::geom::{LineIndex, at_km, line_to_line, midpoint};
 use super::model::{Corridor, Feature, FeatureKind, OsmStage, WaySection};
 use crate::catalogue::*;
 use crate::format::{int_sep, one_decimal, round1};
@@ -338,12 +338,13 @@ pub fn bike_shop_none_nearby(
 
 /// Resupply points within [`CORRIDOR_M`] of the line, with their km from the start.
 fn resupply_on_line<'c>(stage: &OsmStage<'_>, corridor: &'c Corridor) -> Vec<(&'c Feature, f64)> {
+    let line = LineIndex::new(stage.points);
     corridor
         .points
         .iter()
         .filter(|f| f.kind.is_resupply())
-        .filter(|f| to_line_m((f.lat, f.lon), stage.points) <= CORRIDOR_M)
-        .filter_map(|f| nearest_vertex((f.lat, f.lon), stage.points).map(|(km, _)| (f, km)))
+        .filter(|f| line.distance_m((f.lat, f.lon)) <= CORRIDOR_M)
+        .filter_map(|f| line.nearest_vertex((f.lat, f.lon)).map(|(km, _)| (f, km)))
         .collect()
 }
 
@@ -526,12 +527,13 @@ pub fn water_point_gap(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Aler
     if !length.is_finite() {
         return None;
     }
+    let line = LineIndex::new(stage.points);
     let water: Vec<(&Feature, f64)> = corridor
         .points
         .iter()
         .filter(|f| f.kind == FeatureKind::DrinkingWater)
-        .filter(|f| to_line_m((f.lat, f.lon), stage.points) <= CORRIDOR_M)
-        .filter_map(|f| nearest_vertex((f.lat, f.lon), stage.points).map(|(km, _)| (f, km)))
+        .filter(|f| line.distance_m((f.lat, f.lon)) <= CORRIDOR_M)
+        .filter_map(|f| line.nearest_vertex((f.lat, f.lon)).map(|(km, _)| (f, km)))
         .collect();
     let mut kms: Vec<f64> = water.iter().map(|(_, km)| *km).collect();
     kms.sort_by(f64::total_cmp);
@@ -581,11 +583,15 @@ pub(crate) fn cultural_candidates<'c>(
     if stage.is_rest_day {
         return Vec::new();
     }
+    let line = LineIndex::new(stage.points);
     corridor
         .points
         .iter()
         .filter(|f| matches!(f.kind, FeatureKind::Cultural(_)))
-        .filter_map(|f| nearest_vertex((f.lat, f.lon), stage.points).map(|(km, d)| (f, km, d)))
+        .filter_map(|f| {
+            line.nearest_vertex((f.lat, f.lon))
+                .map(|(km, d)| (f, km, d))
+        })
         .filter(|(_, _, d)| *d <= CULTURAL_RADIUS_M)
         .map(|(feature, km, distance_m)| CulturalCandidate {
             stage: index,
@@ -740,12 +746,13 @@ pub fn ferry_crossing(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Alert> {
 pub fn ford_crossing_dry(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Alert> {
     let mut out = Vec::new();
     let mut names: Vec<&str> = Vec::new();
+    let line = LineIndex::new(stage.points);
     for ford in corridor
         .points
         .iter()
         .filter(|f| f.kind == FeatureKind::Ford)
     {
-        let d = to_line_m((ford.lat, ford.lon), stage.points);
+        let d = line.distance_m((ford.lat, ford.lon));
         if d.is_nan() || d > FORD_RADIUS_M {
             continue;
         }

@@ -869,3 +869,106 @@ fn non_finite_inputs_stay_silent() {
     assert!(found_along(&s, &c).is_empty());
     assert!(passage_time(&s, 1.0, 8, 15.0).is_none());
 }
+
+#[test]
+fn a_long_day_with_a_dense_corridor_is_fast_enough() {
+    // 150 km at 10 m spacing (15,001 points) with 3,000 points and 1,000 ways around it.
+    let n = 15_000;
+    let l: Vec<StagePoint> = (0..=n)
+        .map(|i| {
+            let d = f64::from(i) * 10.0;
+            StagePoint {
+                lat: 45.0 + d / M,
+                lon: 5.0 + (d / 5_000.0).sin() * 0.01,
+                ele: None,
+                distance_m: d,
+            }
+        })
+        .collect();
+    let s = stage(&l);
+    let kinds = [
+        WATER,
+        BAKERY,
+        MUSEUM,
+        FeatureKind::RailwayStation,
+        FeatureKind::Ford,
+        HOTEL,
+    ];
+    let c = Corridor {
+        points: (0..3_000)
+            .map(|i| {
+                feature(
+                    kinds[i % kinds.len()],
+                    (i as f64) * 0.05,
+                    ((i * 37) % 15_000) as f64 - 7_500.0,
+                )
+            })
+            .collect(),
+        ways: (0..1_000)
+            .map(|i| {
+                way(
+                    ["primary", "track", "secondary"][i % 3],
+                    120.0,
+                    &[("surface", "gravel")],
+                )
+            })
+            .collect(),
+        ferries: vec![ferry(None, at(70.0, -300.0), at(70.0, 300.0))],
+    };
+    let started = std::time::Instant::now();
+    let out = analyse_osm(
+        std::slice::from_ref(&s),
+        std::slice::from_ref(&c),
+        &settings(),
+    );
+    let found = found_along(&s, &c);
+    let elapsed = started.elapsed();
+    eprintln!("150 km day, 3,000 points, 1,000 ways: {elapsed:?}");
+    assert!(!out[0].is_empty() && !found.is_empty());
+    // Generous for a debug build on a shared machine; the release figure is in the report.
+    assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+}
+
+#[test]
+fn the_line_index_agrees_with_a_brute_force_scan() {
+    use super::geom::{LineIndex, point_segment};
+    // A wiggly 30 km line with uneven spacing, and points up to 20 km off it.
+    let l: Vec<StagePoint> = (0..1_000)
+        .map(|i| {
+            let d = f64::from(i) * 30.0 + f64::from(i % 7) * 5.0;
+            StagePoint {
+                lat: 45.0 + d / M,
+                lon: 5.0 + (d / 700.0).sin() * 0.02,
+                ele: None,
+                distance_m: d,
+            }
+        })
+        .collect();
+    let index = LineIndex::new(&l);
+    for k in 0..300 {
+        let p = at(
+            f64::from(k) * 0.1 - 0.5,
+            f64::from((k * 7919) % 40_000) - 20_000.0,
+        );
+        let brute = l
+            .windows(2)
+            .map(|w| point_segment(p, (w[0].lat, w[0].lon), (w[1].lat, w[1].lon)).0)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            (index.distance_m(p) - brute).abs() < 1e-6,
+            "{k}: {} vs {brute}",
+            index.distance_m(p)
+        );
+        let (_, vertex) = index.nearest_vertex(p).expect("a vertex");
+        let brute_vertex = l
+            .iter()
+            .map(|v| crate::geo::haversine_m(p, (v.lat, v.lon)))
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            (vertex - brute_vertex).abs() < 0.5,
+            "{k}: {vertex} vs {brute_vertex}"
+        );
+    }
+    assert!(LineIndex::new(&[]).distance_m((45.0, 5.0)).is_infinite());
+    assert!(LineIndex::new(&[]).nearest_vertex((45.0, 5.0)).is_none());
+}
