@@ -16,6 +16,7 @@
 //! Rest days skip the feature rules except health and accommodation (a rest day still
 //! sleeps somewhere and may need a pharmacy).
 
+mod distribute;
 mod found;
 mod geom;
 mod model;
@@ -24,6 +25,7 @@ pub mod rules;
 #[cfg(test)]
 mod tests;
 
+pub use distribute::{POINT_REACH_M, distribute};
 pub use found::{Found, FoundCategory, found_along};
 pub use model::{
     AccommodationKind, Corridor, CulturalKind, Feature, FeatureKind, FerryLine, FoodKind,

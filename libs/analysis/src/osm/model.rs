@@ -358,6 +358,23 @@ pub struct Corridor {
     pub ferries: Vec<FerryLine>,
 }
 
+impl<'a> From<&crate::model::StageInput<'a>> for OsmStage<'a> {
+    /// The day the geometry rules saw, with the start's country for public holidays.
+    fn from(stage: &crate::model::StageInput<'a>) -> Self {
+        Self {
+            day_number: stage.day_number,
+            is_rest_day: stage.is_rest_day,
+            points: stage.points,
+            start: stage.start,
+            end: stage.end,
+            distance_km: stage.distance_km,
+            ascent_m: stage.ascent_m,
+            date: stage.date,
+            country: stage.start_country.clone(),
+        }
+    }
+}
+
 /// One day as the OpenStreetMap rules see it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OsmStage<'a> {

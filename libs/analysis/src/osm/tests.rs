@@ -972,3 +972,62 @@ fn the_line_index_agrees_with_a_brute_force_scan() {
     assert!(LineIndex::new(&[]).distance_m((45.0, 5.0)).is_infinite());
     assert!(LineIndex::new(&[]).nearest_vertex((45.0, 5.0)).is_none());
 }
+
+#[test]
+fn distribute_gives_each_day_what_is_within_reach() {
+    let all = line(40.0);
+    let (day1, day2) = (&all[..=200], &all[200..]); // km 0–20 and km 20–40
+    let s1 = stage(day1);
+    let s2 = OsmStage {
+        day_number: 2,
+        ..stage(day2)
+    };
+    let here = at(60.0, 0.0);
+    let rest = OsmStage {
+        day_number: 3,
+        is_rest_day: true,
+        points: &[],
+        start: here,
+        end: here,
+        ..s1.clone()
+    };
+    let found = vec![
+        feature(WATER, 5.0, 100.0),     // day 1 only
+        feature(WATER, 35.0, 14_900.0), // day 2, near its line
+        feature(WATER, 35.0, 15_100.0), // nobody's
+        feature(BAKERY, 20.0, 0.0),     // where day 1 ends and day 2 starts
+        feature(FeatureKind::Health(HealthKind::Pharmacy), 62.0, 0.0), // the rest day's town
+    ];
+    let ferries = vec![ferry(None, at(30.0, -200.0), at(30.0, 200.0))];
+    let out = distribute(&[s1.clone(), s2.clone(), rest.clone()], &found, &ferries);
+    let counts: Vec<usize> = out.iter().map(|c| c.points.len()).collect();
+    assert_eq!(counts, vec![2, 2, 1]);
+    assert_eq!(out[0].points[0], found[0]);
+    assert_eq!(out[1].points[0], found[1]);
+    assert!(out[0].ferries.is_empty());
+    assert_eq!(out[1].ferries.len(), 1);
+    assert!(out.iter().all(|c| c.ways.is_empty()));
+    // The From conversion keeps what the rules read.
+    let input = crate::StageInput {
+        day_number: 4,
+        is_rest_day: false,
+        distance_km: 20.0,
+        ascent_m: 300.0,
+        points: day1,
+        start: s1.start,
+        end: s1.end,
+        date: Some(july()),
+        start_country: Some("FR".to_owned()),
+        end_country: Some("CH".to_owned()),
+        utc_offset_minutes: None,
+    };
+    let converted = OsmStage::from(&input);
+    assert_eq!(
+        (
+            converted.day_number,
+            converted.country.as_deref(),
+            converted.ascent_m
+        ),
+        (4, Some("FR"), 300.0)
+    );
+}
