@@ -350,7 +350,8 @@ pub struct FerryLine {
 
 /// What was found around one day: points within 15 km of its line (the widest radius, the
 /// health rule's; each rule applies its own), its road ways clipped to 20 m, ferry lines
-/// near it.
+/// near it. [`crate::osm::distribute`] builds one per day from route-wide results; a point
+/// where two days meet belongs to both.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Corridor {
     pub points: Vec<Feature>,

@@ -193,13 +193,13 @@ pub fn maxspeed_kmh(raw: &str) -> Option<f64> {
     }
 }
 
+/// The ways of `highways` long enough to count, without cycle infrastructure, whose speed
+/// limit passes `speed`.
 fn busy(
-    stage: &OsmStage<'_>,
     corridor: &Corridor,
     highways: &[&str],
     speed: impl Fn(Option<f64>) -> bool,
 ) -> Vec<WaySection> {
-    let _ = stage;
     corridor
         .ways
         .iter()
@@ -243,7 +243,7 @@ fn traffic_alert(
 /// `traffic_main_road`: ways of `highway=primary|trunk` of [`TRAFFIC_WAY_M`] or more
 /// without cycle infrastructure; one alert at the first one.
 pub fn traffic_main_road(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert> {
-    let ways = busy(stage, corridor, &["primary", "trunk"], |_| true);
+    let ways = busy(corridor, &["primary", "trunk"], |_| true);
     traffic_alert(
         stage,
         &ways,
@@ -257,7 +257,7 @@ pub fn traffic_main_road(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Al
 /// `traffic_secondary_road_fast`: like the main-road rule on `highway=secondary` with a
 /// limit above [`SECONDARY_FAST_KMH`].
 pub fn traffic_secondary_road_fast(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert> {
-    let ways = busy(stage, corridor, &["secondary"], |s| {
+    let ways = busy(corridor, &["secondary"], |s| {
         s.is_some_and(|s| s > SECONDARY_FAST_KMH)
     });
     let max = ways
@@ -277,7 +277,7 @@ pub fn traffic_secondary_road_fast(stage: &OsmStage<'_>, corridor: &Corridor) ->
 /// `traffic_secondary_road_slow`: the same at or below [`SECONDARY_FAST_KMH`], or with no
 /// readable limit (read as 50).
 pub fn traffic_secondary_road_slow(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert> {
-    let ways = busy(stage, corridor, &["secondary"], |s| {
+    let ways = busy(corridor, &["secondary"], |s| {
         s.is_none_or(|s| s <= SECONDARY_FAST_KMH)
     });
     let max = ways
