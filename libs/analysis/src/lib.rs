@@ -13,7 +13,10 @@
 //! The crate is pure: no I/O, no clock, no network, no timezone or holiday
 //! database. Everything it needs (the Sun's position, Easter, national
 //! holiday rules) is computed from first principles, so the planner gives
-//! the same answers offline and in tests.
+//! the same answers offline and in tests. The one exception is the `PH`
+//! (public holiday) selector of OSM opening hours, which the
+//! `opening-hours` crate reads from its own embedded calendar; the
+//! calendar nudges still use [`holidays`].
 //!
 //! Conventions that hold for every rule:
 //! - A rest day gets no riding alerts (terrain, border crossing, gaps); it
