@@ -41,6 +41,58 @@ pub const DAILY_DISTANCE_OVER_CAP: &str = "daily_distance_over_cap";
 /// Start and end lie in different countries.
 pub const BORDER_CROSSING: &str = "border_crossing";
 
+/// Group of the road alerts read off OpenStreetMap (surface, traffic): replaced as a whole
+/// each time the OpenStreetMap analysis runs (kept apart from `terrain`, which the geometry
+/// rules own).
+pub const GROUP_ROAD: &str = "road";
+/// Group of the food alerts.
+pub const GROUP_POIS: &str = "pois";
+/// Group of the accommodation alerts.
+pub const GROUP_ACCOMMODATIONS: &str = "accommodations";
+/// Group of the bike-shop alert.
+pub const GROUP_BIKE_SHOP: &str = "bike_shop";
+/// Group of the water alert.
+pub const GROUP_WATER_POINT: &str = "water_point";
+/// Group of the health-service alert.
+pub const GROUP_HEALTH_SERVICE: &str = "health_service";
+/// Group of the cultural suggestions.
+pub const GROUP_CULTURAL_POI: &str = "cultural_poi";
+/// Group of the railway-station alert.
+pub const GROUP_RAILWAY_STATION: &str = "railway_station";
+/// Group of the ferry alert.
+pub const GROUP_FERRY: &str = "ferry";
+/// Group of the dry-ford alert (the wet one belongs to `weather`).
+pub const GROUP_FORD: &str = "ford";
+
+/// 500 m or more of rough surface on the day.
+pub const SURFACE_ROUGH: &str = "surface_rough";
+/// 500 m or more of a primary or trunk way without cycle infrastructure.
+pub const TRAFFIC_MAIN_ROAD: &str = "traffic_main_road";
+/// The same on a secondary road limited above 50 km/h.
+pub const TRAFFIC_SECONDARY_ROAD_FAST: &str = "traffic_secondary_road_fast";
+/// The same on a secondary road limited to 50 km/h or unknown.
+pub const TRAFFIC_SECONDARY_ROAD_SLOW: &str = "traffic_secondary_road_slow";
+/// A day of 40 km or more with no food within 2 km of the route.
+pub const RESUPPLY_NONE_ON_STAGE: &str = "resupply_none_on_stage";
+/// Every food point on the way is known closed at the passage time.
+pub const RESUPPLY_CLOSED_AT_PASSAGE: &str = "resupply_closed_at_passage";
+/// The places to sleep near the end all look closed for the season.
+pub const ACCOMMODATION_SEASONAL_CLOSURE: &str = "accommodation_seasonal_closure";
+/// Trips over 5 stages: no bike repair within 2 km of the day's middle.
+pub const BIKE_SHOP_NONE_NEARBY: &str = "bike_shop_none_nearby";
+/// More than 30 km without drinking water.
+pub const WATER_POINT_GAP: &str = "water_point_gap";
+/// No pharmacy, hospital or clinic within 15 km of the day's middle.
+pub const HEALTH_SERVICE_NONE_NEARBY: &str = "health_service_none_nearby";
+/// A museum, castle, viewpoint… within 500 m of the route.
+pub const CULTURAL_POI_SUGGESTION: &str = "cultural_poi_suggestion";
+/// No railway station within 10 km of the start or the end.
+pub const RAILWAY_STATION_NONE_NEARBY: &str = "railway_station_none_nearby";
+/// A ferry line within 100 m of the route.
+pub const FERRY_CROSSING: &str = "ferry_crossing";
+/// A ford within 25 m of the route.
+pub const FORD_CROSSING_DRY: &str = "ford_crossing_dry";
+
 /// Headwind of 25 km/h or more on most of the forecast days.
 pub const WIND_HEADWIND: &str = "wind_headwind";
 /// Comfort index of 39 or less (heat, cold, wind, humidity, rain).
@@ -62,6 +114,24 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (BORDER_CROSSING, GROUP_BORDER_CROSSING, "nudge"),
     (CALENDAR_SUNDAY, GROUP_CALENDAR, "nudge"),
     (CALENDAR_PUBLIC_HOLIDAY, GROUP_CALENDAR, "nudge"),
+    (SURFACE_ROUGH, GROUP_ROAD, "warning"),
+    (TRAFFIC_MAIN_ROAD, GROUP_ROAD, "critical"),
+    (TRAFFIC_SECONDARY_ROAD_FAST, GROUP_ROAD, "warning"),
+    (TRAFFIC_SECONDARY_ROAD_SLOW, GROUP_ROAD, "nudge"),
+    (RESUPPLY_NONE_ON_STAGE, GROUP_POIS, "nudge"),
+    (RESUPPLY_CLOSED_AT_PASSAGE, GROUP_POIS, "warning"),
+    (
+        ACCOMMODATION_SEASONAL_CLOSURE,
+        GROUP_ACCOMMODATIONS,
+        "warning",
+    ),
+    (BIKE_SHOP_NONE_NEARBY, GROUP_BIKE_SHOP, "nudge"),
+    (WATER_POINT_GAP, GROUP_WATER_POINT, "nudge"),
+    (HEALTH_SERVICE_NONE_NEARBY, GROUP_HEALTH_SERVICE, "nudge"),
+    (CULTURAL_POI_SUGGESTION, GROUP_CULTURAL_POI, "nudge"),
+    (RAILWAY_STATION_NONE_NEARBY, GROUP_RAILWAY_STATION, "nudge"),
+    (FERRY_CROSSING, GROUP_FERRY, "warning"),
+    (FORD_CROSSING_DRY, GROUP_FORD, "nudge"),
     (WIND_HEADWIND, GROUP_WEATHER, "warning"),
     (COMFORT_POOR_CONDITIONS, GROUP_WEATHER, "warning"),
     (FORD_CROSSING_WET, GROUP_WEATHER, "warning"),
@@ -83,7 +153,17 @@ mod tests {
                     GROUP_TERRAIN,
                     GROUP_CALENDAR,
                     GROUP_BORDER_CROSSING,
-                    GROUP_WEATHER
+                    GROUP_WEATHER,
+                    GROUP_ROAD,
+                    GROUP_POIS,
+                    GROUP_ACCOMMODATIONS,
+                    GROUP_BIKE_SHOP,
+                    GROUP_WATER_POINT,
+                    GROUP_HEALTH_SERVICE,
+                    GROUP_CULTURAL_POI,
+                    GROUP_RAILWAY_STATION,
+                    GROUP_FERRY,
+                    GROUP_FORD,
                 ]
                 .contains(group)
             );
@@ -93,6 +173,7 @@ mod tests {
                 "duplicate {code}"
             );
         }
-        assert_eq!(CODES.len(), 14);
+        // The upstream system's 27 codes, plus Etappe's daily cap.
+        assert_eq!(CODES.len(), 28);
     }
 }

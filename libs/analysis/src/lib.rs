@@ -5,12 +5,18 @@
 //! beyond battery range, arrival after civil dusk, a rest-day reminder,
 //! Sundays and public holidays, gaps between stages and border crossings;
 //! and, from forecasts the caller fetched, the weather of each day
-//! ([`weather`]: wind against the heading, comfort, a wet ford).
+//! ([`weather`]: wind against the heading, comfort, a wet ford); and, from
+//! what OpenStreetMap holds along each day ([`osm`]: surface, traffic, food,
+//! water, bike shops, stations, health, culture, beds, ferries, fords), the
+//! map alerts and the "found along the day" list.
 //!
 //! The crate is pure: no I/O, no clock, no network, no timezone or holiday
 //! database. Everything it needs (the Sun's position, Easter, national
 //! holiday rules) is computed from first principles, so the planner gives
-//! the same answers offline and in tests.
+//! the same answers offline and in tests. The one exception is the `PH`
+//! (public holiday) selector of OSM opening hours, which the
+//! `opening-hours` crate reads from its own embedded calendar; the
+//! calendar nudges still use [`holidays`].
 //!
 //! Conventions that hold for every rule:
 //! - A rest day gets no riding alerts (terrain, border crossing, gaps); it
@@ -46,6 +52,7 @@ pub mod geo;
 pub mod gradient;
 pub mod holidays;
 mod model;
+pub mod osm;
 pub mod plan_rules;
 pub mod rules;
 pub mod solar;

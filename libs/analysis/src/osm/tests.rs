@@ -1,0 +1,1033 @@
+//! Every OpenStreetMap rule at and around its threshold, on a straight synthetic route
+//! running north from (45° N, 5° E) with a point every 100 m, and synthetic features placed
+//! a known number of metres east of it.
+
+use chrono::NaiveDate;
+use serde_json::Value;
+
+use super::rules::*;
+use super::*;
+use crate::catalogue::*;
+use crate::model::{Alert, StagePoint};
+
+const M: f64 = etappe_geo::EARTH_RADIUS_M * std::f64::consts::PI / 180.0;
+
+fn line(km: f64) -> Vec<StagePoint> {
+    let n = (km * 10.0).round() as usize;
+    (0..=n)
+        .map(|i| {
+            let d = i as f64 * 100.0;
+            StagePoint {
+                lat: 45.0 + d / M,
+                lon: 5.0,
+                ele: None,
+                distance_m: d,
+            }
+        })
+        .collect()
+}
+
+/// The point `east_m` metres east of the route at `km` (negative: west).
+fn at(km: f64, east_m: f64) -> (f64, f64) {
+    let lat = 45.0 + km * 1000.0 / M;
+    (lat, 5.0 + east_m / (M * lat.to_radians().cos()))
+}
+
+fn july() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 7, 15).expect("present") // a Wednesday
+}
+
+fn stage(points: &[StagePoint]) -> OsmStage<'_> {
+    let first = points.first().map_or((45.0, 5.0), |p| (p.lat, p.lon));
+    let last = points.last().map_or(first, |p| (p.lat, p.lon));
+    OsmStage {
+        day_number: 1,
+        is_rest_day: false,
+        points,
+        start: first,
+        end: last,
+        distance_km: points.last().map_or(0.0, |p| p.distance_m / 1000.0),
+        ascent_m: 0.0,
+        date: Some(july()),
+        country: None,
+    }
+}
+
+fn feature(kind: FeatureKind, km: f64, east_m: f64) -> Feature {
+    let (lat, lon) = at(km, east_m);
+    Feature::new(kind, lat, lon)
+}
+
+fn points(features: Vec<Feature>) -> Corridor {
+    Corridor {
+        points: features,
+        ..Corridor::default()
+    }
+}
+
+fn way(highway: &str, length_m: f64, tags: &[(&str, &str)]) -> WaySection {
+    let all: Vec<(&str, &str)> = [("highway", highway)]
+        .into_iter()
+        .chain(tags.iter().copied())
+        .collect();
+    WaySection::from_tags(length_m, at(1.0, 0.0), |k| {
+        all.iter().find(|(key, _)| *key == k).map(|(_, v)| *v)
+    })
+    .expect("present")
+}
+
+fn ways(list: Vec<WaySection>) -> Corridor {
+    Corridor {
+        ways: list,
+        ..Corridor::default()
+    }
+}
+
+const BAKERY: FeatureKind = FeatureKind::Food(FoodKind::Bakery);
+const WATER: FeatureKind = FeatureKind::DrinkingWater;
+const MUSEUM: FeatureKind = FeatureKind::Cultural(CulturalKind::Museum);
+const HOTEL: FeatureKind = FeatureKind::Accommodation(AccommodationKind::Hotel);
+
+#[test]
+fn surface_rough_sums_sections_from_500_m() {
+    let l = line(10.0);
+    let s = stage(&l);
+    let gravel = |m| way("track", m, &[("surface", "gravel")]);
+    assert!(surface_rough(&s, &ways(vec![gravel(250.0), gravel(249.0)])).is_none());
+    let a = surface_rough(&s, &ways(vec![gravel(250.0), gravel(251.0)])).expect("present");
+    assert_eq!(a.parameters["lengthM"], 501.0);
+    assert_eq!(
+        a.parameters["sections"].as_array().expect("present").len(),
+        2
+    );
+    assert_eq!((a.lat, a.lon), (Some(s.start.0), Some(s.start.1)));
+    // A `;` list is rough if any part is; a paved surface hides a bad smoothness; without a
+    // surface, smoothness and tracktype decide; a motorway is not judged.
+    assert!(
+        surface_rough(
+            &s,
+            &ways(vec![way("path", 501.0, &[("surface", "asphalt;sett")])])
+        )
+        .is_some()
+    );
+    assert!(
+        surface_rough(
+            &s,
+            &ways(vec![way(
+                "path",
+                501.0,
+                &[("surface", "asphalt"), ("smoothness", "bad")]
+            )])
+        )
+        .is_none()
+    );
+    assert!(
+        surface_rough(
+            &s,
+            &ways(vec![way("path", 501.0, &[("smoothness", "bad")])])
+        )
+        .is_some()
+    );
+    assert!(
+        surface_rough(
+            &s,
+            &ways(vec![way("track", 501.0, &[("tracktype", "grade2")])])
+        )
+        .is_none()
+    );
+    assert!(
+        surface_rough(
+            &s,
+            &ways(vec![way("track", 501.0, &[("tracktype", "grade3")])])
+        )
+        .is_some()
+    );
+    assert!(
+        surface_rough(
+            &s,
+            &ways(vec![way("motorway", 501.0, &[("surface", "gravel")])])
+        )
+        .is_none()
+    );
+}
+
+#[test]
+fn main_road_from_500_m_without_cycle_infrastructure() {
+    let l = line(10.0);
+    let s = stage(&l);
+    assert!(traffic_main_road(&s, &ways(vec![way("primary", 499.0, &[])])).is_none());
+    let a = traffic_main_road(
+        &s,
+        &ways(vec![way("primary", 501.0, &[]), way("trunk", 600.0, &[])]),
+    )
+    .expect("present");
+    assert_eq!(a.severity.as_str(), "critical");
+    assert_eq!(a.parameters["count"], 2);
+    assert_eq!(a.parameters["lengthM"], 1101.0);
+    // Two short ways do not add up: the threshold is per way.
+    assert!(
+        traffic_main_road(
+            &s,
+            &ways(vec![way("primary", 300.0, &[]), way("primary", 300.0, &[])])
+        )
+        .is_none()
+    );
+    // `cycleway=no` is no infrastructure (upstream counted it); a lane or a designation is.
+    assert!(
+        traffic_main_road(
+            &s,
+            &ways(vec![way("primary", 501.0, &[("cycleway", "no")])])
+        )
+        .is_some()
+    );
+    assert!(
+        traffic_main_road(
+            &s,
+            &ways(vec![way("primary", 501.0, &[("cycleway:right", "lane")])])
+        )
+        .is_none()
+    );
+    assert!(
+        traffic_main_road(
+            &s,
+            &ways(vec![way("trunk", 501.0, &[("bicycle", "designated")])])
+        )
+        .is_none()
+    );
+    assert!(traffic_main_road(&s, &ways(vec![way("secondary", 501.0, &[])])).is_none());
+}
+
+#[test]
+fn secondary_roads_split_at_50_kmh() {
+    let l = line(10.0);
+    let s = stage(&l);
+    let sec = |speed: Option<&str>| match speed {
+        Some(v) => ways(vec![way("secondary", 501.0, &[("maxspeed", v)])]),
+        None => ways(vec![way("secondary", 501.0, &[])]),
+    };
+    let fast = traffic_secondary_road_fast(&s, &sec(Some("80"))).expect("present");
+    assert_eq!(fast.parameters["maxspeedKmh"], 80.0);
+    assert!(traffic_secondary_road_slow(&s, &sec(Some("80"))).is_none());
+    for slow in [
+        Some("50"),
+        None,
+        Some("30 mph"),
+        Some("signals"),
+        Some("FR:urban"),
+    ] {
+        assert!(
+            traffic_secondary_road_fast(&s, &sec(slow)).is_none(),
+            "{slow:?}"
+        );
+        let a = traffic_secondary_road_slow(&s, &sec(slow)).expect("present");
+        assert!(
+            a.parameters["maxspeedKmh"].as_f64().expect("present") <= 50.0,
+            "{slow:?}"
+        );
+    }
+    assert!(traffic_secondary_road_fast(&s, &sec(Some("DE:rural"))).is_some());
+    assert!(traffic_secondary_road_slow(&s, &ways(vec![way("secondary", 499.0, &[])])).is_none());
+    assert_eq!(maxspeed_kmh("50 mph").map(f64::round), Some(80.0));
+    assert_eq!(maxspeed_kmh("none"), None);
+}
+
+#[test]
+fn bike_shop_only_on_trips_over_5_stages_and_2_km_from_the_middle() {
+    let l = line(20.0); // midpoint = vertex 100 = km 10
+    let s = stage(&l);
+    let none = Corridor::default();
+    assert!(bike_shop_none_nearby(&s, &none, 5).is_none());
+    assert!(bike_shop_none_nearby(&s, &none, 6).is_some());
+    let station = |east| points(vec![feature(FeatureKind::RepairStation, 10.0, east)]);
+    assert!(bike_shop_none_nearby(&s, &station(1_999.0), 6).is_none());
+    assert!(bike_shop_none_nearby(&s, &station(2_001.0), 6).is_some());
+    // A sale-only shop is no repair resource, but it is the nearest shop to send the rider to.
+    let c = points(vec![
+        feature(FeatureKind::BikeShop { repair: false }, 10.0, 300.0).named("Velo"),
+        feature(FeatureKind::BikeShop { repair: true }, 10.0, 5_000.0),
+    ]);
+    let a = bike_shop_none_nearby(&s, &c, 6).expect("present");
+    assert_eq!(a.parameters["actionPoint"]["name"], "Velo");
+    let c = points(vec![feature(
+        FeatureKind::BikeShop { repair: true },
+        10.0,
+        1_999.0,
+    )]);
+    assert!(bike_shop_none_nearby(&s, &c, 6).is_none());
+}
+
+#[test]
+fn resupply_none_from_40_km() {
+    let short = line(39.9);
+    let long = line(40.0);
+    let none = Corridor::default();
+    assert!(resupply_none_on_stage(&stage(&short), &none).is_none());
+    assert!(resupply_none_on_stage(&stage(&long), &none).is_some());
+    // A pub is not resupply; a bakery 1.9 km off the route is; 2.1 km off is not.
+    let pubs = points(vec![feature(FeatureKind::Food(FoodKind::Pub), 20.0, 0.0)]);
+    assert!(resupply_none_on_stage(&stage(&long), &pubs).is_some());
+    assert!(
+        resupply_none_on_stage(&stage(&long), &points(vec![feature(BAKERY, 20.0, 1_900.0)]))
+            .is_none()
+    );
+    assert!(
+        resupply_none_on_stage(&stage(&long), &points(vec![feature(BAKERY, 20.0, 2_100.0)]))
+            .is_some()
+    );
+}
+
+fn bakery_with(hours: Option<&str>, km: f64) -> Feature {
+    let mut f = feature(BAKERY, km, 100.0);
+    f.opening_hours = hours.map(str::to_owned);
+    f
+}
+
+#[test]
+fn resupply_closed_only_when_every_point_is_known_closed() {
+    let l = line(60.0);
+    let s = stage(&l);
+    // 60 km at 15 km/h = 4 h + 20 min of breaks + 1 h lunch (noon is inside the ride):
+    // km 30 is passed at 08:00 + 2 h 40 = 10:40.
+    assert_eq!(
+        passage_time(&s, 30.0, 8, 15.0)
+            .expect("present")
+            .format("%H:%M")
+            .to_string(),
+        "10:40"
+    );
+    let run = |c: &Corridor| resupply_closed_at_passage(&s, c, 8, 15.0);
+    let closed = points(vec![bakery_with(Some("Mo-Fr 14:00-18:00"), 30.0)]);
+    let a = run(&closed).expect("present");
+    assert_eq!(a.parameters["points"][0]["passage"], "10:40");
+    assert!(run(&points(vec![bakery_with(Some("Mo-Fr 08:00-18:00"), 30.0)])).is_none());
+    // Unknown or unparsable hours never raise it, even next to a closed one.
+    assert!(run(&points(vec![bakery_with(None, 30.0)])).is_none());
+    assert!(
+        run(&points(vec![bakery_with(
+            Some("when the baker is in"),
+            30.0
+        )]))
+        .is_none()
+    );
+    assert!(
+        run(&points(vec![
+            bakery_with(Some("Mo-Fr 14:00-18:00"), 30.0),
+            bakery_with(None, 50.0)
+        ]))
+        .is_none()
+    );
+    assert!(run(&Corridor::default()).is_none());
+    // Without a date nothing is judged.
+    let undated = OsmStage {
+        date: None,
+        ..s.clone()
+    };
+    assert!(resupply_closed_at_passage(&undated, &closed, 8, 15.0).is_none());
+    // Public holidays apply with the country: 14 July in France.
+    let bastille = NaiveDate::from_ymd_opt(2026, 7, 14)
+        .expect("present")
+        .and_hms_opt(10, 0, 0)
+        .expect("present");
+    let hours = "Mo-Sa 08:00-19:00; PH off";
+    assert_eq!(
+        opening_state(hours, bastille, None),
+        opening_hours::RuleKind::Open
+    );
+    assert_eq!(
+        opening_state(hours, bastille, Some("fr")),
+        opening_hours::RuleKind::Closed
+    );
+    let french = OsmStage {
+        date: Some(bastille.date()),
+        country: Some("FR".to_owned()),
+        ..s.clone()
+    };
+    assert!(
+        resupply_closed_at_passage(
+            &french,
+            &points(vec![bakery_with(Some(hours), 30.0)]),
+            8,
+            15.0
+        )
+        .is_some()
+    );
+}
+
+fn hotel(hours: Option<&str>, seasonal: Option<&str>) -> Feature {
+    let mut f = feature(HOTEL, 20.0, 500.0);
+    f.opening_hours = hours.map(str::to_owned);
+    f.seasonal = seasonal.map(str::to_owned);
+    f
+}
+
+#[test]
+fn accommodation_seasonal_closure_by_month() {
+    let l = line(20.0);
+    let summer = stage(&l);
+    let winter = OsmStage {
+        date: NaiveDate::from_ymd_opt(2026, 1, 15),
+        ..summer.clone()
+    };
+    let run = |s: &OsmStage<'_>, f: Feature| accommodation_seasonal_closure(s, &points(vec![f]));
+    assert!(run(&summer, hotel(Some("May-Sep"), None)).is_none());
+    assert!(run(&summer, hotel(Some("Oct-Apr 08:00-20:00"), None)).is_some());
+    assert!(run(&winter, hotel(Some("Nov-Mar"), None)).is_none());
+    assert!(run(&summer, hotel(Some("Nov-Mar"), None)).is_some());
+    assert!(run(&winter, hotel(None, Some("yes"))).is_some());
+    assert!(run(&summer, hotel(None, Some("yes"))).is_none());
+    assert!(run(&winter, hotel(None, None)).is_none());
+    // One candidate of unknown season is enough to stay silent; a rest day is judged too.
+    let c = points(vec![hotel(None, Some("yes")), hotel(None, None)]);
+    assert!(accommodation_seasonal_closure(&winter, &c).is_none());
+    let rest = OsmStage {
+        is_rest_day: true,
+        points: &[],
+        ..winter.clone()
+    };
+    let out = analyse_osm(
+        &[rest],
+        &[points(vec![hotel(None, Some("yes"))])],
+        &settings(),
+    );
+    assert!(
+        out[0]
+            .iter()
+            .any(|a| a.code == ACCOMMODATION_SEASONAL_CLOSURE)
+    );
+}
+
+fn water_at(kms: &[f64]) -> Corridor {
+    points(kms.iter().map(|km| feature(WATER, *km, 50.0)).collect())
+}
+
+#[test]
+fn water_gaps_over_30_km() {
+    let l60 = line(60.0);
+    let s = stage(&l60);
+    assert!(water_point_gap(&s, &water_at(&[29.0, 58.0])).is_none());
+    // Start → first.
+    let a = water_point_gap(&s, &water_at(&[31.0, 58.0])).expect("present");
+    assert_eq!(a.parameters["gaps"][0]["fromKm"], 0.0);
+    assert_eq!(a.parameters["gaps"][0]["toKm"], 31.0);
+    // Between two.
+    assert!(water_point_gap(&s, &water_at(&[10.0, 39.0, 55.0])).is_none());
+    let a = water_point_gap(&s, &water_at(&[10.0, 41.0, 55.0])).expect("present");
+    assert_eq!(a.parameters["gaps"][0]["lengthKm"], 31.0);
+    // Last → end.
+    let l58 = line(58.0);
+    assert!(water_point_gap(&stage(&l58), &water_at(&[29.0])).is_none());
+    let a = water_point_gap(&s, &water_at(&[29.0])).expect("present");
+    assert_eq!(a.parameters["gaps"][0]["toKm"], 60.0);
+    // The action point is the water nearest the midpoint.
+    let a = water_point_gap(&s, &water_at(&[5.0, 29.0])).expect("present");
+    assert_eq!(a.parameters["actionPoint"]["lat"], at(29.0, 50.0).0);
+    // None at all.
+    let l31 = line(31.0);
+    let l29 = line(29.0);
+    assert!(water_point_gap(&stage(&l31), &Corridor::default()).is_some());
+    assert!(water_point_gap(&stage(&l29), &Corridor::default()).is_none());
+    assert!(
+        water_point_gap(&stage(&l31), &Corridor::default())
+            .expect("present")
+            .parameters["actionPoint"]
+            .is_null()
+    );
+    // Water 2.1 km off the route does not count.
+    let far = points(vec![feature(WATER, 15.0, 2_100.0)]);
+    assert!(water_point_gap(&stage(&l31), &far).is_some());
+}
+
+fn settings() -> OsmSettings {
+    OsmSettings {
+        departure_hour: 8,
+        average_speed_kmh: 15.0,
+    }
+}
+
+fn codes(alerts: &[Alert], code: &str) -> usize {
+    alerts.iter().filter(|a| a.code == code).count()
+}
+
+#[test]
+fn cultural_within_500_m_top_3_per_day() {
+    let l = line(10.0);
+    let s = stage(&l);
+    let out = analyse_osm(
+        std::slice::from_ref(&s),
+        &[points(vec![feature(MUSEUM, 5.0, 499.0).named("Musée")])],
+        &settings(),
+    );
+    let a = out[0]
+        .iter()
+        .find(|a| a.code == CULTURAL_POI_SUGGESTION)
+        .expect("present");
+    assert_eq!(a.parameters["name"], "Musée");
+    assert_eq!(a.parameters["type"], "museum");
+    assert_eq!(a.parameters["distanceM"], 499.0);
+    assert_eq!(a.parameters["actionPoint"]["kind"], "cultural_poi");
+    let out = analyse_osm(
+        std::slice::from_ref(&s),
+        &[points(vec![feature(MUSEUM, 5.0, 501.0)])],
+        &settings(),
+    );
+    assert_eq!(codes(&out[0], CULTURAL_POI_SUGGESTION), 0);
+    // Five candidates: the three nearest win.
+    let five: Vec<Feature> = (1..=5)
+        .map(|i| feature(MUSEUM, f64::from(i), f64::from(i) * 50.0))
+        .collect();
+    let out = analyse_osm(std::slice::from_ref(&s), &[points(five)], &settings());
+    let kept: Vec<f64> = out[0]
+        .iter()
+        .filter(|a| a.code == CULTURAL_POI_SUGGESTION)
+        .map(|a| a.parameters["distanceM"].as_f64().expect("present"))
+        .collect();
+    assert_eq!(kept, vec![50.0, 100.0, 150.0]);
+    // A rest day gets none.
+    let rest = OsmStage {
+        is_rest_day: true,
+        ..s
+    };
+    let out = analyse_osm(
+        &[rest],
+        &[points(vec![feature(MUSEUM, 5.0, 10.0)])],
+        &settings(),
+    );
+    assert_eq!(codes(&out[0], CULTURAL_POI_SUGGESTION), 0);
+}
+
+#[test]
+fn cultural_cap_is_trip_wide_and_keeps_the_nearest() {
+    let l = line(5.0);
+    let stages: Vec<OsmStage<'_>> = (0..40)
+        .map(|i| OsmStage {
+            day_number: i + 1,
+            ..stage(&l)
+        })
+        .collect();
+    // Day i has three museums at 10 i + 1..3 m: 120 candidates, the 100 nearest stay.
+    let corridors: Vec<Corridor> = (0..40)
+        .map(|i| {
+            points(
+                (1..=3)
+                    .map(|k| feature(MUSEUM, f64::from(k), f64::from(i * 10 + k)))
+                    .collect(),
+            )
+        })
+        .collect();
+    // Every day shares the same line here, so make each day's points its own: the cap is what
+    // is under test, not the distribution between days.
+    let out = analyse_osm(&stages, &corridors, &settings());
+    let total: usize = out.iter().map(|d| codes(d, CULTURAL_POI_SUGGESTION)).sum();
+    assert_eq!(total, 100);
+    assert!(out.iter().all(|d| codes(d, CULTURAL_POI_SUGGESTION) <= 3));
+    assert_eq!(codes(&out[0], CULTURAL_POI_SUGGESTION), 3);
+    assert!(codes(&out[39], CULTURAL_POI_SUGGESTION) < 3);
+}
+
+#[test]
+fn railway_station_within_10_km_of_start_or_end() {
+    let l = line(60.0);
+    let s = stage(&l);
+    let station = |km, east| points(vec![feature(FeatureKind::RailwayStation, km, east)]);
+    assert!(railway_station_none_nearby(&s, &station(0.0, 9_990.0)).is_none());
+    assert!(railway_station_none_nearby(&s, &station(60.0, 9_990.0)).is_none());
+    let a = railway_station_none_nearby(&s, &station(0.0, 10_010.0)).expect("present");
+    assert_eq!(a.parameters["actionPoint"]["kind"], "railway_station");
+    assert!(railway_station_none_nearby(&s, &station(60.0, -10_010.0)).is_some());
+    // A station in the middle of the day is no way home from either end.
+    assert!(railway_station_none_nearby(&s, &station(30.0, 0.0)).is_some());
+    let mut heritage = feature(FeatureKind::RailwayStation, 0.0, 100.0);
+    heritage.usage = Some("tourism".to_owned());
+    assert!(railway_station_none_nearby(&s, &points(vec![heritage])).is_some());
+}
+
+#[test]
+fn health_within_15_km_of_the_middle_also_on_rest_days() {
+    let l = line(40.0); // midpoint km 20
+    let s = stage(&l);
+    let pharmacy = |east| {
+        points(vec![feature(
+            FeatureKind::Health(HealthKind::Pharmacy),
+            20.0,
+            east,
+        )])
+    };
+    assert!(health_service_none_nearby(&s, &pharmacy(14_900.0)).is_none());
+    assert!(health_service_none_nearby(&s, &pharmacy(15_100.0)).is_some());
+    let here = at(20.0, 0.0);
+    let rest = OsmStage {
+        is_rest_day: true,
+        points: &[],
+        start: here,
+        end: here,
+        ..s.clone()
+    };
+    let out = analyse_osm(
+        std::slice::from_ref(&rest),
+        &[pharmacy(15_100.0)],
+        &settings(),
+    );
+    assert_eq!(codes(&out[0], HEALTH_SERVICE_NONE_NEARBY), 1);
+    let out = analyse_osm(&[rest], &[pharmacy(14_900.0)], &settings());
+    assert_eq!(codes(&out[0], HEALTH_SERVICE_NONE_NEARBY), 0);
+}
+
+fn ferry(name: Option<&str>, from: (f64, f64), to: (f64, f64)) -> FerryLine {
+    FerryLine {
+        name: name.map(str::to_owned),
+        points: vec![from, to],
+    }
+}
+
+#[test]
+fn ferry_within_100_m() {
+    let l = line(20.0);
+    let s = stage(&l);
+    let parallel = |east| Corridor {
+        ferries: vec![ferry(None, at(10.0, east), at(10.5, east))],
+        ..Corridor::default()
+    };
+    assert_eq!(ferry_crossing(&s, &parallel(99.0)).len(), 1);
+    assert!(ferry_crossing(&s, &parallel(101.0)).is_empty());
+    // A ferry crossing the route between two vertices is at 0 m; two pieces of one named
+    // line give one alert.
+    let crossing = Corridor {
+        ferries: vec![
+            ferry(Some("Bac"), at(10.05, -500.0), at(10.05, 500.0)),
+            ferry(Some("Bac"), at(12.05, -500.0), at(12.05, 500.0)),
+        ],
+        ..Corridor::default()
+    };
+    let out = ferry_crossing(&s, &crossing);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].parameters["distanceM"], 0.0);
+}
+
+#[test]
+fn ford_within_25_m_of_the_line() {
+    let l = line(20.0);
+    let s = stage(&l);
+    // Between two vertices: the distance is to the segment, not to the nearest vertex.
+    let ford = |east| points(vec![feature(FeatureKind::Ford, 10.05, east)]);
+    assert_eq!(ford_crossing_dry(&s, &ford(24.0)).len(), 1);
+    assert!(ford_crossing_dry(&s, &ford(26.0)).is_empty());
+    let named = points(vec![
+        feature(FeatureKind::Ford, 5.0, 5.0).named("Gué"),
+        feature(FeatureKind::Ford, 5.1, 5.0).named("Gué"),
+        feature(FeatureKind::Ford, 6.0, 5.0),
+        feature(FeatureKind::Ford, 7.0, 5.0),
+    ]);
+    assert_eq!(ford_crossing_dry(&s, &named).len(), 3);
+}
+
+#[test]
+fn ebike_alert_gets_the_charger_nearest_to_the_empty_battery() {
+    let l = line(100.0);
+    let s = stage(&l);
+    let input = crate::StageInput {
+        day_number: 1,
+        is_rest_day: false,
+        distance_km: 100.0,
+        ascent_m: 0.0,
+        points: &l,
+        start: s.start,
+        end: s.end,
+        date: None,
+        start_country: None,
+        end_country: None,
+        utc_offset_minutes: None,
+    };
+    let settings = crate::AnalysisSettings {
+        ebike_mode: true,
+        ..crate::AnalysisSettings::default()
+    };
+    let mut alerts = crate::analyse(&[input], &settings).remove(0);
+    let ebike = alerts
+        .iter_mut()
+        .find(|a| a.code == EBIKE_RANGE_EXCEEDED)
+        .expect("present");
+    let range = ebike.parameters["rangeKm"].as_f64().expect("present");
+    let c = points(vec![
+        feature(FeatureKind::Charger, 1.0, 0.0).named("Start"),
+        feature(FeatureKind::Charger, range - 2.0, 300.0).named("Near"),
+    ]);
+    attach_nearest_charger(ebike, &s, &c);
+    assert_eq!(ebike.parameters["actionPoint"]["name"], "Near");
+    assert_eq!(ebike.parameters["actionPoint"]["kind"], "charger");
+    // Another code is left alone.
+    let mut other = ebike.clone();
+    other.code = ELEVATION_GAIN;
+    other.parameters = serde_json::json!({});
+    attach_nearest_charger(&mut other, &s, &c);
+    assert_eq!(other.parameters, serde_json::json!({}));
+}
+
+#[test]
+fn found_along_the_day_in_km_order() {
+    let l = line(80.0);
+    let s = stage(&l);
+    let c = points(vec![
+        feature(WATER, 61.0, 30.0),
+        feature(WATER, 34.0, -30.0),
+        feature(BAKERY, 12.0, 200.0).named("Boulangerie"),
+        feature(FeatureKind::Food(FoodKind::Pub), 13.0, 0.0),
+        feature(FeatureKind::BikeShop { repair: false }, 40.0, 3_000.0),
+        feature(FeatureKind::RepairStation, 45.0, 10.0),
+        feature(FeatureKind::RailwayStation, 70.0, 5_000.0),
+        feature(MUSEUM, 20.0, 0.0),
+    ]);
+    let found = found_along(&s, &c);
+    let summary: Vec<(FoundCategory, f64)> = found.iter().map(|f| (f.category, f.km)).collect();
+    assert_eq!(
+        summary,
+        vec![
+            (FoundCategory::Resupply, 12.0),
+            (FoundCategory::Water, 34.0),
+            (FoundCategory::BikeShop, 45.0),
+            (FoundCategory::Water, 61.0),
+            (FoundCategory::RailwayStation, 70.0),
+        ]
+    );
+    assert_eq!(found[0].name.as_deref(), Some("Boulangerie"));
+    assert_eq!(found[0].off_route_m, 200.0);
+    let json = serde_json::to_value(&found[1]).expect("present");
+    assert_eq!(json["category"], "water");
+    assert_eq!(json["offRouteM"], 30.0);
+    let rest = OsmStage {
+        is_rest_day: true,
+        points: &[],
+        ..s
+    };
+    assert!(found_along(&rest, &c).is_empty());
+}
+
+#[test]
+fn classify_reads_the_upstream_tags() {
+    let kind = |tags: &[(&str, &str)]| {
+        FeatureKind::classify(|k| tags.iter().find(|(key, _)| *key == k).map(|(_, v)| *v))
+    };
+    assert_eq!(kind(&[("amenity", "drinking_water")]), Some(WATER));
+    assert_eq!(kind(&[("amenity", "fountain")]), None);
+    assert_eq!(
+        kind(&[("amenity", "fountain"), ("drinking_water", "yes")]),
+        Some(WATER)
+    );
+    assert_eq!(
+        kind(&[("natural", "spring"), ("drinking_water", "yes")]),
+        Some(WATER)
+    );
+    assert_eq!(
+        kind(&[("shop", "bicycle")]),
+        Some(FeatureKind::BikeShop { repair: false })
+    );
+    assert_eq!(
+        kind(&[("shop", "bicycle"), ("service:bicycle:repair", "yes")]),
+        Some(FeatureKind::BikeShop { repair: true })
+    );
+    assert_eq!(
+        kind(&[("historic", "castle")]),
+        Some(FeatureKind::Cultural(CulturalKind::Castle))
+    );
+    assert_eq!(
+        kind(&[("tourism", "alpine_hut")]),
+        Some(FeatureKind::Accommodation(AccommodationKind::AlpineHut))
+    );
+    assert_eq!(kind(&[("ford", "yes")]), Some(FeatureKind::Ford));
+    assert_eq!(kind(&[("ford", "no")]), None);
+    assert_eq!(kind(&[("amenity", "charging_station")]), None);
+    assert_eq!(
+        kind(&[("amenity", "charging_station"), ("bicycle", "yes")]),
+        Some(FeatureKind::Charger)
+    );
+    assert_eq!(
+        kind(&[("amenity", "pharmacy")]),
+        Some(FeatureKind::Health(HealthKind::Pharmacy))
+    );
+    let w = way(
+        "primary",
+        10.0,
+        &[("cycleway:left", "track"), ("cycleway", "no")],
+    );
+    assert_eq!(w.cycleway, vec!["no".to_owned(), "track".to_owned()]);
+    assert!(has_cycle_infrastructure(&w));
+}
+
+#[test]
+fn a_whole_trip_emits_only_catalogued_codes_in_order_and_rest_days_skip_features() {
+    let l = line(60.0);
+    let riding = stage(&l);
+    let rest = OsmStage {
+        day_number: 2,
+        is_rest_day: true,
+        ..riding.clone()
+    };
+    let mut stages = vec![riding.clone(), rest];
+    stages.extend((3..=6).map(|d| OsmStage {
+        day_number: d,
+        ..riding.clone()
+    }));
+    let mut ford = feature(FeatureKind::Ford, 10.0, 0.0);
+    ford.name = Some("Gué".to_owned());
+    let mut inn = feature(HOTEL, 59.0, 100.0);
+    inn.opening_hours = Some("Nov-Mar".to_owned());
+    let busy = Corridor {
+        points: vec![
+            feature(MUSEUM, 3.0, 10.0),
+            ford,
+            bakery_with(Some("Mo-Fr 14:00-18:00"), 30.0),
+            inn,
+        ],
+        ways: vec![
+            way("primary", 800.0, &[]),
+            way("secondary", 700.0, &[("maxspeed", "70")]),
+            way("secondary", 700.0, &[]),
+            way("track", 900.0, &[("surface", "dirt")]),
+        ],
+        ferries: vec![ferry(None, at(20.0, -50.0), at(20.0, 50.0))],
+    };
+    let corridors = vec![busy; stages.len()];
+    let out = analyse_osm(&stages, &corridors, &settings());
+    assert_eq!(out.len(), 6);
+    for alert in out.iter().flatten() {
+        assert!(
+            CODES.contains(&(alert.code, alert.group, alert.severity.as_str())),
+            "{}",
+            alert.code
+        );
+        assert!(OSM_GROUPS.contains(&alert.group), "{}", alert.group);
+        assert!(!alert.message.is_empty());
+        assert!(alert.lat.is_some() && alert.lon.is_some(), "{}", alert.code);
+        assert!(!alert.message.contains("Gué"), "names stay out of messages");
+    }
+    let day1: Vec<&str> = out[0].iter().map(|a| a.code).collect();
+    for code in [
+        SURFACE_ROUGH,
+        TRAFFIC_MAIN_ROAD,
+        TRAFFIC_SECONDARY_ROAD_FAST,
+        TRAFFIC_SECONDARY_ROAD_SLOW,
+        RESUPPLY_CLOSED_AT_PASSAGE,
+        ACCOMMODATION_SEASONAL_CLOSURE,
+        BIKE_SHOP_NONE_NEARBY,
+        WATER_POINT_GAP,
+        HEALTH_SERVICE_NONE_NEARBY,
+        CULTURAL_POI_SUGGESTION,
+        RAILWAY_STATION_NONE_NEARBY,
+        FERRY_CROSSING,
+        FORD_CROSSING_DRY,
+    ] {
+        assert!(day1.contains(&code), "{code} missing from {day1:?}");
+    }
+    let positions: Vec<usize> = day1
+        .iter()
+        .map(|c| CODES.iter().position(|(k, _, _)| k == c).expect("present"))
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] <= w[1]), "{day1:?}");
+    // The rest day keeps only health and accommodation.
+    let rest: Vec<&str> = out[1].iter().map(|a| a.code).collect();
+    assert_eq!(
+        rest,
+        vec![ACCOMMODATION_SEASONAL_CLOSURE, HEALTH_SERVICE_NONE_NEARBY]
+    );
+    // An empty corridor everywhere: nothing found means gaps, not a crash.
+    let out = analyse_osm(&stages, &[], &settings());
+    assert!(out[0].iter().any(|a| a.code == WATER_POINT_GAP));
+    let _: Value = serde_json::to_value(&out).expect("present");
+}
+
+#[test]
+fn non_finite_inputs_stay_silent() {
+    let bad = [StagePoint {
+        lat: f64::NAN,
+        lon: f64::INFINITY,
+        ele: None,
+        distance_m: f64::NAN,
+    }];
+    let s = OsmStage {
+        distance_km: f64::NAN,
+        ascent_m: f64::NAN,
+        ..stage(&bad)
+    };
+    let c = Corridor {
+        points: vec![
+            Feature::new(WATER, f64::NAN, 0.0),
+            Feature::new(MUSEUM, 0.0, f64::NAN),
+        ],
+        ways: vec![
+            way("primary", f64::NAN, &[]),
+            way("track", f64::INFINITY, &[("surface", "dirt")]),
+        ],
+        ferries: vec![ferry(None, (f64::NAN, 0.0), (0.0, f64::NAN))],
+    };
+    let out = analyse_osm(
+        std::slice::from_ref(&s),
+        std::slice::from_ref(&c),
+        &settings(),
+    );
+    for alert in out.iter().flatten() {
+        assert!(serde_json::to_string(alert).is_ok());
+    }
+    assert!(found_along(&s, &c).is_empty());
+    assert!(passage_time(&s, 1.0, 8, 15.0).is_none());
+}
+
+#[test]
+fn a_long_day_with_a_dense_corridor_is_fast_enough() {
+    // 150 km at 10 m spacing (15,001 points) with 3,000 points and 1,000 ways around it.
+    let n = 15_000;
+    let l: Vec<StagePoint> = (0..=n)
+        .map(|i| {
+            let d = f64::from(i) * 10.0;
+            StagePoint {
+                lat: 45.0 + d / M,
+                lon: 5.0 + (d / 5_000.0).sin() * 0.01,
+                ele: None,
+                distance_m: d,
+            }
+        })
+        .collect();
+    let s = stage(&l);
+    let kinds = [
+        WATER,
+        BAKERY,
+        MUSEUM,
+        FeatureKind::RailwayStation,
+        FeatureKind::Ford,
+        HOTEL,
+    ];
+    let c = Corridor {
+        points: (0..3_000)
+            .map(|i| {
+                feature(
+                    kinds[i % kinds.len()],
+                    (i as f64) * 0.05,
+                    ((i * 37) % 15_000) as f64 - 7_500.0,
+                )
+            })
+            .collect(),
+        ways: (0..1_000)
+            .map(|i| {
+                way(
+                    ["primary", "track", "secondary"][i % 3],
+                    120.0,
+                    &[("surface", "gravel")],
+                )
+            })
+            .collect(),
+        ferries: vec![ferry(None, at(70.0, -300.0), at(70.0, 300.0))],
+    };
+    let started = std::time::Instant::now();
+    let out = analyse_osm(
+        std::slice::from_ref(&s),
+        std::slice::from_ref(&c),
+        &settings(),
+    );
+    let found = found_along(&s, &c);
+    let elapsed = started.elapsed();
+    eprintln!("150 km day, 3,000 points, 1,000 ways: {elapsed:?}");
+    assert!(!out[0].is_empty() && !found.is_empty());
+    // Generous for a debug build on a shared machine; the release figure is in the report.
+    assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+}
+
+#[test]
+fn the_line_index_agrees_with_a_brute_force_scan() {
+    use super::geom::{LineIndex, point_segment};
+    // A wiggly 30 km line with uneven spacing, and points up to 20 km off it.
+    let l: Vec<StagePoint> = (0..1_000)
+        .map(|i| {
+            let d = f64::from(i) * 30.0 + f64::from(i % 7) * 5.0;
+            StagePoint {
+                lat: 45.0 + d / M,
+                lon: 5.0 + (d / 700.0).sin() * 0.02,
+                ele: None,
+                distance_m: d,
+            }
+        })
+        .collect();
+    let index = LineIndex::new(&l);
+    for k in 0..300 {
+        let p = at(
+            f64::from(k) * 0.1 - 0.5,
+            f64::from((k * 7919) % 40_000) - 20_000.0,
+        );
+        let brute = l
+            .windows(2)
+            .map(|w| point_segment(p, (w[0].lat, w[0].lon), (w[1].lat, w[1].lon)).0)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            (index.distance_m(p) - brute).abs() < 1e-6,
+            "{k}: {} vs {brute}",
+            index.distance_m(p)
+        );
+        let (_, vertex) = index.nearest_vertex(p).expect("a vertex");
+        let brute_vertex = l
+            .iter()
+            .map(|v| crate::geo::haversine_m(p, (v.lat, v.lon)))
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            (vertex - brute_vertex).abs() < 0.5,
+            "{k}: {vertex} vs {brute_vertex}"
+        );
+    }
+    assert!(LineIndex::new(&[]).distance_m((45.0, 5.0)).is_infinite());
+    assert!(LineIndex::new(&[]).nearest_vertex((45.0, 5.0)).is_none());
+}
+
+#[test]
+fn distribute_gives_each_day_what_is_within_reach() {
+    let all = line(40.0);
+    let (day1, day2) = (&all[..=200], &all[200..]); // km 0–20 and km 20–40
+    let s1 = stage(day1);
+    let s2 = OsmStage {
+        day_number: 2,
+        ..stage(day2)
+    };
+    let here = at(60.0, 0.0);
+    let rest = OsmStage {
+        day_number: 3,
+        is_rest_day: true,
+        points: &[],
+        start: here,
+        end: here,
+        ..s1.clone()
+    };
+    let found = vec![
+        feature(WATER, 5.0, 100.0),     // day 1 only
+        feature(WATER, 35.0, 14_900.0), // day 2, near its line
+        feature(WATER, 35.0, 15_100.0), // nobody's
+        feature(BAKERY, 20.0, 0.0),     // where day 1 ends and day 2 starts
+        feature(FeatureKind::Health(HealthKind::Pharmacy), 62.0, 0.0), // the rest day's town
+    ];
+    let ferries = vec![ferry(None, at(30.0, -200.0), at(30.0, 200.0))];
+    let out = distribute(&[s1.clone(), s2.clone(), rest.clone()], &found, &ferries);
+    let counts: Vec<usize> = out.iter().map(|c| c.points.len()).collect();
+    assert_eq!(counts, vec![2, 2, 1]);
+    assert_eq!(out[0].points[0], found[0]);
+    assert_eq!(out[1].points[0], found[1]);
+    assert!(out[0].ferries.is_empty());
+    assert_eq!(out[1].ferries.len(), 1);
+    assert!(out.iter().all(|c| c.ways.is_empty()));
+    // The From conversion keeps what the rules read.
+    let input = crate::StageInput {
+        day_number: 4,
+        is_rest_day: false,
+        distance_km: 20.0,
+        ascent_m: 300.0,
+        points: day1,
+        start: s1.start,
+        end: s1.end,
+        date: Some(july()),
+        start_country: Some("FR".to_owned()),
+        end_country: Some("CH".to_owned()),
+        utc_offset_minutes: None,
+    };
+    let converted = OsmStage::from(&input);
+    assert_eq!(
+        (
+            converted.day_number,
+            converted.country.as_deref(),
+            converted.ascent_m
+        ),
+        (4, Some("FR"), 300.0)
+    );
+}
