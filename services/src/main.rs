@@ -73,7 +73,7 @@ enum TokenAction {
         #[arg(long, default_value = "")]
         label: String,
     },
-    /// Revoke a token: it stops working (within 30 s on every replica).
+    /// Revoke a token: it stops working at once, on every replica.
     Revoke {
         /// The token, in full (`etp_…`); `-` reads it from standard input.
         token: String,

@@ -216,8 +216,7 @@ pub(super) async fn events(
                     if sender.is_closed() { return; }
                     if credential_checked.elapsed() >= CREDENTIAL_CHECK {
                         credential_checked = tokio::time::Instant::now();
-                        // A revoked token ends the stream within the authentication cache's
-                        // life; a revoked session at the next check.
+                        // A revoked token or session ends the stream at the next check.
                         let holds = match &token {
                             StreamCredential::Token(token) => {
                                 matches!(identity.authenticate(token).await, Ok(Some(_)))

@@ -15,11 +15,8 @@ pub mod sessions;
 pub mod tokens;
 pub mod users;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Mutex;
-use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use etappe_domain::ids::UserId;
@@ -101,17 +98,15 @@ pub enum IdentityDb {
     Postgres(PgPool),
 }
 
-/// Users, tokens, sessions, login links and audit rows, with a short-lived cache of
-/// authenticated tokens (every request authenticates; the cache saves that round trip on the
-/// hot path).
+/// Users, tokens, sessions, login links and audit rows. Nothing is cached: every credential
+/// is looked up on every request (one indexed query), so a revocation or an account deletion
+/// holds at once on every replica.
 #[derive(Debug)]
 pub struct Identity {
     db: IdentityDb,
-    cache: Mutex<HashMap<String, (Principal, Instant)>>,
 }
 
 impl Identity {
-    /// Identity over `db`.
     /// The database the identity tables live in.
     pub fn db(&self) -> &IdentityDb {
         &self.db
@@ -119,15 +114,7 @@ impl Identity {
 
     /// Identity over `db`.
     pub fn new(db: IdentityDb) -> Self {
-        Self {
-            db,
-            cache: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Forgets every cached credential (after a bulk revocation, such as an account deletion).
-    pub(crate) fn forget_cached(&self) {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        Self { db }
     }
 }
 

@@ -1,8 +1,6 @@
 //! Personal access tokens: `etp_` followed by 64 hex digits (256 random bits), for scripts
 //! and MCP clients configured by hand. Only the digest is stored (see the module above).
 
-use std::time::{Duration, Instant};
-
 use chrono::{DateTime, Utc};
 use etappe_domain::ids::UserId;
 use serde::Serialize;
@@ -13,11 +11,6 @@ use super::{
     Identity, IdentityDb, IdentityError, Principal, Scope, parse_sqlite_time, parse_sqlite_uuid,
     random_secret, sqlite_time, token_digest,
 };
-
-/// How long an authenticated token is trusted without asking the database again: a
-/// revocation takes effect at once in the process that made it, and within this delay in
-/// every other replica.
-pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(30);
 
 /// A token as its owner sees it listed (never the token itself).
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -112,9 +105,6 @@ impl Identity {
             return Ok(None);
         }
         let digest = token_digest(token);
-        if let Some(principal) = self.cached(&digest) {
-            return Ok(Some(principal));
-        }
         let row = match &self.db {
             IdentityDb::Sqlite(pool) => sqlx::query(
                 "SELECT user_id, scopes FROM access_tokens WHERE token_sha256 = ?1 AND revoked_at IS NULL",
@@ -140,17 +130,11 @@ impl Identity {
             user_id: UserId(user),
             scopes: parse_scopes(&scopes),
         });
-        if let Some(p) = &principal {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            if cache.len() > 10_000 {
-                cache.clear();
-            }
-            cache.insert(digest, (p.clone(), Instant::now()));
-        }
         Ok(principal)
     }
 
-    /// Revokes a token, given in full: it stops authenticating (see [`TOKEN_CACHE_TTL`]).
+    /// Revokes a token, given in full: it stops authenticating at once, on every replica
+    /// (tokens are looked up on every request, like sessions and agents' tokens).
     /// Answers whether a live token was revoked (false: unknown or already revoked).
     pub async fn revoke_token(&self, token: &str) -> Result<bool, IdentityError> {
         let digest = token_digest(token.trim());
@@ -171,10 +155,6 @@ impl Identity {
             .await?
             .rows_affected(),
         };
-        self.cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&digest);
         Ok(revoked > 0)
     }
 
@@ -206,12 +186,6 @@ impl Identity {
             .fetch_optional(pool)
             .await?,
         };
-        if let Some(digest) = &digest {
-            self.cache
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(digest);
-        }
         Ok(digest.is_some())
     }
 
@@ -260,14 +234,6 @@ impl Identity {
                     .collect()
             }
         }
-    }
-
-    fn cached(&self, digest: &str) -> Option<Principal> {
-        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        cache
-            .get(digest)
-            .filter(|(_, at)| at.elapsed() < TOKEN_CACHE_TTL)
-            .map(|(p, _)| p.clone())
     }
 }
 

@@ -147,7 +147,6 @@ impl Identity {
                 .await?
                 .rows_affected(),
         };
-        self.forget_cached();
         Ok(deleted > 0)
     }
 
