@@ -183,7 +183,8 @@ test('the rider journey', async () => {
   // Revoke: the public page says the link is gone.
   await page.click('#revoke');
   await page.waitForSelector('#make-link');
-  await pub.reload();
+  const gone = await pub.reload();
+  assert.equal(gone.status(), 404, 'a revoked link answers 404, page and all');
   await pub.waitForSelector('#gone');
   await accessible(pub, 'gone');
 

@@ -338,6 +338,41 @@ impl<S: Send + Sync> FromRequest<S> for Upload {
     }
 }
 
+/// The most bytes an upload's body may hold (the file and its multipart framing).
+pub(super) const MAX_UPLOAD_BODY: usize = etappe_workers::fetch::MAX_SOURCE_BYTES + 64 * 1024;
+
+/// The answer to an upload over the limit.
+fn upload_too_large() -> Response {
+    Problem::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        "Payload too large",
+        format!(
+            "an upload may be at most {} MB",
+            etappe_workers::fetch::MAX_SOURCE_BYTES / (1024 * 1024)
+        ),
+    )
+    .into_response()
+}
+
+/// Refuses an upload whose declared `Content-Length` is over the limit before a byte of it is
+/// read: the client learns at once, and the server spends nothing reading what it will refuse.
+/// A body without a declared length is held to the limit as it is read.
+pub(super) async fn refuse_declared_oversize(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_UPLOAD_BODY as u64) {
+        return upload_too_large();
+    }
+    next.run(request).await
+}
+
 /// The answer to a multipart body that could not be read: 413 over the size limit, 408
 /// past the body deadline, else 400 naming what went wrong.
 pub(super) fn multipart_failure(error: &axum::extract::multipart::MultipartError) -> Response {
@@ -345,16 +380,7 @@ pub(super) fn multipart_failure(error: &axum::extract::multipart::MultipartError
         return body_timed_out();
     }
     if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return Problem::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            "Payload too large",
-            format!(
-                "an upload may be at most {} MB",
-                etappe_workers::fetch::MAX_SOURCE_BYTES / (1024 * 1024)
-            ),
-        )
-        .into_response();
+        return upload_too_large();
     }
     AppError::MalformedBody(format!(
         "the multipart body cannot be read: {}",

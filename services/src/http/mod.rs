@@ -37,9 +37,11 @@ pub fn router(state: App) -> Router {
         ("/trips/{id}/events", get(work::events)),
         (
             "/trips/gpx-upload",
-            axum::routing::post(work::upload).layer(axum::extract::DefaultBodyLimit::max(
-                etappe_workers::fetch::MAX_SOURCE_BYTES + 64 * 1024,
-            )),
+            axum::routing::post(work::upload)
+                .layer(axum::extract::DefaultBodyLimit::max(
+                    extract::MAX_UPLOAD_BODY,
+                ))
+                .layer(axum::middleware::from_fn(extract::refuse_declared_oversize)),
         ),
         ("/metrics", get(work::metrics)),
         ("/geocode/search", get(places::search)),

@@ -145,7 +145,14 @@ pub async fn share_page(
         return next.run(request).await;
     }
     if assets::wants_html(request.headers()) {
-        return assets::shell(app.accounts.tile_url(), true);
+        // The page tells a revoked or unknown link apart itself (it reads the JSON); the
+        // status says it too, so a crawler or a link checker sees the link is gone.
+        let code = request.uri().path().trim_start_matches("/s/").to_owned();
+        let mut page = assets::shell(app.accounts.tile_url(), true);
+        if let Err(crate::app::AppError::NotFound) = app.trips.shared_view(&code).await {
+            *page.status_mut() = axum::http::StatusCode::NOT_FOUND;
+        }
+        return page;
     }
     let mut response = next.run(request).await;
     response
