@@ -20,7 +20,9 @@
 //! - [`web`]: the people's transport: login pages, `/auth/*` and the account routes
 //!   (`/users/me*`). A sibling of `http` and `mcp`, importing neither.
 //! - [`docs`]: the other transports' parts of the OpenAPI document REST serves.
-//! - [`problem`]: application errors as problem+json, shared by the HTTP transports.
+//! - [`problem`]: application errors as problem+json, shared by the HTTP transports, and how
+//!   the OpenAPI document describes them.
+//! - [`html`]: the one HTML escaper of the server's own pages (web, oauth).
 //! - [`edge`]: the layers every request passes through (request id, trace, body deadline).
 //! - [`streams`]: live event streams held open per user, with a per-user cap.
 //! - [`server`]: the HTTP server's own defences (connection cap, header, idle and body
@@ -36,6 +38,7 @@ pub mod budgets;
 pub mod config;
 pub mod docs;
 pub mod edge;
+pub mod html;
 pub mod http;
 pub mod identity;
 pub mod mcp;

@@ -3,6 +3,8 @@
 //! (RFC 9457) with a stable `type` per kind of problem, a `code` naming it, and, for input
 //! problems, the list of fields with what each accepts. 5xx details are logged, not shown.
 
+pub mod documented;
+
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;

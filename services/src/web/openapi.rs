@@ -4,49 +4,11 @@
 //! other. The login routes (`/auth/*`, `/login`, `/`) are pages and form posts for browsers,
 //! not an API, and stay out of it.
 
-use std::collections::BTreeMap;
+use utoipa::openapi::RefOr;
+use utoipa::{OpenApi, ToSchema};
 
-use utoipa::openapi::response::{Response, ResponseBuilder};
-use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr};
-use utoipa::{IntoResponses, OpenApi, ToSchema};
-
-use crate::problem::PROBLEM_JSON;
-
-fn problem(status: u16, description: &str) -> BTreeMap<String, RefOr<Response>> {
-    let mut response = ResponseBuilder::new().description(description).content(
-        PROBLEM_JSON,
-        ContentBuilder::new()
-            .schema(Some(Ref::from_schema_name("Problem")))
-            .build(),
-    );
-    if status == 429 {
-        response = response.header(
-            "Retry-After",
-            HeaderBuilder::new()
-                .schema(Some(crate::app::schema::schema(
-                    serde_json::json!({"type": "integer", "minimum": 0}),
-                )))
-                .description(Some("Seconds until the budget has room again"))
-                .build(),
-        );
-    }
-    BTreeMap::from([(status.to_string(), response.build().into())])
-}
-
-macro_rules! problems {
-    ($($name:ident = $status:literal, $description:literal;)*) => {$(
-        #[doc = $description]
-        pub(super) struct $name;
-
-        impl IntoResponses for $name {
-            fn responses() -> BTreeMap<String, RefOr<Response>> {
-                problem($status, $description)
-            }
-        }
-    )*};
-}
-
-problems! {
+crate::problem::documented::problems! {
+    [pub(super)]
     AccountBadRequest = 400, "Unknown field or query parameter, malformed body";
     AccountUnauthorized = 401, "No valid token or session";
     AccountForbidden = 403, "A cookie write without our Origin and the X-CSRF-Token (csrf_refused), or an operation that needs a session (session_required)";

@@ -5,21 +5,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 
-/// Text safe inside HTML (element content and quoted attribute values).
-pub(super) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub(super) use crate::html::escape;
 
 /// A page: `title` and `body` (already HTML) with the defensive headers.
 pub(super) fn page(status: StatusCode, title: &str, body: &str) -> Response {

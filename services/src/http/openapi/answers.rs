@@ -5,48 +5,13 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use utoipa::openapi::response::{Response, ResponseBuilder};
-use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, RefOr, Schema};
-use utoipa::{IntoResponses, ToSchema};
+use utoipa::ToSchema;
+use utoipa::openapi::{RefOr, Schema};
 
 use crate::app::schema::schema;
-use crate::http::problem::PROBLEM_JSON;
 
-/// An error answer: `application/problem+json` with the `Problem` schema.
-fn problem(status: u16, description: &str) -> BTreeMap<String, RefOr<Response>> {
-    let mut response = ResponseBuilder::new().description(description).content(
-        PROBLEM_JSON,
-        ContentBuilder::new()
-            .schema(Some(Ref::from_schema_name("Problem")))
-            .build(),
-    );
-    if status == 429 {
-        response = response.header(
-            "Retry-After",
-            HeaderBuilder::new()
-                .schema(Some(schema(json!({"type": "integer", "minimum": 0}))))
-                .description(Some("Seconds until the budget has room again"))
-                .build(),
-        );
-    }
-    BTreeMap::from([(status.to_string(), response.build().into())])
-}
-
-/// One type per error status, named in an operation's `responses(...)`.
-macro_rules! problems {
-    ($($name:ident = $status:literal, $description:literal;)*) => {$(
-        #[doc = $description]
-        pub(in crate::http) struct $name;
-
-        impl IntoResponses for $name {
-            fn responses() -> BTreeMap<String, RefOr<Response>> {
-                problem($status, $description)
-            }
-        }
-    )*};
-}
-
-problems! {
+crate::problem::documented::problems! {
+    [pub(in crate::http)]
     BadRequest = 400, "Unknown field or query parameter, malformed body or header";
     Unauthorized = 401, "No valid token";
     Forbidden = 403, "Missing scope (trips:read to read, trips:write to change)";
