@@ -274,3 +274,68 @@ async fn read_request_path<S: AsyncReadExt + Unpin>(stream: &mut S) -> Option<St
     (line.next()? == "GET").then_some(())?;
     Some(line.next()?.to_owned())
 }
+
+/// Where the OAuth journeys serve their client's metadata document.
+pub const CLIENT_DOCUMENT_PATH: &str = "/client.json";
+
+/// A client metadata document naming `name`, redirecting to `redirect_uri`; `{origin}` is
+/// the server's own origin, so the document names its own URL.
+pub fn client_document(name: &str, redirect_uri: &str) -> String {
+    serde_json::json!({
+        "client_id": format!("{{origin}}{CLIENT_DOCUMENT_PATH}"),
+        "client_name": name,
+        "client_uri": "{origin}/",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    })
+    .to_string()
+}
+
+/// What an OAuth journey through an SDK runs against: the app, whose fetcher trusts a
+/// throwaway CA (through the test hook only) and whose access tokens live `access_ttl_secs`,
+/// and the https server of the client's metadata document at `cimd_url`.
+#[derive(Debug)]
+pub struct OAuthJourneySetup {
+    pub app: crate::TestApp,
+    pub documents: TlsDocumentServer,
+    pub cimd_url: String,
+}
+
+impl OAuthJourneySetup {
+    /// Starts both on `backend` (`None` when the backend is not configured: the test skips).
+    pub async fn start(
+        backend: crate::Backend,
+        access_ttl_secs: u64,
+        client_name: &str,
+        redirect_uri: &str,
+    ) -> Option<Self> {
+        let certs = tokio::task::spawn_blocking(TestCertificates::generate)
+            .await
+            .expect("the certificate maker")
+            .expect("a throwaway CA and leaf from the openssl CLI");
+        let ca = certs.ca_der.clone();
+        let app = crate::TestApp::spawn_with(backend, |c| {
+            c.oauth.access_ttl_secs = access_ttl_secs;
+            c.work.fetch_hooks.extra_root_certificates = vec![ca];
+        })
+        .await?;
+        let documents = TlsDocumentServer::start(
+            &certs,
+            vec![(
+                CLIENT_DOCUMENT_PATH,
+                "application/json",
+                client_document(client_name, redirect_uri),
+            )],
+        )
+        .await
+        .expect("the https document server");
+        let cimd_url = format!("{}{CLIENT_DOCUMENT_PATH}", documents.origin);
+        Some(Self {
+            app,
+            documents,
+            cimd_url,
+        })
+    }
+}

@@ -13,40 +13,28 @@
 
 use std::time::Duration;
 
+use etappe_tests::Backend;
 use etappe_tests::node::{NODE_DIR, find_node, usable};
 use etappe_tests::python::run_with_env;
-use etappe_tests::tls_documents::{TestCertificates, TlsDocumentServer};
-use etappe_tests::{Backend, TestApp};
+use etappe_tests::tls_documents::{CLIENT_DOCUMENT_PATH, OAuthJourneySetup};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 /// The access token's lifetime in this test: short, so the script sees it expire.
 const ACCESS_TTL_SECS: u64 = 2;
-const DOCUMENT_PATH: &str = "/client.json";
 const DOCUMENT_CLIENT_NAME: &str = "Etappe OAuth journey (TypeScript, metadata document)";
-
-fn client_document() -> String {
-    serde_json::json!({
-        "client_id": format!("{{origin}}{DOCUMENT_PATH}"),
-        "client_name": DOCUMENT_CLIENT_NAME,
-        "redirect_uris": ["http://127.0.0.1:47998/callback"],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    })
-    .to_string()
-}
 
 async fn journey(backend: Backend) {
     let probe = tokio::task::spawn_blocking(find_node);
-    let certs = tokio::task::spawn_blocking(TestCertificates::generate)
-        .await
-        .expect("the certificate maker")
-        .expect("a throwaway CA and leaf from the openssl CLI");
-    let ca = certs.ca_der.clone();
-    let Some(app) = TestApp::spawn_with(backend, |c| {
-        c.oauth.access_ttl_secs = ACCESS_TTL_SECS;
-        c.work.fetch_hooks.extra_root_certificates = vec![ca];
-    })
+    let Some(OAuthJourneySetup {
+        app,
+        documents,
+        cimd_url,
+    }) = OAuthJourneySetup::start(
+        backend,
+        ACCESS_TTL_SECS,
+        DOCUMENT_CLIENT_NAME,
+        "http://127.0.0.1:47998/callback",
+    )
     .await
     else {
         return;
@@ -54,13 +42,6 @@ async fn journey(backend: Backend) {
     let Some(node) = usable(probe.await.expect("the node probe")) else {
         return;
     };
-    let documents = TlsDocumentServer::start(
-        &certs,
-        vec![(DOCUMENT_PATH, "application/json", client_document())],
-    )
-    .await
-    .expect("the https document server");
-    let cimd_url = format!("{}{DOCUMENT_PATH}", documents.origin);
     let env = vec![
         ("ETAPPE_BASE".to_owned(), app.base.clone()),
         (
@@ -109,7 +90,7 @@ async fn journey(backend: Backend) {
         }
     }
     assert_eq!(
-        documents.hits(DOCUMENT_PATH),
+        documents.hits(CLIENT_DOCUMENT_PATH),
         1,
         "the metadata document's fetches\n{report}"
     );

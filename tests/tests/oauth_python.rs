@@ -14,44 +14,29 @@
 
 use std::time::Duration;
 
+use etappe_tests::Backend;
 use etappe_tests::python::{find_python, run, usable};
-use etappe_tests::tls_documents::{TestCertificates, TlsDocumentServer};
-use etappe_tests::{Backend, TestApp};
+use etappe_tests::tls_documents::{CLIENT_DOCUMENT_PATH, OAuthJourneySetup};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/python/oauth_journey.py");
 const TIMEOUT: Duration = Duration::from_secs(120);
 /// The access token's lifetime in this test: short, so the script sees it expire.
 const ACCESS_TTL_SECS: u64 = 2;
-const DOCUMENT_PATH: &str = "/client.json";
 /// The name the document gives its client; the consent page must show it.
 const DOCUMENT_CLIENT_NAME: &str = "Etappe OAuth journey (metadata document)";
 
-/// The client metadata document the journey's second client is identified by; `{origin}`
-/// is the server's own origin, so the document names its own URL.
-fn client_document() -> String {
-    serde_json::json!({
-        "client_id": format!("{{origin}}{DOCUMENT_PATH}"),
-        "client_name": DOCUMENT_CLIENT_NAME,
-        "client_uri": "{origin}/",
-        "redirect_uris": ["http://127.0.0.1:47999/callback"],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    })
-    .to_string()
-}
-
 async fn journey(backend: Backend) {
     let probe = tokio::task::spawn_blocking(find_python);
-    let certs = tokio::task::spawn_blocking(TestCertificates::generate)
-        .await
-        .expect("the certificate maker")
-        .expect("a throwaway CA and leaf from the openssl CLI");
-    let ca = certs.ca_der.clone();
-    let Some(app) = TestApp::spawn_with(backend, |c| {
-        c.oauth.access_ttl_secs = ACCESS_TTL_SECS;
-        c.work.fetch_hooks.extra_root_certificates = vec![ca];
-    })
+    let Some(OAuthJourneySetup {
+        app,
+        documents,
+        cimd_url,
+    }) = OAuthJourneySetup::start(
+        backend,
+        ACCESS_TTL_SECS,
+        DOCUMENT_CLIENT_NAME,
+        "http://127.0.0.1:47999/callback",
+    )
     .await
     else {
         return;
@@ -59,13 +44,6 @@ async fn journey(backend: Backend) {
     let Some(python) = usable(probe.await.expect("the interpreter probe")) else {
         return;
     };
-    let documents = TlsDocumentServer::start(
-        &certs,
-        vec![(DOCUMENT_PATH, "application/json", client_document())],
-    )
-    .await
-    .expect("the https document server");
-    let cimd_url = format!("{}{DOCUMENT_PATH}", documents.origin);
     let args = vec![
         "--base".to_owned(),
         app.base.clone(),
@@ -107,7 +85,7 @@ async fn journey(backend: Backend) {
     }
     // Fetched once on /oauth/authorize, then served from the cache (token, refresh, revoke).
     assert_eq!(
-        documents.hits(DOCUMENT_PATH),
+        documents.hits(CLIENT_DOCUMENT_PATH),
         1,
         "the metadata document's fetches\n{report}"
     );
