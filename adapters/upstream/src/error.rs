@@ -17,6 +17,10 @@ pub enum Upstream {
     Accommodations,
     /// The weather forecast (Open-Meteo).
     Weather,
+    /// OpenStreetMap features along the route through Overpass.
+    Overpass,
+    /// The local OpenStreetMap index (`etappe osm import`).
+    OsmIndex,
 }
 
 impl Upstream {
@@ -26,6 +30,8 @@ impl Upstream {
             Self::Router => "router",
             Self::Accommodations => "accommodations",
             Self::Weather => "weather",
+            Self::Overpass => "overpass",
+            Self::OsmIndex => "osm_index",
         }
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod cache;
 pub mod error;
+pub mod features;
 mod geo;
 mod http;
 pub mod limiter;
@@ -21,6 +22,7 @@ pub mod weather;
 
 pub use cache::{MemoryCache, NoCache, ResponseCache};
 pub use error::{ConfigError, Upstream, UpstreamError};
+pub use features::OsmFeatures;
 pub use limiter::{Claim, RateLimiter, SharedPace};
 pub use nominatim::{NominatimClient, Place};
 pub use overpass::{Accommodation, AccommodationType, OsmType, OverpassClient};

@@ -20,6 +20,7 @@ mod distribute;
 mod found;
 mod geom;
 mod model;
+mod plan;
 pub mod rules;
 
 #[cfg(test)]
@@ -30,6 +31,10 @@ pub use found::{Found, FoundCategory, found_along};
 pub use model::{
     AccommodationKind, Corridor, CulturalKind, Feature, FeatureKind, FerryLine, FoodKind,
     HealthKind, OsmStage, WaySection,
+};
+pub use plan::{
+    PlaceClass, PlaceSearch, RawWay, RouteFeatures, SearchPlan, THINNING_TOLERANCE_M, WAY_BUFFER_M,
+    corridors, thin,
 };
 
 use crate::catalogue::*;

@@ -101,10 +101,23 @@ fn into_accommodation(element: &RawElement, wanted: &[AccommodationType]) -> Opt
         (_, _, Some(center)) => (center.lat, center.lon),
         _ => return None,
     };
+    accommodation_from_tags(osm_type, element.id, lat, lon, &element.tags, wanted)
+}
+
+/// A place to sleep from an OSM object's tags (`tourism` one of `wanted`), with its price
+/// estimated from its tags; `None` for another kind or an impossible position. Shared by
+/// every source of OSM data, so a hotel reads the same from Overpass and a local index.
+pub fn accommodation_from_tags(
+    osm_type: OsmType,
+    osm_id: u64,
+    lat: f64,
+    lon: f64,
+    tags: &HashMap<String, String>,
+    wanted: &[AccommodationType],
+) -> Option<Accommodation> {
     if !is_valid_position(lat, lon) {
         return None;
     }
-    let tags = &element.tags;
     let kind = AccommodationType::from_osm_value(tags.get("tourism")?.trim())?;
     if !wanted.contains(&kind) {
         return None;
@@ -130,13 +143,13 @@ fn into_accommodation(element: &RawElement, wanted: &[AccommodationType]) -> Opt
         address: assemble_address(tags),
         opening_hours: tag(&["opening_hours"]),
         osm_type,
-        osm_id: element.id,
+        osm_id,
     })
 }
 
 /// Sets distances from the day's end point and orders by usefulness: places
 /// we can tell more about (name, website, phone, address) first, then nearer.
-pub(crate) fn rank(accommodations: &mut [Accommodation], from_lat: f64, from_lon: f64) {
+pub fn rank(accommodations: &mut [Accommodation], from_lat: f64, from_lon: f64) {
     for accommodation in accommodations.iter_mut() {
         accommodation.distance_to_end_m =
             haversine_m(from_lat, from_lon, accommodation.lat, accommodation.lon).round();

@@ -6,7 +6,7 @@
 use crate::geo::haversine_m;
 use crate::model::StagePoint;
 
-const METRES_PER_DEGREE: f64 = etappe_geo::EARTH_RADIUS_M * std::f64::consts::PI / 180.0;
+pub(crate) const METRES_PER_DEGREE: f64 = etappe_geo::EARTH_RADIUS_M * std::f64::consts::PI / 180.0;
 
 /// Distance from `p` to the segment `a`–`b`, metres, and the closest point on it.
 pub(crate) fn point_segment(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> (f64, (f64, f64)) {

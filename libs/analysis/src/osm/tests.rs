@@ -1031,3 +1031,112 @@ fn distribute_gives_each_day_what_is_within_reach() {
         (4, Some("FR"), 300.0)
     );
 }
+
+// --- The search plan and the clipping of ways (what both sources share) ---
+
+#[test]
+fn a_thinned_line_stays_within_its_tolerance() {
+    // A zig-zag every 100 m, 30 m to either side: thinning at 25 m must keep the zigs.
+    let zig: Vec<(f64, f64)> = (0..=100)
+        .map(|i| at(i as f64 * 0.1, if i % 2 == 0 { 30.0 } else { -30.0 }))
+        .collect();
+    assert_eq!(thin(&zig, THINNING_TOLERANCE_M).len(), zig.len());
+    // A straight line of 1,001 points thins to its two ends.
+    let straight: Vec<(f64, f64)> = line(100.0).iter().map(|p| (p.lat, p.lon)).collect();
+    assert_eq!(
+        thin(&straight, THINNING_TOLERANCE_M),
+        vec![straight[0], straight[1000]]
+    );
+}
+
+#[test]
+fn the_plan_grows_every_radius_by_the_thinning_tolerance() {
+    let points = line(50.0);
+    let day = stage(&points);
+    let mut rest = stage(&[]);
+    rest.is_rest_day = true;
+    rest.start = at(50.0, 0.0);
+    let plan = SearchPlan::for_stages(&[day, rest]);
+    assert_eq!(plan.lines.len(), 2);
+    assert_eq!(plan.lines[0].len(), 2, "a straight day thins to its ends");
+    assert!(plan.lines[1].is_empty(), "a rest day has no line");
+    assert_eq!(plan.line_radius_m, CORRIDOR_M + THINNING_TOLERANCE_M);
+    assert_eq!(plan.way_radius_m, WAY_BUFFER_M + THINNING_TOLERANCE_M);
+    assert_eq!(plan.ferry_radius_m, FERRY_RADIUS_M + THINNING_TOLERANCE_M);
+    let classes: Vec<PlaceClass> = plan.places.iter().map(|p| p.class).collect();
+    assert_eq!(
+        classes,
+        [
+            PlaceClass::Health,
+            PlaceClass::RailwayStation,
+            PlaceClass::RailwayStation,
+            PlaceClass::Accommodation,
+            PlaceClass::Health,
+            PlaceClass::Accommodation,
+        ]
+    );
+    assert!(
+        (plan.length_km() - 50.0).abs() < 0.1,
+        "{}",
+        plan.length_km()
+    );
+}
+
+fn raw_way(highway: &str, points: Vec<(f64, f64)>) -> RawWay {
+    RawWay {
+        tags: WaySection::from_tags(0.0, (0.0, 0.0), |k| (k == "highway").then_some(highway))
+            .expect("present"),
+        points,
+    }
+}
+
+#[test]
+fn ways_are_clipped_to_the_20_m_buffer_of_each_day() {
+    let points = line(10.0);
+    let day = stage(&points);
+    let found = RouteFeatures {
+        ways: vec![
+            // Along the route 15 m east, from km 2 to km 3: 1,000 m inside.
+            raw_way("primary", vec![at(2.0, 15.0), at(3.0, 15.0)]),
+            // Along the route 25 m east: outside the buffer.
+            raw_way("secondary", vec![at(4.0, 25.0), at(5.0, 25.0)]),
+            // Crossing the route at km 6: 40 m inside.
+            raw_way("track", vec![at(6.0, -500.0), at(6.0, 500.0)]),
+            // Far away: skipped by its box.
+            raw_way("primary", vec![at(60.0, 0.0), at(61.0, 0.0)]),
+        ],
+        ..RouteFeatures::default()
+    };
+    let corridor = corridors(&[day], &found).remove(0);
+    let by_highway: Vec<(&str, f64)> = corridor
+        .ways
+        .iter()
+        .map(|w| (w.highway.as_str(), w.length_m))
+        .collect();
+    assert_eq!(by_highway.len(), 2, "{by_highway:?}");
+    assert_eq!(by_highway[0].0, "primary");
+    assert!((by_highway[0].1 - 1000.0).abs() < 6.0, "{by_highway:?}");
+    assert_eq!(by_highway[1].0, "track");
+    assert!((by_highway[1].1 - 40.0).abs() < 6.0, "{by_highway:?}");
+    let centroid = corridor.ways[0].centroid;
+    assert!(crate::geo::haversine_m(centroid, at(2.5, 15.0)) < 5.0);
+}
+
+#[test]
+fn clipping_decides_the_500_m_main_road_threshold() {
+    let points = line(10.0);
+    let alerts_for = |metres: f64| {
+        let found = RouteFeatures {
+            ways: vec![raw_way(
+                "primary",
+                vec![at(1.0, 10.0), at(1.0 + metres / 1000.0, 10.0)],
+            )],
+            ..RouteFeatures::default()
+        };
+        let day = stage(&points);
+        let corridor = corridors(std::slice::from_ref(&day), &found).remove(0);
+        rules::traffic_main_road(&day, &corridor).is_some()
+    };
+    assert!(!alerts_for(490.0));
+    assert!(alerts_for(510.0));
+}
