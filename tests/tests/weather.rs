@@ -384,6 +384,7 @@ async fn a_day_come_within_the_horizon_is_forecast_on_the_next_read() {
                             } else {
                                 s.weather.clone()
                             },
+                            found: None,
                         })
                         .collect(),
                     done: vec![Category::Weather],

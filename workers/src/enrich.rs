@@ -9,7 +9,7 @@ use etappe_domain::trip::stage::{Accommodation, Detour, Point};
 use etappe_domain::trip::{StageAccommodations, TripCommand};
 use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
 use etappe_route::gpx::TrackPoint;
-use etappe_upstream::{RoutePoint, spur_detour};
+use etappe_upstream::{OsmFeatures, RoutePoint, UpstreamError, spur_detour};
 use uuid::Uuid;
 
 use crate::pipeline::{Applied, JobError, Outcome, Pipeline};
@@ -64,9 +64,16 @@ impl Pipeline {
         let Some(view) = self.view(trip_id).await? else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
-        let found = match self.upstreams.accommodations.clone() {
-            Some(overpass) => self.scan(&overpass, &view.trip, radius_km, only).await?,
-            None => Err(crate::pipeline::NO_ACCOMMODATION_PROVIDER.to_owned()),
+        let found = match self.upstreams.osm_source().await {
+            Some(source) => match self
+                .scan(source.as_ref(), &view.trip, radius_km, only)
+                .await
+            {
+                Ok(found) => Ok(found),
+                Err(e) if e.retryable => return Err(JobError::Transient(e.to_string())),
+                Err(e) => Err(format!("{} failed: {e}", source.source())),
+            },
+            None => Err(self.upstreams.no_osm_source_reason()),
         };
         let applied = self
             .apply(
@@ -88,15 +95,15 @@ impl Pipeline {
         Ok(outcome(applied))
     }
 
-    /// Asks Overpass around each chosen day's end. A retryable failure sends the job back to
-    /// the queue; any other is the scan's answer (`Err` with the reason).
-    async fn scan(
+    /// Asks the OpenStreetMap source around each chosen day's end (rest days sleep where
+    /// the day before ended). The first failure is the answer.
+    pub(crate) async fn scan(
         &self,
-        overpass: &etappe_upstream::OverpassClient,
+        source: &dyn OsmFeatures,
         trip: &etappe_domain::trip::Trip,
         radius_km: f64,
         only: Option<Uuid>,
-    ) -> Result<Result<Vec<StageAccommodations>, String>, JobError> {
+    ) -> Result<Vec<StageAccommodations>, UpstreamError> {
         let types: Vec<_> = trip
             .settings
             .enabled_accommodation_types
@@ -109,7 +116,7 @@ impl Pipeline {
             .iter()
             .filter(|s| only.is_none_or(|id| id == s.id) && !s.is_rest_day)
         {
-            let found = overpass
+            let found = source
                 .accommodations_near(
                     stage.end.lat,
                     stage.end.lon,
@@ -117,20 +124,16 @@ impl Pipeline {
                     &types,
                 )
                 .await;
-            match found {
-                Ok(found) => results.push(StageAccommodations {
-                    stage_id: stage.id,
-                    accommodations: found
-                        .into_iter()
-                        .take(CANDIDATES_PER_DAY)
-                        .map(|a| to_candidate(&a))
-                        .collect(),
-                }),
-                Err(e) if e.retryable => return Err(JobError::Transient(e.to_string())),
-                Err(e) => return Ok(Err(e.to_string())),
-            }
+            results.push(StageAccommodations {
+                stage_id: stage.id,
+                accommodations: found?
+                    .into_iter()
+                    .take(CANDIDATES_PER_DAY)
+                    .map(|a| to_candidate(&a))
+                    .collect(),
+            });
         }
-        Ok(Ok(results))
+        Ok(results)
     }
 
     /// Re-routes a day through a waypoint: the configured router from the day's start via

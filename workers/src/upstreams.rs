@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use etappe_upstream::{
-    BRouterClient, Claim, Forecasts, MemoryCache, NominatimClient, OpenMeteoClient, OverpassClient,
-    RateLimiter, ResponseCache, Router, SharedPace, ValhallaClient,
+    BRouterClient, Claim, Forecasts, MemoryCache, NominatimClient, OpenMeteoClient, OsmFeatures,
+    OverpassClient, RateLimiter, ResponseCache, Router, SharedPace, ValhallaClient,
 };
 use redis::AsyncCommands;
 use tokio::sync::Mutex;
@@ -23,9 +23,14 @@ pub struct UpstreamSettings {
     /// Nominatim (or compatible) base URL for place search; unset: the embedded gazetteer.
     #[arg(long, env = "ETAPPE_NOMINATIM_URL")]
     pub nominatim_url: Option<String>,
-    /// Overpass API base URL for accommodations; unset: none found, reported unavailable.
+    /// Overpass API base URL for OpenStreetMap features along the route and places to
+    /// sleep; unset: the local index when one is imported, else reported unavailable.
     #[arg(long, env = "ETAPPE_OVERPASS_URL")]
     pub overpass_url: Option<String>,
+    /// Where OpenStreetMap features come from: `auto` (the local index when an extract is
+    /// imported, else Overpass when configured), `local`, `overpass` or `none`.
+    #[arg(long, env = "ETAPPE_OSM_SOURCE", default_value = "auto")]
+    pub osm_source: String,
     /// Open-Meteo (or compatible) base URL for the days' weather; unset: weather reported
     /// unavailable ("not configured").
     #[arg(long, env = "ETAPPE_WEATHER_URL")]
@@ -53,6 +58,7 @@ impl Default for UpstreamSettings {
         Self {
             nominatim_url: None,
             overpass_url: None,
+            osm_source: "auto".into(),
             weather_url: None,
             router: "offline".into(),
             router_url: None,
@@ -69,6 +75,10 @@ pub enum UpstreamSetupError {
     UnknownRouter(String),
     #[error("ETAPPE_ROUTER={0} needs ETAPPE_ROUTER_URL")]
     MissingRouterUrl(String),
+    #[error("ETAPPE_OSM_SOURCE must be auto, local, overpass or none; got {0:?}")]
+    UnknownOsmSource(String),
+    #[error("ETAPPE_OSM_SOURCE=overpass needs ETAPPE_OVERPASS_URL")]
+    MissingOverpassUrl,
     #[error("{0}")]
     Config(#[from] etappe_upstream::ConfigError),
     #[error("http client: {0}")]
@@ -79,7 +89,12 @@ pub enum UpstreamSetupError {
 #[derive(Debug, Clone)]
 pub struct Upstreams {
     pub geocoder: Option<NominatimClient>,
-    pub accommodations: Option<OverpassClient>,
+    /// Overpass, when configured (features along the route, places to sleep).
+    pub overpass: Option<OverpassClient>,
+    /// The local index of an imported extract (set by the process that opened the database).
+    pub local_index: Option<Arc<dyn OsmFeatures>>,
+    /// Which of the two the analysis reads.
+    pub osm_choice: OsmChoice,
     /// Where the days' forecasts come from, when configured.
     pub weather: Option<Arc<dyn Forecasts>>,
     pub router: Router,
@@ -87,6 +102,16 @@ pub struct Upstreams {
     pub router_name: &'static str,
     /// The last health report and when it was made (see [`Upstreams::health`]).
     last_health: Arc<Mutex<Option<(tokio::time::Instant, serde_json::Value)>>>,
+}
+
+/// Which OpenStreetMap source the analysis reads (`ETAPPE_OSM_SOURCE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OsmChoice {
+    /// The local index when an extract is imported, else Overpass when configured.
+    Auto,
+    Local,
+    Overpass,
+    None,
 }
 
 /// How long a health report is reused: probes reach third parties (Nominatim's policy
@@ -100,7 +125,9 @@ impl Default for Upstreams {
     fn default() -> Self {
         Self {
             geocoder: None,
-            accommodations: None,
+            overpass: None,
+            local_index: None,
+            osm_choice: OsmChoice::Auto,
             weather: None,
             router: Router::Offline,
             router_name: "offline",
@@ -139,7 +166,17 @@ impl Upstreams {
             )?),
             None => None,
         };
-        let accommodations = match set(&settings.overpass_url) {
+        let osm_choice = match settings.osm_source.trim() {
+            "auto" | "" => OsmChoice::Auto,
+            "local" => OsmChoice::Local,
+            "overpass" => OsmChoice::Overpass,
+            "none" => OsmChoice::None,
+            other => return Err(UpstreamSetupError::UnknownOsmSource(other.to_owned())),
+        };
+        if osm_choice == OsmChoice::Overpass && set(&settings.overpass_url).is_none() {
+            return Err(UpstreamSetupError::MissingOverpassUrl);
+        }
+        let overpass = match set(&settings.overpass_url) {
             // Overpass answers slowly by design: its own query timeout is 25 s.
             Some(url) => Some(OverpassClient::new(
                 client.clone(),
@@ -179,12 +216,44 @@ impl Upstreams {
         };
         Ok(Self {
             geocoder,
-            accommodations,
+            overpass,
+            local_index: None,
+            osm_choice,
             weather,
             router,
             router_name,
             last_health: Arc::default(),
         })
+    }
+
+    /// The source of OpenStreetMap features the next analysis reads, by [`OsmChoice`]:
+    /// asked each time, so an extract imported while the service runs is used at once.
+    pub async fn osm_source(&self) -> Option<Arc<dyn OsmFeatures>> {
+        let local = match &self.local_index {
+            Some(index) if self.osm_choice != OsmChoice::Overpass && index.is_loaded().await => {
+                Some(Arc::clone(index))
+            }
+            _ => None,
+        };
+        let overpass = self
+            .overpass
+            .clone()
+            .map(|client| Arc::new(client) as Arc<dyn OsmFeatures>);
+        match self.osm_choice {
+            OsmChoice::Auto => local.or(overpass),
+            OsmChoice::Local => local,
+            OsmChoice::Overpass => overpass,
+            OsmChoice::None => None,
+        }
+    }
+
+    /// Why [`Upstreams::osm_source`] found none, for the category's reason.
+    pub fn no_osm_source_reason(&self) -> String {
+        match self.osm_choice {
+            OsmChoice::None => "OpenStreetMap features are switched off (ETAPPE_OSM_SOURCE=none)".into(),
+            OsmChoice::Local => "no OpenStreetMap extract is imported: run `etappe osm import <region.osm.pbf>` (ETAPPE_OSM_SOURCE=local)".into(),
+            _ => "no OpenStreetMap source: import an extract with `etappe osm import <region.osm.pbf>` or configure Overpass (ETAPPE_OVERPASS_URL); nothing is invented".into(),
+        }
     }
 
     /// Each upstream's health: `{provider, status, required: false}` per upstream, where
@@ -211,12 +280,12 @@ impl Upstreams {
                     .map(|g| Box::pin(g.probe()) as BoxedProbe<'_>),
             ),
             probe(
-                if self.accommodations.is_some() {
+                if self.overpass.is_some() {
                     "overpass"
                 } else {
                     "none"
                 },
-                self.accommodations
+                self.overpass
                     .as_ref()
                     .map(|a| Box::pin(a.probe()) as BoxedProbe<'_>),
             ),

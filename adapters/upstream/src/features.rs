@@ -21,6 +21,11 @@ pub trait OsmFeatures: Send + Sync + fmt::Debug {
     /// Short name for statuses and logs ("overpass", "local index").
     fn source(&self) -> &'static str;
 
+    /// Whether the source can answer now: a local index with no extract imported cannot.
+    async fn is_loaded(&self) -> bool {
+        true
+    }
+
     /// Everything the plan asks for; days the source does not cover are listed in
     /// [`RouteFeatures::uncovered_days`].
     async fn along(&self, plan: &SearchPlan) -> Result<RouteFeatures, UpstreamError>;

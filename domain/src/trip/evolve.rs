@@ -155,13 +155,19 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
             },
         ) if *generation == trip.generation => {
             // The weather is replaced only by an analysis that computed it (done or failed).
-            let weather_ran = done.contains(&Category::Weather)
-                || unavailable.iter().any(|u| u.category == Category::Weather);
+            let ran = |category: Category| {
+                done.contains(&category) || unavailable.iter().any(|u| u.category == category)
+            };
+            let (weather_ran, osm_ran) = (ran(Category::Weather), ran(Category::PointsOfInterest));
             for stage in &mut trip.stages {
                 if let Some(result) = stages.iter().find(|s| s.stage_id == stage.id) {
                     stage.alerts = result.alerts.clone();
                     if weather_ran {
                         stage.weather = result.weather.clone();
+                    }
+                    // Likewise what was found along the day, by an analysis that read OSM.
+                    if osm_ran {
+                        stage.found = result.found.clone();
                     }
                 }
             }

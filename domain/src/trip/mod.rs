@@ -330,6 +330,8 @@ pub enum TripError {
 
 /// The radius of an accommodation scan around a day's end, km (inclusive).
 pub const SCAN_RADIUS_KM: (f64, f64) = (1.0, 15.0);
+/// The radius of a scan that names none, and of the analysis's own, km.
+pub const DEFAULT_SCAN_RADIUS_KM: f64 = 5.0;
 
 #[cfg(test)]
 mod tests;

@@ -347,14 +347,19 @@ impl Invalidation {
                         Category::Context,
                     ]);
                 }
-                // The hours on the road move, and with them the forecast hours sampled.
+                // The hours on the road move, and with them the forecast hours sampled and
+                // the passage times judged against opening hours.
                 SettingField::AverageSpeed | SettingField::DepartureHour => {
-                    inv.categories
-                        .extend([Category::TerrainSecurity, Category::Weather]);
+                    inv.categories.extend([
+                        Category::TerrainSecurity,
+                        Category::Weather,
+                        Category::PointsOfInterest,
+                    ]);
                 }
-                // The battery range is terrain; the rider's hours on the road stay.
+                // The battery range is terrain; its nearest charger is read along the route.
                 SettingField::EbikeMode => {
-                    inv.categories.insert(Category::TerrainSecurity);
+                    inv.categories
+                        .extend([Category::TerrainSecurity, Category::PointsOfInterest]);
                 }
                 SettingField::EnabledAccommodationTypes => {
                     inv.categories.insert(Category::Accommodations);
@@ -427,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn the_hours_on_the_road_rerun_the_weather_and_the_battery_does_not() {
+    fn the_hours_on_the_road_rerun_the_weather_and_the_battery_its_terrain_and_charger() {
         let before = TripSettings::default();
         let change = |patch: SettingsPatch| {
             Invalidation::between(&before, &patch.apply_to(&before)).categories
@@ -446,7 +451,10 @@ mod tests {
             ebike_mode: Some(true),
             ..Default::default()
         });
-        assert_eq!(ebike, BTreeSet::from([Category::TerrainSecurity]));
+        assert_eq!(
+            ebike,
+            BTreeSet::from([Category::PointsOfInterest, Category::TerrainSecurity])
+        );
     }
 
     #[test]
@@ -479,7 +487,7 @@ mod tests {
     }
 
     #[test]
-    fn e_bike_mode_reruns_terrain_only() {
+    fn e_bike_mode_reruns_terrain_and_the_charger_search_only() {
         let before = TripSettings::default();
         let after = SettingsPatch {
             ebike_mode: Some(true),
@@ -489,6 +497,28 @@ mod tests {
         let inv = Invalidation::between(&before, &after);
         assert!(!inv.repace);
         assert!(inv.categories.contains(&Category::TerrainSecurity));
+        assert!(inv.categories.contains(&Category::PointsOfInterest));
+        assert!(!inv.categories.contains(&Category::Accommodations));
+        assert!(!inv.categories.contains(&Category::Weather));
+    }
+
+    #[test]
+    fn a_new_pace_rejudges_weather_hours_and_opening_hours_but_keeps_the_beds() {
+        let before = TripSettings::default();
+        let after = SettingsPatch {
+            average_speed: Some(before.average_speed + 3.0),
+            ..Default::default()
+        }
+        .apply_to(&before);
+        let inv = Invalidation::between(&before, &after);
+        assert!(!inv.repace);
+        for category in [
+            Category::TerrainSecurity,
+            Category::Weather,
+            Category::PointsOfInterest,
+        ] {
+            assert!(inv.categories.contains(&category), "{category:?}");
+        }
         assert!(!inv.categories.contains(&Category::Accommodations));
     }
 

@@ -76,6 +76,29 @@ pub struct Stage {
     /// The day's weather as last computed (absent: never computed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weather: Option<DayWeather>,
+    /// What the OpenStreetMap analysis found along the day, in order (absent: never ran;
+    /// empty: ran and found nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<Vec<FoundAlong>>,
+}
+
+/// Something found along a day — food, water, a bike shop, a railway station — with where
+/// it is on the day, so a rider reads "water at km 34 and 61". Names are third-party data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FoundAlong {
+    /// `resupply`, `water`, `bike_shop` or `railway_station`.
+    pub category: String,
+    /// The OpenStreetMap type (`bakery`, `drinking_water`, `repair_station`…).
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Km from the day's start, one decimal.
+    pub km: f64,
+    /// Metres off the route.
+    pub off_route_m: f64,
+    pub lat: f64,
+    pub lon: f64,
 }
 
 /// Days of forecast from today (today to today + 15), as forecast providers publish them.
@@ -237,6 +260,9 @@ pub struct StageAlerts {
     /// The day's weather, when this analysis computed the weather.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weather: Option<DayWeather>,
+    /// What was found along the day, when this analysis read OpenStreetMap for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<Vec<FoundAlong>>,
 }
 
 /// A category that could not be computed, and why (no provider, provider down…).

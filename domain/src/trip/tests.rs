@@ -371,6 +371,7 @@ fn route_done(history: &mut Vec<TripEvent>) {
         detour: None,
         detour_failure: None,
         weather: None,
+        found: None,
     };
     let route = RouteSummary {
         title: Some("From the source".into()),
@@ -597,6 +598,7 @@ fn with_weather(start: &str, states: [stage::WeatherState; 2]) -> Vec<TripEvent>
                 state,
                 date(start).checked_add_days(chrono::Days::new(i as u64)),
             )),
+            found: None,
         })
         .collect();
     history.extend(
@@ -668,6 +670,7 @@ fn an_analysis_without_the_weather_keeps_the_days_weather() {
             stage_id: s.id,
             alerts: vec![],
             weather: None,
+            found: None,
         })
         .collect();
     let events = decide(

@@ -74,7 +74,13 @@ pub struct AlertSchema {
     /// sunset_arrival_after_twilight, rest_day_suggested, calendar_sunday,
     /// calendar_public_holiday, continuity_gap_warning, continuity_gap_critical,
     /// border_crossing, daily_distance_over_cap, wind_headwind, comfort_poor_conditions,
-    /// ford_crossing_wet).
+    /// ford_crossing_wet, surface_rough, traffic_main_road, traffic_secondary_road_fast,
+    /// traffic_secondary_road_slow, bike_shop_none_nearby, resupply_none_on_stage,
+    /// resupply_closed_at_passage, accommodation_seasonal_closure, water_point_gap,
+    /// cultural_poi_suggestion, railway_station_none_nearby, health_service_none_nearby,
+    /// ferry_crossing, ford_crossing_dry). An alert pointing at something to do (a shop,
+    /// water, a station, a charger, a sight to add as a waypoint) carries it as
+    /// `parameters.actionPoint` {kind, name, lat, lon}.
     code: String,
     #[schema(schema_with = severity)]
     severity: String,
@@ -87,6 +93,31 @@ pub struct AlertSchema {
     lat: f64,
     #[schema(required = false)]
     lon: f64,
+}
+
+/// Something found along a day by the OpenStreetMap analysis (third-party data).
+#[derive(Debug, ToSchema)]
+#[schema(as = FoundAlong, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct FoundAlongSchema {
+    /// What it is for the rider.
+    #[schema(schema_with = found_category)]
+    category: String,
+    /// The OpenStreetMap type (bakery, supermarket, drinking_water, bike_shop_repair,
+    /// repair_station, railway_station…).
+    kind: String,
+    #[schema(required = false)]
+    name: String,
+    /// Km from the day's start.
+    km: f64,
+    /// Metres off the route.
+    off_route_m: f64,
+    lat: f64,
+    lon: f64,
+}
+
+fn found_category() -> RefOr<Schema> {
+    schema(json!({"type": "string", "enum": ["resupply", "water", "bike_shop", "railway_station"]}))
 }
 
 /// A day's weather along its ride, sampled at its start, middle and end at the hours the

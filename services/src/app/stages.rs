@@ -31,8 +31,8 @@ use crate::identity::{Principal, Scope};
 
 /// How close (metres) the coordinates of a chosen accommodation must be to a candidate's.
 const CANDIDATE_MATCH_M: f64 = 50.0;
-/// The default scan radius, km.
-pub const DEFAULT_SCAN_RADIUS_KM: f64 = 5.0;
+pub use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
+
 /// Simplification tolerance of `/route`, metres: a map line, not a navigation track.
 const ROUTE_TOLERANCE_M: f64 = 10.0;
 

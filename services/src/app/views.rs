@@ -8,14 +8,16 @@ use etappe_domain::projection::TripView;
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::settings::AccommodationType;
 use etappe_domain::trip::source::SourceType;
-use etappe_domain::trip::stage::{Accommodation, Alert, DayWeather, Point, Stage, WeatherState};
+use etappe_domain::trip::stage::{
+    Accommodation, Alert, DayWeather, FoundAlong, Point, Stage, WeatherState,
+};
 use etappe_domain::trip::{Category, ComputationStatus, Trip};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::schema::{
-    AccommodationSchema, AccommodationTypeSchema, AlertSchema, DayWeatherSchema, PointSchema,
-    computation_status_map, source_type, trip_status, unavailable_map,
+    AccommodationSchema, AccommodationTypeSchema, AlertSchema, DayWeatherSchema, FoundAlongSchema,
+    PointSchema, computation_status_map, source_type, trip_status, unavailable_map,
 };
 
 /// Today, in UTC: the day the lock rule compares start dates with.
@@ -65,6 +67,10 @@ pub struct StageSummary {
     /// The day's weather along its ride; null until the weather was computed.
     #[schema(value_type = Option<DayWeatherSchema>)]
     pub weather: Option<DayWeather>,
+    /// Food, water, bike shops and railway stations along the day, in order, from
+    /// OpenStreetMap; null until read (`points_of_interest`), empty when none.
+    #[schema(value_type = Option<Vec<FoundAlongSchema>>)]
+    pub found: Option<Vec<FoundAlong>>,
 }
 
 /// A re-routed day, as readers see it.
@@ -128,6 +134,14 @@ impl StageSummary {
             }),
             detour_failure: stage.detour_failure.clone(),
             weather: stage.weather.as_ref().map(|w| weather_as_of(w, today())),
+            found: stage.found.as_ref().map(|list| {
+                list.iter()
+                    .map(|f| FoundAlong {
+                        name: f.name.as_deref().map(strip_controls),
+                        ..f.clone()
+                    })
+                    .collect()
+            }),
         }
     }
 }

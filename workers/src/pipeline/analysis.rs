@@ -1,6 +1,9 @@
 //! The analysis of a trip's days: the alert rules run over the stored track (pure, in
 //! `analyse_trip`), and their results recorded as events.
 
+use etappe_analysis::osm::OSM_GROUPS;
+use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
+
 use super::*;
 
 impl Pipeline {
@@ -70,14 +73,62 @@ impl Pipeline {
             .into_iter()
             .filter(|c| categories.contains(c))
             .collect();
-        let mut unavailable: Vec<Unavailable> = NEEDS_A_PROVIDER
-            .iter()
-            .filter(|(c, _)| categories.contains(c))
-            .map(|(category, reason)| Unavailable {
-                category: *category,
-                reason: (*reason).to_owned(),
-            })
-            .collect();
+        let mut unavailable: Vec<Unavailable> = Vec::new();
+        let osm_wanted = categories.contains(&Category::PointsOfInterest);
+        let beds_wanted = categories.contains(&Category::Accommodations);
+        let source = if osm_wanted || beds_wanted {
+            self.upstreams.osm_source().await
+        } else {
+            None
+        };
+        if osm_wanted {
+            let outcome = match &source {
+                None => Some(self.upstreams.no_osm_source_reason()),
+                Some(source) => {
+                    let slices = stage_slices(trip, stored, &detoured);
+                    let inputs = stage_inputs(trip, &slices);
+                    osm::trip_osm(trip, &inputs, &mut alerts, source.as_ref()).await
+                }
+            };
+            match outcome {
+                None => done.push(Category::PointsOfInterest),
+                Some(reason) => unavailable.push(Unavailable {
+                    category: Category::PointsOfInterest,
+                    reason,
+                }),
+            }
+        } else {
+            // The OpenStreetMap groups are replaced only when OpenStreetMap is read: keep them.
+            for day in &mut alerts {
+                if let Some(stage) = trip.stages.iter().find(|s| s.id == day.stage_id) {
+                    day.alerts.extend(
+                        stage
+                            .alerts
+                            .iter()
+                            .filter(|a| OSM_GROUPS.contains(&a.group.as_str()))
+                            .cloned(),
+                    );
+                }
+            }
+        }
+        // Places to sleep around each night's end, from the same source.
+        let mut beds = None;
+        if beds_wanted {
+            let found = match &source {
+                None => Err(self.upstreams.no_osm_source_reason()),
+                Some(source) => self
+                    .scan(source.as_ref(), trip, DEFAULT_SCAN_RADIUS_KM, None)
+                    .await
+                    .map_err(|e| format!("{} failed: {e}", source.source())),
+            };
+            match found {
+                Ok(stages) => beds = Some(stages),
+                Err(reason) => unavailable.push(Unavailable {
+                    category: Category::Accommodations,
+                    reason,
+                }),
+            }
+        }
         if categories.contains(&Category::Weather) {
             let slices = stage_slices(trip, stored, &detoured);
             let forecast = weather::trip_weather(
@@ -115,7 +166,7 @@ impl Pipeline {
             }
         }
         let generation = trip.generation;
-        match self
+        if let Applied::Refused(refused) = self
             .apply(trip.id, &format!("{job_id}:analysis"), traceparent, || {
                 TripCommand::RecordAnalysis {
                     generation,
@@ -126,9 +177,22 @@ impl Pipeline {
             })
             .await?
         {
-            Applied::Refused(refused) => Ok(Outcome::Dropped(refused.to_string())),
-            Applied::Done(_) => Ok(Outcome::Completed),
+            return Ok(Outcome::Dropped(refused.to_string()));
         }
+        if let Some(stages) = beds {
+            let applied = self
+                .apply(trip.id, &format!("{job_id}:beds"), traceparent, || {
+                    TripCommand::RecordAccommodations {
+                        generation,
+                        stages: stages.clone(),
+                    }
+                })
+                .await?;
+            if let Applied::Refused(refused) = applied {
+                return Ok(Outcome::Dropped(refused.to_string()));
+            }
+        }
+        Ok(Outcome::Completed)
     }
 }
 
@@ -148,37 +212,7 @@ pub fn analyse_trip(
         ebike_mode: trip.settings.ebike_mode,
     };
     let slices = stage_slices(trip, stored, detoured);
-    let inputs: Vec<StageInput<'_>> = trip
-        .stages
-        .iter()
-        .zip(&slices)
-        .enumerate()
-        .map(|(i, (stage, slice))| {
-            let date = trip
-                .settings
-                .start_date
-                .and_then(|d| d.checked_add_days(Days::new(i as u64)));
-            let offset = date.and_then(|d| {
-                stage
-                    .end_country
-                    .as_deref()
-                    .and_then(|c| utc_offset_minutes(c, d))
-            });
-            StageInput {
-                day_number: stage.day_number,
-                is_rest_day: stage.is_rest_day,
-                distance_km: stage.distance_km,
-                ascent_m: stage.ascent_m,
-                points: slice,
-                start: (stage.start.lat, stage.start.lon),
-                end: (stage.end.lat, stage.end.lon),
-                date,
-                start_country: stage.start_country.clone(),
-                end_country: stage.end_country.clone(),
-                utc_offset_minutes: offset,
-            }
-        })
-        .collect();
+    let inputs = stage_inputs(trip, &slices);
     let gaps: Vec<Vec<TrackGap>> = trip
         .stages
         .iter()
@@ -228,13 +262,49 @@ pub fn analyse_trip(
                 })
                 .collect(),
             weather: None,
+            found: None,
+        })
+        .collect()
+}
+
+/// Each day as the rules read it: its slice of the track (`slices`, same order), its date,
+/// its countries and the UTC offset of its end.
+pub(super) fn stage_inputs<'a>(trip: &Trip, slices: &'a [Vec<StagePoint>]) -> Vec<StageInput<'a>> {
+    trip.stages
+        .iter()
+        .zip(slices)
+        .enumerate()
+        .map(|(i, (stage, slice))| {
+            let date = trip
+                .settings
+                .start_date
+                .and_then(|d| d.checked_add_days(Days::new(i as u64)));
+            let offset = date.and_then(|d| {
+                stage
+                    .end_country
+                    .as_deref()
+                    .and_then(|c| utc_offset_minutes(c, d))
+            });
+            StageInput {
+                day_number: stage.day_number,
+                is_rest_day: stage.is_rest_day,
+                distance_km: stage.distance_km,
+                ascent_m: stage.ascent_m,
+                points: slice,
+                start: (stage.start.lat, stage.start.lon),
+                end: (stage.end.lat, stage.end.lon),
+                date,
+                start_country: stage.start_country.clone(),
+                end_country: stage.end_country.clone(),
+                utc_offset_minutes: offset,
+            }
         })
         .collect()
 }
 
 /// Each day's points with distances from its start: its slice of the track, or its own
 /// geometry when it was re-routed through a waypoint.
-fn stage_slices(
+pub(super) fn stage_slices(
     trip: &Trip,
     stored: &track::StoredTrack,
     detoured: &HashMap<Uuid, Vec<TrackPoint>>,

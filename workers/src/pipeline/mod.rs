@@ -35,6 +35,7 @@ use crate::progress::{ProgressState, ProgressStore, Reporter};
 use crate::track;
 
 mod analysis;
+mod osm;
 mod route;
 #[cfg(test)]
 mod tests;
@@ -62,19 +63,6 @@ pub enum JobError {
     #[error("store: {0}")]
     Store(#[from] StoreError),
 }
-
-/// Why accommodations are unavailable on the embedded default.
-pub(crate) const NO_ACCOMMODATION_PROVIDER: &str =
-    "no accommodation provider is configured (Overpass); nothing is invented";
-
-/// The categories no embedded default can compute, and why.
-const NEEDS_A_PROVIDER: [(Category, &str); 2] = [
-    (
-        Category::PointsOfInterest,
-        "no points-of-interest provider is configured (Overpass); nothing is invented",
-    ),
-    (Category::Accommodations, NO_ACCOMMODATION_PROVIDER),
-];
 
 /// Runs jobs.
 #[derive(Debug, Clone)]

@@ -157,6 +157,7 @@ impl Pipeline {
                     detour: None,
                     detour_failure: None,
                     weather: None,
+                    found: None,
                 })
             })
             .collect();

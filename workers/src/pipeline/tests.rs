@@ -74,6 +74,7 @@ fn one_day_trip(points: &[TrackPoint]) -> Trip {
         detour: None,
         detour_failure: None,
         weather: None,
+        found: None,
     };
     fold(&[
         TripEvent::TripCreated {
@@ -192,4 +193,125 @@ fn a_day_over_the_cap_is_warned() {
         codes(&alerts).contains(&"daily_distance_over_cap".to_owned()),
         "{alerts:?}"
     );
+}
+
+/// A feature source answering from memory, or failing, and counting its calls.
+#[derive(Debug, Default)]
+struct FakeSource {
+    found: etappe_upstream::features::RouteFeatures,
+    fail: bool,
+}
+
+#[async_trait::async_trait]
+impl etappe_upstream::OsmFeatures for FakeSource {
+    fn source(&self) -> &'static str {
+        "fake index"
+    }
+
+    async fn along(
+        &self,
+        _plan: &etappe_upstream::features::SearchPlan,
+    ) -> Result<etappe_upstream::features::RouteFeatures, etappe_upstream::UpstreamError> {
+        if self.fail {
+            return Err(etappe_upstream::UpstreamError::new(
+                etappe_upstream::Upstream::Overpass,
+                "HTTP 429 (rate limited)",
+                true,
+            ));
+        }
+        Ok(self.found.clone())
+    }
+
+    async fn accommodations_near(
+        &self,
+        _lat: f64,
+        _lon: f64,
+        _radius_m: u32,
+        _types: &[etappe_upstream::AccommodationType],
+    ) -> Result<Vec<etappe_upstream::Accommodation>, etappe_upstream::UpstreamError> {
+        Ok(Vec::new())
+    }
+}
+
+/// A 600 m primary road along km 2–2.6 and a water tap at km 1 of a 10 km day.
+fn primary_and_water() -> etappe_upstream::features::RouteFeatures {
+    use etappe_analysis::osm::{Feature, FeatureKind, RawWay, WaySection};
+    let north = |km: f64| 45.0 + km / 111.195;
+    etappe_upstream::features::RouteFeatures {
+        points: vec![Feature::new(FeatureKind::DrinkingWater, north(1.0), 6.0001).named("Tap")],
+        ways: vec![RawWay {
+            tags: WaySection::from_tags(0.0, (0.0, 0.0), |k| (k == "highway").then_some("primary"))
+                .expect("a highway"),
+            points: vec![(north(2.0), 6.0), (north(2.6), 6.0)],
+        }],
+        ..Default::default()
+    }
+}
+
+async fn osm_of(source: &FakeSource) -> (Vec<StageAlerts>, Option<String>) {
+    let flat = line(10.0, 0.0, 6.0);
+    let trip = one_day_trip(&flat);
+    let stored = track::StoredTrack {
+        points: flat,
+        ..Default::default()
+    };
+    let mut days = analyse_trip(&trip, &stored, &HashMap::new());
+    let slices = analysis::stage_slices(&trip, &stored, &HashMap::new());
+    let inputs = analysis::stage_inputs(&trip, &slices);
+    let failure = osm::trip_osm(&trip, &inputs, &mut days, source).await;
+    (days, failure)
+}
+
+#[tokio::test]
+async fn what_a_source_finds_becomes_the_days_alerts_and_found_list() {
+    let source = FakeSource {
+        found: primary_and_water(),
+        ..Default::default()
+    };
+    let (days, failure) = osm_of(&source).await;
+    assert_eq!(failure, None);
+    let codes = codes(&days);
+    assert!(codes.contains(&"traffic_main_road".to_owned()), "{codes:?}");
+    let found = days[0].found.as_ref().expect("read");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].category.as_str(), found[0].kind.as_str()),
+        ("water", "drinking_water")
+    );
+    assert!((found[0].km - 1.0).abs() < 0.11, "{found:?}");
+    assert_eq!(found[0].name.as_deref(), Some("Tap"));
+}
+
+#[tokio::test]
+async fn a_day_outside_the_index_is_named_and_left_unread() {
+    let source = FakeSource {
+        found: etappe_upstream::features::RouteFeatures {
+            uncovered_days: vec![0],
+            ..primary_and_water()
+        },
+        ..Default::default()
+    };
+    let (days, failure) = osm_of(&source).await;
+    let reason = failure.expect("a reason");
+    assert!(reason.contains("outside the fake index"), "{reason}");
+    assert_eq!(days[0].found, None, "not read is not 'nothing found'");
+    assert!(!codes(&days).contains(&"traffic_main_road".to_owned()));
+}
+
+#[tokio::test]
+async fn a_failing_source_fails_the_category_by_name_and_keeps_the_rest() {
+    let source = FakeSource {
+        fail: true,
+        ..Default::default()
+    };
+    let (days, failure) = osm_of(&source).await;
+    let reason = failure.expect("a reason");
+    assert!(
+        reason.contains("fake index failed")
+            && reason.contains("overpass")
+            && reason.contains("429"),
+        "{reason}"
+    );
+    assert_eq!(days[0].found, None);
+    assert_eq!(days.len(), 1, "the geometry rules' results stay");
 }

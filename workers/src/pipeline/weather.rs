@@ -297,6 +297,7 @@ mod tests {
             detour: None,
             detour_failure: None,
             weather: None,
+            found: None,
         }
     }
 

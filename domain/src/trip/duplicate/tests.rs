@@ -64,6 +64,7 @@ fn stage(n: u32) -> Stage {
         detour: None,
         detour_failure: None,
         weather: None,
+        found: None,
     }
 }
 

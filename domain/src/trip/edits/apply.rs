@@ -75,6 +75,7 @@ pub(super) fn apply(
                 detour: None,
                 detour_failure: None,
                 weather: None,
+                found: None,
             };
             stages.insert(index + 1, rest);
             Ok(Impact {

@@ -92,6 +92,7 @@ fn stage(n: u128, first: usize, last: usize) -> Stage {
         detour: None,
         detour_failure: None,
         weather: None,
+        found: None,
     };
     remeasure(&mut stage, &line);
     stage

@@ -786,18 +786,28 @@ pub fn attach_nearest_charger(alert: &mut Alert, stage: &OsmStage<'_>, corridor:
         .get("rangeKm")
         .and_then(Value::as_f64)
         .unwrap_or(0.0);
-    let Some(empty_at) = at_km(stage.points, range_km) else {
-        return;
-    };
+    if let (Some(action), Value::Object(p)) = (
+        nearest_charger_action(stage, corridor, range_km),
+        &mut alert.parameters,
+    ) {
+        p.insert("actionPoint".to_owned(), action);
+    }
+}
+
+/// The action point of the charger nearest to where a battery of `range_km` runs out on
+/// this day (`{kind: "charger", name, lat, lon, distanceM}`), if the corridor has one.
+pub fn nearest_charger_action(
+    stage: &OsmStage<'_>,
+    corridor: &Corridor,
+    range_km: f64,
+) -> Option<Value> {
+    let empty_at = at_km(stage.points, range_km)?;
     let chargers = corridor
         .points
         .iter()
         .filter(|f| f.kind == FeatureKind::Charger);
-    if let (Some((charger, d)), Value::Object(p)) =
-        (nearest(chargers, empty_at), &mut alert.parameters)
-    {
-        let mut action = action_point(charger, "charger");
-        action["distanceM"] = json!(d.round());
-        p.insert("actionPoint".to_owned(), action);
-    }
+    let (charger, d) = nearest(chargers, empty_at)?;
+    let mut action = action_point(charger, "charger");
+    action["distanceM"] = json!(d.round());
+    Some(action)
 }
