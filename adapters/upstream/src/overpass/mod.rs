@@ -3,7 +3,6 @@
 //! runs one query at a time and caches answers for a day.
 
 mod parse;
-mod port;
 pub use parse::{accommodation_from_tags, rank as rank_accommodations};
 mod price;
 mod query;
