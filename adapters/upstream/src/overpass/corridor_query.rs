@@ -82,17 +82,20 @@ impl std::fmt::Display for BadRadius {
 
 /// Every query the plan needs: the chunk queries in route order, then the place batches.
 pub(crate) fn plan_queries(plan: &SearchPlan) -> Result<Vec<CorridorQuery>, BadRadius> {
-    let line_r = radius("line_radius_m", plan.line_radius_m)?;
-    let way_r = radius("way_radius_m", plan.way_radius_m)?;
-    let ferry_r = radius("ferry_radius_m", plan.ferry_radius_m)?;
     let chunks = chunk_lines(&plan.lines);
-    let batches = place_batches(plan)?;
-
-    let mut bodies: Vec<String> = chunks
-        .iter()
-        .map(|chunk| chunk_query(chunk, line_r, way_r, ferry_r))
-        .collect();
-    bodies.extend(batches);
+    let mut bodies: Vec<String> = Vec::with_capacity(chunks.len() + 3);
+    // The line radii matter only when there is a line (a trip of rest days has none).
+    if !chunks.is_empty() {
+        let line_r = radius("line_radius_m", plan.line_radius_m)?;
+        let way_r = radius("way_radius_m", plan.way_radius_m)?;
+        let ferry_r = radius("ferry_radius_m", plan.ferry_radius_m)?;
+        bodies.extend(
+            chunks
+                .iter()
+                .map(|chunk| chunk_query(chunk, line_r, way_r, ferry_r)),
+        );
+    }
+    bodies.extend(place_batches(plan)?);
     let total = bodies.len();
     Ok(bodies
         .into_iter()
