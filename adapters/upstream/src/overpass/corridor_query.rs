@@ -191,7 +191,9 @@ pub(crate) fn chunk_lines(lines: &[Vec<(f64, f64)>]) -> Vec<Vec<(f64, f64)>> {
 /// [`MAX_SEGMENT_KM`] (interpolated in degrees, as the plan's line is drawn).
 fn densified(from: (f64, f64), to: (f64, f64)) -> Vec<(f64, f64)> {
     let km = distance_m(from, to) / 1000.0;
-    let pieces = if km.is_finite() {
+    // Across the antimeridian, interpolating degrees would circle the globe the long way;
+    // the short segment is left to Overpass's own great circle.
+    let pieces = if km.is_finite() && (to.1 - from.1).abs() <= 180.0 {
         (km / MAX_SEGMENT_KM).ceil().max(1.0) as usize
     } else {
         1
@@ -379,6 +381,14 @@ mod tests {
         ]);
         assert_eq!(chunks, [vec![(45.0, 7.0), (45.01, 7.0)]]);
         assert!(chunk_lines(&[vec![], vec![(f64::NAN, 1.0)]]).is_empty());
+    }
+
+    #[test]
+    fn long_segments_are_densified_but_not_across_the_antimeridian() {
+        let chunk = &chunk_lines(&[north(12.0)])[0];
+        assert_eq!(chunk.len(), 4, "12 km in steps of at most 5 km");
+        let fiji = chunk_lines(&[vec![(-17.0, 179.95), (-17.0, -179.95)]]);
+        assert_eq!(fiji, [vec![(-17.0, 179.95), (-17.0, -179.95)]]);
     }
 
     #[test]
