@@ -31,6 +31,7 @@ struct Stand {
     queries: Arc<Mutex<Vec<String>>>,
     in_flight: Arc<AtomicUsize>,
     max_in_flight: Arc<AtomicUsize>,
+    answer_bytes: Arc<AtomicUsize>,
     delay: Duration,
 }
 
@@ -61,6 +62,7 @@ async fn interpreter(State(stand): State<Stand>, body: String) -> Response {
     tokio::time::sleep(stand.delay).await;
     stand.in_flight.fetch_sub(1, Ordering::SeqCst);
     let (status, answer) = (stand.respond)(index, &ql);
+    stand.answer_bytes.fetch_add(answer.len(), Ordering::SeqCst);
     let mut response =
         (StatusCode::from_u16(status).expect("valid status"), answer).into_response();
     response.headers_mut().insert(
@@ -80,6 +82,7 @@ async fn serve_with(
         queries: Arc::default(),
         in_flight: Arc::default(),
         max_in_flight: Arc::default(),
+        answer_bytes: Arc::default(),
         delay,
     };
     let app = axum::Router::new()
@@ -520,10 +523,12 @@ async fn a_winding_1000_km_route_stays_within_budget() {
     let query_bytes: usize = queries.iter().map(String::len).sum();
     println!(
         "winding 1,000 km ({:.0} km of line, {vertices} thinned vertices): {} requests, \
-         {} KB of QL, {} points, {} ways, along took {:.0} ms",
+         {} KB of QL, {:.1} MB of answers, {} points, {} ways, along took {:.0} ms \
+         (the stand-in writing its answers included)",
         plan.length_km(),
         stand.count(),
         query_bytes / 1024,
+        stand.answer_bytes.load(Ordering::SeqCst) as f64 / 1e6,
         found.points.len(),
         found.ways.len(),
         elapsed.as_secs_f64() * 1000.0
