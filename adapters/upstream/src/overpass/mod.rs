@@ -1,7 +1,11 @@
-//! Accommodation search near a point through the Overpass API. Public
-//! Overpass instances grant each client very few query slots, so this client
+//! Accommodation search near a point, and everything along a route
+//! ([`OverpassClient::along`], the [`crate::OsmFeatures`] port), through the Overpass API.
+//! Public Overpass instances grant each client very few query slots, so this client
 //! runs one query at a time and caches answers for a day.
 
+mod corridor;
+mod corridor_parse;
+mod corridor_query;
 mod parse;
 pub use parse::{accommodation_from_tags, rank as rank_accommodations};
 mod price;
@@ -66,7 +70,7 @@ impl AccommodationType {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OsmType {
     Node,

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::price::estimate_price;
 use super::{Accommodation, AccommodationType, OsmType, UPSTREAM};
-use crate::error::UpstreamError;
+use crate::error::{Upstream, UpstreamError};
 use crate::geo::{haversine_m, is_valid_position};
 use crate::http;
 use crate::text::printable;
@@ -54,7 +54,11 @@ pub(crate) fn parse_answer(
     from_lon: f64,
 ) -> Result<Vec<Accommodation>, UpstreamError> {
     let answer: OverpassAnswer = http::parse_json(UPSTREAM, body)?;
-    if let Some(error) = answer.remark.as_deref().and_then(remark_failure) {
+    if let Some(error) = answer
+        .remark
+        .as_deref()
+        .and_then(|remark| remark_failure(UPSTREAM, remark))
+    {
         return Err(error);
     }
     let mut accommodations: Vec<Accommodation> = answer
@@ -68,7 +72,7 @@ pub(crate) fn parse_answer(
 
 /// Overpass reports its own failures inside a 200 answer. Timeouts and
 /// memory exhaustion depend on server load, so they are worth retrying.
-fn remark_failure(remark: &str) -> Option<UpstreamError> {
+pub(crate) fn remark_failure(upstream: Upstream, remark: &str) -> Option<UpstreamError> {
     if !remark.contains("runtime error") {
         return None;
     }
@@ -76,14 +80,14 @@ fn remark_failure(remark: &str) -> Option<UpstreamError> {
     let lowered = remark.to_lowercase();
     if lowered.contains("timed out") {
         return Some(UpstreamError::new(
-            UPSTREAM,
+            upstream,
             format!("query timed out upstream: {detail}"),
             true,
         ));
     }
     let load_dependent = lowered.contains("out of memory");
     Some(UpstreamError::new(
-        UPSTREAM,
+        upstream,
         format!("query failed upstream: {detail}"),
         load_dependent,
     ))
@@ -196,7 +200,7 @@ fn assemble_address(tags: &HashMap<String, String>) -> Option<String> {
 
 /// Only http(s) links reach the UI: a `javascript:` or `data:` "website"
 /// would be a script injection. Bare domains ("www.example.org") get https.
-fn safe_website(value: &str) -> Option<String> {
+pub(crate) fn safe_website(value: &str) -> Option<String> {
     let lowered = value.to_ascii_lowercase();
     let candidate = if lowered.starts_with("http://") || lowered.starts_with("https://") {
         value.to_owned()
@@ -253,8 +257,9 @@ mod tests {
 
     #[test]
     fn remarks_other_than_runtime_errors_are_harmless() {
-        assert!(remark_failure("runtime remark: Timeout is 25 seconds").is_none());
+        assert!(remark_failure(UPSTREAM, "runtime remark: Timeout is 25 seconds").is_none());
         let timed_out = remark_failure(
+            UPSTREAM,
             r#"runtime error: Query timed out in "query" at line 1 after 26 seconds."#,
         )
         .expect("failure");
