@@ -16,9 +16,11 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
+mod overpass;
+
 /// The recorded shape of a Nominatim jsonv2 search (three Freiburgs).
 const NOMINATIM_SEARCH: &str =
-    include_str!("../../adapters/upstream/tests/fixtures/nominatim_search_freiburg.json");
+    include_str!("../../../adapters/upstream/tests/fixtures/nominatim_search_freiburg.json");
 
 /// A running set of stand-ins, and what they were asked.
 #[derive(Debug, Clone)]
@@ -245,7 +247,7 @@ async fn open_meteo_forecast(
     }
 }
 
-/// `nwr["tourism"~"^(…)$"](around:R,LAT,LON);` → one hotel 200 m north of the point.
+/// Overpass's interpreter: the elements [`overpass::elements`] makes up for the query.
 async fn overpass_interpreter(
     State(log): State<Log>,
     headers: HeaderMap,
@@ -257,34 +259,12 @@ async fn overpass_interpreter(
         &format!("POST /overpass/api/interpreter {query}"),
         &headers,
     );
-    let around = query
-        .split("(around:")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .map(|inside| {
-            inside
-                .split(',')
-                .filter_map(|n| n.trim().parse::<f64>().ok())
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    let elements = match around.as_slice() {
-        [_, lat, lon] => vec![json!({
-            "type": "node",
-            "id": 4_242_424_242_u64,
-            "lat": lat + 0.0018,
-            "lon": lon,
-            "tags": {"tourism": "hotel", "name": "Hôtel du Relais", "stars": "2",
-                     "website": "https://relais.example"}
-        })],
-        _ => Vec::new(),
-    };
     Json(json!({
         "version": 0.6,
         "generator": "Overpass API 0.7.62.1 (stand-in)",
         "osm3s": {"timestamp_osm_base": "2026-11-30T00:00:00Z",
                   "copyright": "The data included in this document is from www.openstreetmap.org. The data is made available under ODbL."},
-        "elements": elements
+        "elements": overpass::elements(&query)
     }))
 }
 
