@@ -131,9 +131,21 @@ impl Pipeline {
         }
         if categories.contains(&Category::Weather) {
             let slices = stage_slices(trip, stored, &detoured);
+            // The fords each day crosses, as the OpenStreetMap analysis found them (just now,
+            // or kept from its last run).
+            let fords: Vec<usize> = alerts
+                .iter()
+                .map(|day| {
+                    day.alerts
+                        .iter()
+                        .filter(|a| a.code == etappe_analysis::FORD_CROSSING_DRY)
+                        .count()
+                })
+                .collect();
             let forecast = weather::trip_weather(
                 trip,
                 &slices,
+                &fords,
                 self.upstreams.weather.as_deref(),
                 chrono::Utc::now().date_naive(),
             )

@@ -72,11 +72,13 @@ struct DayPlan {
     bearing: Option<f64>,
 }
 
-/// Computes the weather of `trip`'s days (`slices[i]` is day `i`'s geometry) as seen on
-/// `today`, asking `forecasts` once for every day in the horizon.
+/// Computes the weather of `trip`'s days (`slices[i]` is day `i`'s geometry, `fords[i]` the
+/// fords it crosses) as seen on `today`, asking `forecasts` once for every day in the
+/// horizon.
 pub(crate) async fn trip_weather(
     trip: &Trip,
     slices: &[Vec<StagePoint>],
+    fords: &[usize],
     forecasts: Option<&dyn Forecasts>,
     today: NaiveDate,
 ) -> TripWeather {
@@ -190,9 +192,8 @@ pub(crate) async fn trip_weather(
         weather_days.push(WeatherDay {
             day_number: stage.day_number,
             summary,
-            // Fords come with the OpenStreetMap analysis; until it exists none are known,
-            // so `ford_crossing_wet` cannot be raised yet.
-            fords: 0,
+            // Known from the OpenStreetMap analysis (none before it ran).
+            fords: fords.get(i).copied().unwrap_or(0),
             start: (stage.start.lat, stage.start.lon),
         });
     }
@@ -239,6 +240,8 @@ mod tests {
     #[derive(Debug, Default)]
     struct NorthWind {
         asked: Mutex<Vec<Vec<ForecastQuery>>>,
+        /// The precipitation probability of every hour, % (10 unless set).
+        rain: Option<f64>,
     }
 
     #[async_trait]
@@ -253,7 +256,7 @@ mod tests {
                 .map(|hour| HourSample {
                     hour,
                     temperature_c: Some(10.0 + f64::from(hour)),
-                    precipitation_probability: Some(10.0),
+                    precipitation_probability: Some(self.rain.unwrap_or(10.0)),
                     wind_speed_kmh: Some(30.0),
                     wind_direction_deg: Some(0.0),
                     relative_humidity: Some(50.0),
@@ -336,12 +339,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_ford_on_a_rainy_day_is_a_wet_ford_and_on_a_dry_one_not() {
+        let today = d("2030-05-01");
+        let days = || vec![stage(1, false), stage(2, false)];
+        let wet = |rain: f64, fords: Vec<usize>| async move {
+            let sky = NorthWind {
+                rain: Some(rain),
+                ..NorthWind::default()
+            };
+            let weather = trip_weather(&trip(today, days()), &[], &fords, Some(&sky), today).await;
+            weather
+                .alerts
+                .iter()
+                .map(|day| day.iter().filter(|a| a.code == "ford_crossing_wet").count())
+                .collect::<Vec<_>>()
+        };
+        // Day 1 crosses two fords, day 2 none: only day 1 can be wet, from 50 % rain.
+        assert_eq!(wet(50.0, vec![2, 0]).await, vec![1, 0]);
+        assert_eq!(wet(49.0, vec![2, 0]).await, vec![0, 0]);
+        assert_eq!(
+            wet(90.0, vec![]).await,
+            vec![0, 0],
+            "no fords known, none raised"
+        );
+    }
+
+    #[tokio::test]
     async fn rest_days_are_forecast_without_a_heading_and_count_for_the_headwind_share() {
         let today = d("2030-05-01");
         let wind = NorthWind::default();
         // Two days riding north into the wind, then a day off, then one day beyond.
         let days = vec![stage(1, false), stage(2, false), stage(3, true)];
-        let weather = trip_weather(&trip(today, days), &[], Some(&wind), today).await;
+        let weather = trip_weather(&trip(today, days), &[], &[], Some(&wind), today).await;
         assert_eq!(weather.failure, None);
         assert_eq!(weather.requests, 1);
         let asked = wind.asked.lock().expect("lock").clone();
@@ -373,7 +402,7 @@ mod tests {
             stage(3, true),
             stage(4, true),
         ];
-        let weather = trip_weather(&trip(today, days), &[], Some(&wind), today).await;
+        let weather = trip_weather(&trip(today, days), &[], &[], Some(&wind), today).await;
         assert!(weather.alerts.iter().all(Vec::is_empty));
     }
 
@@ -383,7 +412,8 @@ mod tests {
         let wind = NorthWind::default();
         // Days on the 16th (today + 15) and 17th.
         let days = vec![stage(1, false), stage(2, false)];
-        let weather = trip_weather(&trip(d("2030-05-16"), days), &[], Some(&wind), today).await;
+        let weather =
+            trip_weather(&trip(d("2030-05-16"), days), &[], &[], Some(&wind), today).await;
         let states: Vec<WeatherState> = weather.days.iter().map(|d| d.state).collect();
         assert_eq!(
             states,
@@ -393,7 +423,7 @@ mod tests {
 
         // Without a provider: failed, the late day still `beyond_horizon`.
         let days = vec![stage(1, false), stage(2, false)];
-        let none = trip_weather(&trip(d("2030-05-16"), days), &[], None, today).await;
+        let none = trip_weather(&trip(d("2030-05-16"), days), &[], &[], None, today).await;
         assert!(
             none.failure
                 .as_deref()
