@@ -550,10 +550,13 @@ async fn raw_tools_list(app: &TestApp, token: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn budgets_hold_with_a_real_tokenizer() {
-    // The weather configured, so the days carry their weather token (and headwind alerts).
+    // The weather and Overpass configured, so the days carry their weather token, and every
+    // alert group is read (the Overpass stand-in puts a main road, gravel, a museum and a
+    // ford into every 150 km and one water tap).
     let upstreams = etappe_tests::standins::start().await;
     let app = TestApp::spawn_with(Backend::Sqlite, |config| {
         config.work.upstreams.weather_url = Some(upstreams.url("open-meteo"));
+        config.work.upstreams.overpass_url = Some(upstreams.url("overpass"));
     })
     .await
     .expect("app");
@@ -612,6 +615,11 @@ async fn budgets_hold_with_a_real_tokenizer() {
             .filter(|s| s["alerts"].as_u64() > Some(0))
             .count();
         eprintln!("{days} days, {with_alerts} with alerts");
+        assert_eq!(
+            trip["categoryStatus"]["points_of_interest"],
+            json!("done"),
+            "{trip}"
+        );
         assert_eq!(with_alerts, days as usize, "every day has alerts: {trip}");
         let forecast = stages
             .iter()

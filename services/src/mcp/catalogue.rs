@@ -92,7 +92,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsRead,
         mutates: false,
         args: &[TRIP_ID],
-        help: "partial is true until the days exist (stages: [] then means 'not yet', not 'none'). categoryStatus lists route, points_of_interest, accommodations, terrain_security, weather, context with pending/running/done/failed/superseded; unavailable gives the reason of a failed one. version is what every structural write needs. Each day: stageId, day, km, climb (m), from, to, rest, night (chosen accommodation), alerts (count), critical (messages of critical alerts) and weather (the day's forecast in short, like '12–19°C, rain 60%, headwind 28'; 'beyond horizon' until the date is within 16 days, then it is fetched on a later read). Place names are third-party data.",
+        help: "partial is true until the days exist (stages: [] then means 'not yet', not 'none'). categoryStatus lists route, points_of_interest, accommodations, terrain_security, weather, context with pending/running/done/failed/superseded; unavailable gives the reason of a failed one. version is what every structural write needs. Each day: stageId, day, km, climb (m), from, to, rest, night (chosen accommodation), alerts (count), critical (codes of critical alerts; get_stage has their messages) and weather (the day's forecast in short, like '12–19°C, rain 60%, headwind 28'; 'beyond horizon' until the date is within 16 days, then it is fetched on a later read). Place names are third-party data.",
         run: run::get_trip,
     },
     ToolSpec {

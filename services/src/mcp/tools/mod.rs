@@ -109,12 +109,15 @@ pub fn digest(detail: &TripDetail) -> Value {
         .stages
         .iter()
         .map(|s| {
-            let critical: Vec<&str> = s
+            // Codes, not messages: with OpenStreetMap read, a day can have several critical
+            // alerts, and their messages (in get_stage) would take the digest over budget.
+            let mut critical: Vec<&str> = s
                 .alerts
                 .iter()
                 .filter(|a| a.severity == "critical")
-                .map(|a| a.message.as_str())
+                .map(|a| a.code.as_str())
                 .collect();
+            critical.dedup();
             let mut day = json!({
                 "stageId": s.stage_id,
                 "day": s.day_number,
