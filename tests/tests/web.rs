@@ -44,10 +44,14 @@ fn tools_present() -> bool {
 }
 
 async fn journey(backend: Backend, label: &str) {
+    // OpenStreetMap from the Overpass stand-in, so the days have something found along them.
+    let upstreams = etappe_tests::standins::start().await;
+    let overpass = upstreams.url("overpass");
     let Some(app) = TestApp::spawn_with(backend, |config| {
         // No tiles: the browser must not reach outside the machine (the route draws on the
         // plain background, as it does offline).
         config.people.tile_url = String::new();
+        config.work.upstreams.overpass_url = Some(overpass.clone());
     })
     .await
     else {

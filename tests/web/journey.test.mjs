@@ -119,6 +119,17 @@ test('the rider journey', async () => {
   assert.equal(await page.locator('h1').first().textContent(), 'Alps <b>crossing</b>');
   await page.waitForSelector('#map .leaflet-overlay-pane canvas', { state: 'attached' });
   await page.waitForSelector('#profile canvas');
+
+  // What OpenStreetMap (the Overpass stand-in) put along day 1: the tap at km 0.5 and the
+  // bakery at km 10 in the day's list, the museum as a suggestion the rider can ride to.
+  await page.click('#day-1 summary');
+  await page.waitForSelector('#day-1 ul.found', { timeout: 20000 });
+  const along = await page.locator('#day-1 ul.found').textContent();
+  assert.match(along, /Water: km 0\.5 \(Fontaine\)/, along);
+  assert.match(along, /Food: km 10 \(Boulangerie\)/, along);
+  const visit = page.locator('#day-1 li.alert:has-text("museum") button');
+  assert.equal(await visit.count(), 1, 'the suggested museum can be added as a detour');
+  await page.click('#day-1 summary');
   await accessible(page, 'trip');
   await shots(page, 'trip');
 

@@ -203,12 +203,33 @@ function progressPanel(trip, progress) {
     ] : null);
 }
 
-function alertList(alerts) {
+/// The day's alerts, most severe first; a sight suggested along the way gets a button that
+/// re-routes the day through it (`detour`, when the rider may edit).
+function alertList(alerts, detour) {
   if (!alerts || !alerts.length) return null;
   const order = { critical: 0, warning: 1, nudge: 2 };
   const sorted = alerts.slice().sort((a, b) => (order[a.severity] ?? 3) - (order[b.severity] ?? 3));
-  return h('ul', { class: 'alerts', 'aria-label': T.alerts }, sorted.map((a) =>
-    h('li', { class: `alert ${a.severity}` }, h('strong', {}, (T.severity[a.severity] || a.severity) + ': '), a.message)));
+  return h('ul', { class: 'alerts', 'aria-label': T.alerts }, sorted.map((a) => {
+    const point = a.parameters && a.parameters.actionPoint;
+    const visit = detour && a.code === 'cultural_poi_suggestion' && point && point.lat != null
+      ? [' ', h('button', { type: 'button', class: 'small', onclick: () => detour(point) }, T.visit)] : null;
+    return h('li', { class: `alert ${a.severity}` }, h('strong', {}, (T.severity[a.severity] || a.severity) + ': '), a.message, visit);
+  }));
+}
+
+/// What the day passes, one line per kind of stop: "Water: km 0.5, 34 · Food: km 10 (bakery)…".
+/// Names are OpenStreetMap data, shown as text.
+function foundList(found) {
+  if (!found) return null;
+  if (!found.length) return h('p', { class: 'found muted' }, T.foundNone);
+  const rows = Object.keys(T.found).map((category) => {
+    const items = found.filter((f) => f.category === category);
+    if (!items.length) return null;
+    const shown = items.slice(0, 8).map((f) => `km ${f.km}${f.name ? ` (${f.name})` : category === 'resupply' ? ` (${f.kind.replace('_', ' ')})` : ''}`);
+    if (items.length > 8) shown.push(T.more(items.length - 8));
+    return h('li', {}, h('strong', {}, T.found[category] + ': '), shown.join(', '));
+  });
+  return h('ul', { class: 'found', 'aria-label': T.alongTheWay }, rows);
 }
 
 /// A day's weather in one line: what is known of it, nothing invented.
@@ -238,7 +259,13 @@ function dayCard(trip, stage, ctx) {
     stage.isRestDay ? T.restDay : [T.km(stage.distance), ' · ', T.climb(stage.elevation)]);
   const body = [
     h('p', {}, stage.startLabel || '', ' → ', stage.endLabel || ''),
-    alertList(stage.alerts),
+    alertList(stage.alerts, readOnly || stage.isRestDay ? null : async (point) => {
+      try {
+        await call('detour', { id: trip.id, stageId: stage.stageId }, { body: { waypointLat: point.lat, waypointLon: point.lon } });
+        toast(T.detourAsked);
+      } catch (err) { ctx.failed(err); }
+    }),
+    foundList(stage.found),
     h('p', {}, h('strong', {}, T.sleep + ': '), sleep ? sleep.name || sleep.type : T.noSleep),
     stage.weather ? h('p', { class: 'weather' }, h('strong', {}, T.weather + ': '), weatherText(stage.weather)) : null,
     h('div', { class: 'day-profile', id: `profile-${n}` }),
