@@ -172,6 +172,7 @@ async fn configured_upstreams_serve_search_scans_and_detours_through_a_worker() 
     for (name, provider) in [
         ("geocoder", "nominatim"),
         ("accommodations", "overpass"),
+        ("osm", "overpass"),
         ("weather", "open-meteo"),
         ("router", "valhalla"),
     ] {

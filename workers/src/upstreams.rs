@@ -268,7 +268,8 @@ impl Upstreams {
         {
             return report.clone();
         }
-        let (geocoder, accommodations, weather, router) = tokio::join!(
+        let osm = self.osm_source().await;
+        let (geocoder, accommodations, osm, weather, router) = tokio::join!(
             probe(
                 if self.geocoder.is_some() {
                     "nominatim"
@@ -290,6 +291,10 @@ impl Upstreams {
                     .map(|a| Box::pin(a.probe()) as BoxedProbe<'_>),
             ),
             probe(
+                osm.as_ref().map_or("none", |s| s.source()),
+                osm.as_ref().map(|s| Box::pin(s.probe()) as BoxedProbe<'_>),
+            ),
+            probe(
                 self.weather.as_ref().map_or("none", |w| w.provider()),
                 self.weather
                     .as_ref()
@@ -304,6 +309,7 @@ impl Upstreams {
         let report = serde_json::json!({
             "geocoder": geocoder,
             "accommodations": accommodations,
+            "osm": osm,
             "weather": weather,
             "router": router,
         });

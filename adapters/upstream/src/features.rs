@@ -26,6 +26,12 @@ pub trait OsmFeatures: Send + Sync + fmt::Debug {
         true
     }
 
+    /// A cheap check that the source answers, for readiness reports (by default: it is
+    /// in this process, so it does).
+    async fn probe(&self) -> Result<(), UpstreamError> {
+        Ok(())
+    }
+
     /// Everything the plan asks for; days the source does not cover are listed in
     /// [`RouteFeatures::uncovered_days`].
     async fn along(&self, plan: &SearchPlan) -> Result<RouteFeatures, UpstreamError>;

@@ -96,6 +96,10 @@ impl OsmFeatures for OverpassClient {
         OverpassClient::along(self, plan).await
     }
 
+    async fn probe(&self) -> Result<(), UpstreamError> {
+        OverpassClient::probe(self).await
+    }
+
     async fn accommodations_near(
         &self,
         lat: f64,

@@ -139,13 +139,16 @@ fn health_status() -> RefOr<Schema> {
     schema(json!({"type": "string", "enum": ["live", "ready", "unready"]}))
 }
 
-/// The four upstreams.
+/// The upstreams.
 #[derive(ToSchema)]
 #[schema(as = Upstreams)]
 #[allow(dead_code)]
 pub(in crate::http) struct UpstreamsSchema {
     geocoder: UpstreamHealthSchema,
     accommodations: UpstreamHealthSchema,
+    /// Where the analysis reads OpenStreetMap now: `local index` (an imported extract),
+    /// `overpass` or `none`.
+    osm: UpstreamHealthSchema,
     weather: UpstreamHealthSchema,
     router: UpstreamHealthSchema,
 }
