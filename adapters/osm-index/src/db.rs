@@ -125,8 +125,20 @@ type DatasetTuple = (
 );
 
 fn dataset_from(row: DatasetTuple) -> DatasetInfo {
-    let (id, name, source_path, imported_at, south, west, north, east, points, ways, ferries, bytes) =
-        row;
+    let (
+        id,
+        name,
+        source_path,
+        imported_at,
+        south,
+        west,
+        north,
+        east,
+        points,
+        ways,
+        ferries,
+        bytes,
+    ) = row;
     DatasetInfo {
         id,
         name,

@@ -75,8 +75,8 @@ pub(crate) fn reach(radius_m: f64, lat: f64) -> (i64, i64) {
     let rows = (radius_m / (CELL_DEG * METRES_PER_DEGREE)).ceil() as i64;
     // The pole-ward edge of the cell is where a degree of longitude is shortest.
     let worst_lat = (lat.abs() + CELL_DEG).min(89.0);
-    let cols = (radius_m / (CELL_DEG * METRES_PER_DEGREE * worst_lat.to_radians().cos())).ceil()
-        as i64;
+    let cols =
+        (radius_m / (CELL_DEG * METRES_PER_DEGREE * worst_lat.to_radians().cos())).ceil() as i64;
     (rows, cols)
 }
 
@@ -134,7 +134,10 @@ pub(crate) fn segment_segment_m(a: (f64, f64), b: (f64, f64), c: (f64, f64), d: 
     let to = |o: (f64, f64), u: (f64, f64), v: (f64, f64)| {
         distance_to_origin(u.0 - o.0, u.1 - o.1, v.0 - o.0, v.1 - o.1)
     };
-    to(p, r, s).min(to(q, r, s)).min(to(r, p, q)).min(to(s, p, q))
+    to(p, r, s)
+        .min(to(q, r, s))
+        .min(to(r, p, q))
+        .min(to(s, p, q))
 }
 
 #[cfg(test)]
@@ -145,8 +148,9 @@ mod tests {
     fn cells_number_rows_then_columns() {
         assert_eq!(cell(-90.0, -180.0), 0);
         assert_eq!(cell(-90.0, -179.99), 0);
-        assert_eq!(cell(-90.0, -179.98), 1);
-        assert_eq!(cell(-89.98, -180.0), COLUMNS);
+        assert_eq!(cell(-90.0, -179.97), 1);
+        assert_eq!(cell(-89.97, -180.0), COLUMNS);
+        assert_eq!(cell(45.01, 5.01) + 1, cell(45.01, 5.03));
         // Out-of-range input lands on the edge rather than on a neighbour's number.
         assert_eq!(cell(95.0, 200.0), (ROWS - 1) * COLUMNS + COLUMNS - 1);
     }
@@ -195,7 +199,10 @@ mod tests {
     fn distances_match_the_metres_they_stand_for() {
         let a = (45.0, 5.0);
         let b = (45.01, 5.0);
-        let east_100m = (45.005, 5.0 + 100.0 / (METRES_PER_DEGREE * 45f64.to_radians().cos()));
+        let east_100m = (
+            45.005,
+            5.0 + 100.0 / (METRES_PER_DEGREE * 45f64.to_radians().cos()),
+        );
         let d = point_segment_m(east_100m, a, b);
         assert!((d - 100.0).abs() < 0.5, "{d}");
         // Beyond the end: the distance to the end point.
@@ -205,12 +212,7 @@ mod tests {
         let west = (45.005, 4.99);
         let east = (45.005, 5.01);
         assert_eq!(segment_segment_m(a, b, west, east), 0.0);
-        let shifted = segment_segment_m(
-            a,
-            b,
-            (45.0, east_100m.1),
-            (45.01, east_100m.1),
-        );
+        let shifted = segment_segment_m(a, b, (45.0, east_100m.1), (45.01, east_100m.1));
         assert!((shifted - 100.0).abs() < 0.5, "{shifted}");
     }
 }

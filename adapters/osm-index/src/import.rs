@@ -236,12 +236,24 @@ impl Run<'_> {
                     Element::Node(n) => {
                         nodes_read += 1;
                         extent.add(n.lat(), n.lon());
-                        point_node(n.id(), n.lat(), n.lon(), Tags::collect(n.tags()), &mut points);
+                        point_node(
+                            n.id(),
+                            n.lat(),
+                            n.lon(),
+                            Tags::collect(n.tags()),
+                            &mut points,
+                        );
                     }
                     Element::DenseNode(n) => {
                         nodes_read += 1;
                         extent.add(n.lat(), n.lon());
-                        point_node(n.id(), n.lat(), n.lon(), Tags::collect(n.tags()), &mut points);
+                        point_node(
+                            n.id(),
+                            n.lat(),
+                            n.lon(),
+                            Tags::collect(n.tags()),
+                            &mut points,
+                        );
                     }
                     Element::Way(w) => {
                         ways_read += 1;
@@ -312,8 +324,7 @@ impl Run<'_> {
                 block.for_each_element(|element| {
                     let Element::Way(w) = element else { return };
                     let tags = Tags::collect(w.tags());
-                    let (road, ferry, kind) =
-                        (tags.is_road(), tags.is_ferry(), tags.point_kind());
+                    let (road, ferry, kind) = (tags.is_road(), tags.is_ferry(), tags.point_kind());
                     if !(road || ferry || kind.is_some()) {
                         return;
                     }
@@ -356,10 +367,12 @@ impl Run<'_> {
         point_count += self.flush_points(&mut points).await?;
         self.tick(3, blocks.read(), true);
 
-        let bbox = header_bbox.or_else(|| extent.get()).ok_or_else(|| IndexError::NotPbf {
-            path: self.path.clone(),
-            detail: "it holds no nodes and no bounding box".to_owned(),
-        })?;
+        let bbox = header_bbox
+            .or_else(|| extent.get())
+            .ok_or_else(|| IndexError::NotPbf {
+                path: self.path.clone(),
+                detail: "it holds no nodes and no bounding box".to_owned(),
+            })?;
         Ok(ImportReport {
             dataset_id: self.id,
             name: String::new(),
@@ -420,7 +433,9 @@ impl Ticker {
     }
 
     fn due(&mut self, percent: f64, force: bool) -> bool {
-        if force || self.last.elapsed() >= Duration::from_secs(2) || percent - self.last_percent >= 5.0
+        if force
+            || self.last.elapsed() >= Duration::from_secs(2)
+            || percent - self.last_percent >= 5.0
         {
             self.last = Instant::now();
             self.last_percent = percent;
@@ -599,7 +614,10 @@ mod tests {
 
     #[test]
     fn names_a_dataset_after_its_file() {
-        assert_eq!(dataset_name(Path::new("/x/rhone-alpes.osm.pbf")), "rhone-alpes");
+        assert_eq!(
+            dataset_name(Path::new("/x/rhone-alpes.osm.pbf")),
+            "rhone-alpes"
+        );
         assert_eq!(dataset_name(Path::new("b.pbf")), "b");
         assert_eq!(dataset_name(Path::new("extract")), "extract");
     }

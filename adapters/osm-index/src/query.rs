@@ -120,7 +120,10 @@ impl LocalIndex {
         }
 
         let mut ways = Vec::new();
-        for (tags, points) in self.ways_near(&datasets, plan, plan.way_radius_m, "road").await? {
+        for (tags, points) in self
+            .ways_near(&datasets, plan, plan.way_radius_m, "road")
+            .await?
+        {
             let tag = |k: &str| tags.get(k).map(String::as_str);
             if let Some(section) = WaySection::from_tags(0.0, (0.0, 0.0), tag) {
                 ways.push(RawWay {
@@ -228,7 +231,11 @@ impl LocalIndex {
         let mut found = Vec::new();
         for dataset in &datasets {
             for chunk in cells.chunks(BATCH) {
-                for row in self.db.points_in(dataset.id, chunk, &["accommodation"]).await? {
+                for row in self
+                    .db
+                    .points_in(dataset.id, chunk, &["accommodation"])
+                    .await?
+                {
                     if !seen.insert((row.osm_type.clone(), row.osm_id))
                         || haversine_m((lat, lon), (row.lat, row.lon)) > radius
                     {

@@ -158,12 +158,16 @@ mod tests {
             ]
             .into_iter(),
         );
-        assert_eq!(family(hotel.point_kind().expect("a hotel")), "accommodation");
+        assert_eq!(
+            family(hotel.point_kind().expect("a hotel")),
+            "accommodation"
+        );
         assert_eq!(
             hotel.point_json(),
             r#"{"addr:city":"Lyon","name":"Hôtel","tourism":"hotel"}"#
         );
-        let road = Tags::collect([("highway", "primary"), ("name", "N7"), ("lanes", "2")].into_iter());
+        let road =
+            Tags::collect([("highway", "primary"), ("name", "N7"), ("lanes", "2")].into_iter());
         assert!(road.is_road() && !road.is_ferry());
         assert_eq!(road.road_json(), r#"{"highway":"primary"}"#);
         assert!(!Tags::collect([("highway", "proposed")].into_iter()).is_road());
