@@ -240,7 +240,7 @@ impl Run<'_> {
                             n.id(),
                             n.lat(),
                             n.lon(),
-                            Tags::collect(n.tags()),
+                            &Tags::collect(n.tags()),
                             &mut points,
                         );
                     }
@@ -251,7 +251,7 @@ impl Run<'_> {
                             n.id(),
                             n.lat(),
                             n.lon(),
-                            Tags::collect(n.tags()),
+                            &Tags::collect(n.tags()),
                             &mut points,
                         );
                     }
@@ -445,7 +445,7 @@ impl Ticker {
     }
 }
 
-fn point_node(id: i64, lat: f64, lon: f64, tags: Tags<'_>, out: &mut Vec<PointRow>) {
+fn point_node(id: i64, lat: f64, lon: f64, tags: &Tags<'_>, out: &mut Vec<PointRow>) {
     if tags.is_empty() {
         return;
     }

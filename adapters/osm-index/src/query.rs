@@ -199,9 +199,11 @@ impl LocalIndex {
         radius_m: u32,
         types: &[AccommodationType],
     ) -> Result<Vec<Accommodation>, IndexError> {
-        if !(lat.is_finite() && lon.is_finite() && (-90.0..=90.0).contains(&lat))
-            || !(-180.0..=180.0).contains(&lon)
-        {
+        let valid = lat.is_finite()
+            && lon.is_finite()
+            && (-90.0..=90.0).contains(&lat)
+            && (-180.0..=180.0).contains(&lon);
+        if !valid {
             return Err(IndexError::InvalidRequest(format!(
                 "position ({lat}, {lon}) is not a latitude in [-90, 90] and a longitude in [-180, 180]"
             )));

@@ -244,7 +244,7 @@ async fn scenario(db: IndexDb) {
         .iter()
         .map(|p| StagePoint {
             lat: p.lat + 1.5,
-            ..p.clone()
+            ..*p
         })
         .collect();
     let two_days = [stage(&points, 1), stage(&north, 2)];
@@ -258,7 +258,7 @@ async fn scenario(db: IndexDb) {
         .iter()
         .map(|p| StagePoint {
             lat: p.lat + 0.1,
-            ..p.clone()
+            ..*p
         })
         .collect();
     let found = index
