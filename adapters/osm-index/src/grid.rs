@@ -140,6 +140,23 @@ pub(crate) fn segment_segment_m(a: (f64, f64), b: (f64, f64), c: (f64, f64), d: 
         .min(to(s, p, q))
 }
 
+/// Shortest distance from the segment `a`–`b` to the cell `cell`, metres (0 when the
+/// segment enters it).
+pub(crate) fn segment_cell_m(a: (f64, f64), b: (f64, f64), cell: i64) -> f64 {
+    let (r, c) = (cell / COLUMNS, cell % COLUMNS);
+    let south = r as f64 * CELL_DEG - 90.0;
+    let west = c as f64 * CELL_DEG - 180.0;
+    let (north, east) = (south + CELL_DEG, west + CELL_DEG);
+    let inside = |p: (f64, f64)| (south..=north).contains(&p.0) && (west..=east).contains(&p.1);
+    if inside(a) || inside(b) {
+        return 0.0;
+    }
+    let corners = [(south, west), (south, east), (north, east), (north, west)];
+    (0..4)
+        .map(|i| segment_segment_m(a, b, corners[i], corners[(i + 1) % 4]))
+        .fold(f64::INFINITY, f64::min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +200,18 @@ mod tests {
         }
         assert!(cells.iter().all(|c| expected.contains(c)), "{cells:?}");
         assert!(!cells.contains(&cell(45.01, 5.05)));
+    }
+
+    #[test]
+    fn a_segment_is_as_far_from_a_cell_as_from_its_nearest_edge() {
+        // A meridian segment 100 m west of the edge between two columns.
+        let edge_lon = 5.0 - 0.0;
+        let offset = 100.0 / (METRES_PER_DEGREE * 45.01f64.to_radians().cos());
+        let (a, b) = ((45.005, edge_lon - offset), (45.015, edge_lon - offset));
+        let east_cell = cell(45.01, edge_lon + 0.01);
+        let d = segment_cell_m(a, b, east_cell);
+        assert!((d - 100.0).abs() < 1.0, "{d}");
+        assert_eq!(segment_cell_m(a, b, cell(45.01, edge_lon - 0.01)), 0.0);
     }
 
     #[test]

@@ -376,10 +376,15 @@ impl Segments {
             crossed.clear();
             grown.clear();
             grid::segment_cells(*a, *b, |c| crossed.push(c));
+            grown.extend(crossed.iter().copied());
             let reach = grid::reach(radius_m, a.0.abs().max(b.0.abs()));
             for c in &crossed {
+                // Only the neighbours the radius really reaches: for a 45 m way search
+                // that is a few cells where the line runs near a cell edge, not all eight.
                 grid::around(*c, reach, |g| {
-                    grown.insert(g);
+                    if !grown.contains(&g) && grid::segment_cell_m(*a, *b, g) <= radius_m {
+                        grown.insert(g);
+                    }
                 });
             }
             for g in &grown {
