@@ -46,9 +46,17 @@ CREATE TABLE osm_way (
     PRIMARY KEY (dataset, way_id)
 );
 
+-- One row per cell a way crosses, with the way's class and box, so a search reads the
+-- candidates of one class from this table alone and drops most on their box before any
+-- geometry is read (a cell is far wider than the 45 m a way search reaches).
 CREATE TABLE osm_way_cell (
-    dataset bigint NOT NULL,
-    cell    bigint NOT NULL,
-    way_id  bigint NOT NULL
+    dataset bigint           NOT NULL,
+    class   text             NOT NULL,
+    cell    bigint           NOT NULL,
+    way_id  bigint           NOT NULL,
+    south   double precision NOT NULL,
+    west    double precision NOT NULL,
+    north   double precision NOT NULL,
+    east    double precision NOT NULL
 );
-CREATE INDEX osm_way_cell_cell ON osm_way_cell (dataset, cell);
+CREATE INDEX osm_way_cell_cell ON osm_way_cell (dataset, class, cell);

@@ -43,9 +43,16 @@ CREATE TABLE osm_way (
     PRIMARY KEY (dataset, way_id)
 ) STRICT;
 
+-- One row per cell a way crosses, with the way's class and box, so a search reads the
+-- candidates of one class from this table alone and drops most on their box.
 CREATE TABLE osm_way_cell (
     dataset INTEGER NOT NULL,
+    class   TEXT    NOT NULL,
     cell    INTEGER NOT NULL,
-    way_id  INTEGER NOT NULL
+    way_id  INTEGER NOT NULL,
+    south   REAL    NOT NULL,
+    west    REAL    NOT NULL,
+    north   REAL    NOT NULL,
+    east    REAL    NOT NULL
 ) STRICT;
-CREATE INDEX osm_way_cell_cell ON osm_way_cell (dataset, cell);
+CREATE INDEX osm_way_cell_cell ON osm_way_cell (dataset, class, cell);

@@ -256,9 +256,9 @@ impl IndexDb {
     /// Writes ways of dataset `id` and the cells they cross, one transaction per chunk.
     pub(crate) async fn insert_ways(&self, id: i64, rows: &[WayRow]) -> Result<(), IndexError> {
         for chunk in rows.chunks(INSERT_ROWS) {
-            let cells: Vec<(i64, i64)> = chunk
+            let cells: Vec<(i64, &WayRow)> = chunk
                 .iter()
-                .flat_map(|w| w.cells.iter().map(move |c| (*c, w.way_id)))
+                .flat_map(|w| w.cells.iter().map(move |c| (*c, w)))
                 .collect();
             with_pool!(self, pool => {
                 let mut tx = pool.begin().await?;
@@ -278,9 +278,18 @@ impl IndexDb {
                 });
                 q.build().execute(&mut *tx).await?;
                 for cell_chunk in cells.chunks(INSERT_ROWS * 2) {
-                    let mut q = QueryBuilder::new("INSERT INTO osm_way_cell (dataset, cell, way_id) ");
+                    let mut q = QueryBuilder::new(
+                        "INSERT INTO osm_way_cell (dataset, class, cell, way_id, south, west, north, east) ",
+                    );
                     q.push_values(cell_chunk, |mut b, (cell, way)| {
-                        b.push_bind(id).push_bind(*cell).push_bind(*way);
+                        b.push_bind(id)
+                            .push_bind(way.class)
+                            .push_bind(*cell)
+                            .push_bind(way.way_id)
+                            .push_bind(way.bbox.south)
+                            .push_bind(way.bbox.west)
+                            .push_bind(way.bbox.north)
+                            .push_bind(way.bbox.east);
                     });
                     q.build().execute(&mut *tx).await?;
                 }
@@ -365,29 +374,66 @@ impl IndexDb {
         Ok(rows)
     }
 
-    /// Ways of `class` of dataset `id` crossing any of `cells` (at most [`BATCH`]); a way
-    /// may come back from several calls.
-    pub(crate) async fn ways_in(
+    /// Ids and boxes of the ways of `class` of dataset `id` crossing any of `cells` (at
+    /// most [`BATCH`]); a way may come back from several calls. Light rows: a cell is far
+    /// wider than a way search, so most are dropped on their box before any geometry is read.
+    pub(crate) async fn way_boxes_in(
         &self,
         id: i64,
         cells: &[i64],
         class: &str,
-    ) -> Result<Vec<StoredWay>, IndexError> {
+    ) -> Result<Vec<(i64, Bbox)>, IndexError> {
         if cells.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = with_pool!(self, pool => {
-            let mut q = QueryBuilder::new("SELECT way_id, tags, geom FROM osm_way WHERE dataset = ");
+        let rows: Vec<(i64, f64, f64, f64, f64)> = with_pool!(self, pool => {
+            let mut q = QueryBuilder::new(
+                "SELECT way_id, south, west, north, east FROM osm_way_cell WHERE dataset = ",
+            );
             q.push_bind(id);
             q.push(" AND class = ").push_bind(class);
-            q.push(" AND way_id IN (SELECT way_id FROM osm_way_cell WHERE dataset = ");
-            q.push_bind(id);
             q.push(" AND cell IN (");
             let mut list = q.separated(", ");
             for c in cells {
                 list.push_bind(*c);
             }
-            q.push("))");
+            q.push(")");
+            q.build_query_as().fetch_all(pool).await?
+        });
+        Ok(rows
+            .into_iter()
+            .map(|(way, south, west, north, east)| {
+                (
+                    way,
+                    Bbox {
+                        south,
+                        west,
+                        north,
+                        east,
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// Tags and geometry of the ways `ids` (at most [`BATCH`]) of dataset `id`.
+    pub(crate) async fn ways_by_id(
+        &self,
+        id: i64,
+        ids: &[i64],
+    ) -> Result<Vec<StoredWay>, IndexError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = with_pool!(self, pool => {
+            let mut q = QueryBuilder::new("SELECT way_id, tags, geom FROM osm_way WHERE dataset = ");
+            q.push_bind(id);
+            q.push(" AND way_id IN (");
+            let mut list = q.separated(", ");
+            for way in ids {
+                list.push_bind(*way);
+            }
+            q.push(")");
             q.build_query_as::<StoredWay>().fetch_all(pool).await?
         });
         Ok(rows)

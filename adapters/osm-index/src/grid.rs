@@ -146,7 +146,16 @@ pub(crate) fn segment_cell_m(a: (f64, f64), b: (f64, f64), cell: i64) -> f64 {
     let (r, c) = (cell / COLUMNS, cell % COLUMNS);
     let south = r as f64 * CELL_DEG - 90.0;
     let west = c as f64 * CELL_DEG - 180.0;
-    let (north, east) = (south + CELL_DEG, west + CELL_DEG);
+    segment_box_m(a, b, (south, west, south + CELL_DEG, west + CELL_DEG))
+}
+
+/// Shortest distance from the segment `a`–`b` to the box (south, west, north, east),
+/// metres (0 when the segment enters it).
+pub(crate) fn segment_box_m(
+    a: (f64, f64),
+    b: (f64, f64),
+    (south, west, north, east): (f64, f64, f64, f64),
+) -> f64 {
     let inside = |p: (f64, f64)| (south..=north).contains(&p.0) && (west..=east).contains(&p.1);
     if inside(a) || inside(b) {
         return 0.0;

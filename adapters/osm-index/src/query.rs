@@ -18,7 +18,7 @@ use etappe_analysis::osm::{
 use etappe_upstream::overpass::{MAX_RADIUS_M, accommodation_from_tags, rank_accommodations};
 use etappe_upstream::{Accommodation, AccommodationType, OsmFeatures, OsmType, UpstreamError};
 
-use crate::db::{BATCH, DatasetInfo, IndexDb, StoredPoint};
+use crate::db::{BATCH, Bbox, DatasetInfo, IndexDb, StoredPoint};
 use crate::error::IndexError;
 use crate::grid;
 use crate::import::decode_geometry;
@@ -170,11 +170,16 @@ impl LocalIndex {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for dataset in datasets {
+            let mut candidates = Vec::new();
             for chunk in cells.chunks(BATCH) {
-                for row in self.db.ways_in(dataset.id, chunk, class).await? {
-                    if !seen.insert(row.way_id) {
-                        continue;
+                for (way, bbox) in self.db.way_boxes_in(dataset.id, chunk, class).await? {
+                    if seen.insert(way) && lines.near_box(bbox, radius_m) {
+                        candidates.push(way);
                     }
+                }
+            }
+            for chunk in candidates.chunks(BATCH) {
+                for row in self.db.ways_by_id(dataset.id, chunk).await? {
                     let points = decode_geometry(&row.geom);
                     if !lines.near_polyline(&points, radius_m) {
                         continue;
@@ -401,6 +406,27 @@ impl Segments {
             .flatten()
             .filter_map(|i| self.segments.get(*i as usize))
             .any(|(a, b)| grid::point_segment_m(p, *a, *b) <= radius_m)
+    }
+
+    /// Whether a segment registered in a cell the box touches comes within `radius_m` of it.
+    fn near_box(&self, bbox: Bbox, radius_m: f64) -> bool {
+        let (r0, r1) = (grid::row(bbox.south), grid::row(bbox.north));
+        let (c0, c1) = (grid::col(bbox.west), grid::col(bbox.east));
+        if (r1 - r0 + 1) * (c1 - c0 + 1) > 10_000 {
+            // A very long way (a ferry across a sea): let its geometry decide.
+            return true;
+        }
+        let corners = (bbox.south, bbox.west, bbox.north, bbox.east);
+        (r0..=r1).any(|r| {
+            (c0..=c1).any(|c| {
+                self.by_cell
+                    .get(&(r * grid::COLUMNS + c))
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| self.segments.get(*i as usize))
+                    .any(|(a, b)| grid::segment_box_m(*a, *b, corners) <= radius_m)
+            })
+        })
     }
 
     fn near_polyline(&self, points: &[(f64, f64)], radius_m: f64) -> bool {
