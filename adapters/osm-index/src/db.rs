@@ -339,6 +339,22 @@ impl IndexDb {
         Ok(())
     }
 
+    /// Refreshes the planner's statistics after a bulk load: without them PostgreSQL plans
+    /// the cell lookups of a fresh index as if its tables were empty.
+    pub(crate) async fn analyze(&self) -> Result<(), IndexError> {
+        match self {
+            IndexDb::Postgres(pool) => {
+                sqlx::query("ANALYZE osm_point, osm_way, osm_way_cell")
+                    .execute(pool)
+                    .await?;
+            }
+            IndexDb::Sqlite(pool) => {
+                sqlx::query("PRAGMA optimize").execute(pool).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// Points of dataset `id` in `cells` (at most [`BATCH`]), of the given families (all
     /// when empty).
     pub(crate) async fn points_in(

@@ -163,6 +163,10 @@ pub async fn import(
                 ),
             )
             .await?;
+            if let Err(error) = db.analyze().await {
+                // The index works without fresh statistics, only slower.
+                tracing::warn!(%error, "could not refresh the statistics of the OSM index");
+            }
             report.name = name;
             report.dataset_id = id;
             report.elapsed = started.elapsed();
