@@ -2,6 +2,7 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use etappe_osm_index::{IndexDb, LocalIndex};
 use etappe_services::config::Config;
 use etappe_services::identity::Scope;
 use etappe_services::startup::{Application, open_backend};
@@ -44,6 +45,27 @@ enum Command {
     Mail {
         #[command(subcommand)]
         action: MailAction,
+    },
+    /// The local OpenStreetMap index the route analysis reads offline.
+    Osm {
+        #[command(subcommand)]
+        action: OsmAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum OsmAction {
+    /// Load an extract (a Geofabrik-style `.osm.pbf`) into the database; it replaces the
+    /// dataset of the same file name once complete, other names stay beside it.
+    Import {
+        /// The `.osm.pbf` file.
+        file: std::path::PathBuf,
+    },
+    /// What is loaded: each dataset's name, box, counts and import time.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -157,6 +179,7 @@ async fn main() -> anyhow::Result<()> {
                 None => anyhow::bail!("no mail in {} yet", dir.display()),
             }
         }
+        Command::Osm { action } => osm(&config, action).await,
         Command::Token {
             action: TokenAction::Revoke { token },
         } => {
@@ -174,6 +197,74 @@ async fn main() -> anyhow::Result<()> {
             } else {
                 anyhow::bail!("no live token matches: it is unknown or already revoked")
             }
+        }
+    }
+}
+
+/// The index lives in the configured database (DATABASE_URL or the embedded SQLite).
+async fn osm(config: &Config, action: OsmAction) -> anyhow::Result<()> {
+    let index_db = match Database::open(&config.work, 4)
+        .await
+        .context("opening the database")?
+    {
+        Database::Postgres(store) => IndexDb::Postgres(store.pool().clone()),
+        Database::Sqlite(store) => IndexDb::Sqlite(store.pool().clone()),
+    };
+    match action {
+        OsmAction::Import { file } => {
+            let shown = file.display().to_string();
+            let mut show = |p: &etappe_osm_index::Progress| {
+                eprintln!(
+                    "{shown}: pass {}/{}, {:.1} of {:.1} MB ({:.0} %), {} features kept, {:.0} s",
+                    p.pass,
+                    p.passes,
+                    p.bytes_read as f64 / 1e6,
+                    p.total_bytes as f64 / 1e6,
+                    p.percent(),
+                    p.kept,
+                    p.elapsed.as_secs_f64()
+                );
+            };
+            let report = etappe_osm_index::import(&index_db, &file, &mut show).await?;
+            let seconds = report.elapsed.as_secs_f64().max(1e-3);
+            println!(
+                "imported {:?}: {} points, {} road ways, {} ferry lines from {:.1} MB in {seconds:.1} s ({:.1} MB/s)",
+                report.name,
+                report.points,
+                report.ways,
+                report.ferries,
+                report.input_bytes as f64 / 1e6,
+                report.input_bytes as f64 / 1e6 / seconds
+            );
+            Ok(())
+        }
+        OsmAction::Status { json } => {
+            let datasets = LocalIndex::new(index_db).status().await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&datasets)?);
+            } else if datasets.is_empty() {
+                println!(
+                    "no OpenStreetMap index is loaded; run `etappe osm import <file.osm.pbf>`"
+                );
+            } else {
+                for d in &datasets {
+                    println!(
+                        "{}: {} points, {} road ways, {} ferry lines; box {:.4},{:.4} to {:.4},{:.4} (S,W to N,E); {:.1} MB from {}, imported {}",
+                        d.name,
+                        d.points,
+                        d.ways,
+                        d.ferries,
+                        d.bbox.south,
+                        d.bbox.west,
+                        d.bbox.north,
+                        d.bbox.east,
+                        d.input_bytes as f64 / 1e6,
+                        d.source_path,
+                        d.imported_at.format("%Y-%m-%d %H:%M UTC")
+                    );
+                }
+            }
+            Ok(())
         }
     }
 }

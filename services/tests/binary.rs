@@ -294,3 +294,52 @@ async fn every_embedded_start_prints_a_login_link_and_mail_last_shows_the_newest
         .await
         .expect("stop");
 }
+
+#[test]
+fn osm_import_and_status_report_what_is_loaded_and_refuse_broken_files() {
+    let dir = temp_dir();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/osm");
+    assert!(run(&dir, &["osm", "status"]).contains("no OpenStreetMap index is loaded"));
+    let route = fixtures.join("route.osm.pbf");
+    let output = etappe(
+        dir.path(),
+        &["osm", "import", route.to_str().expect("utf-8 path")],
+    )
+    .output()
+    .expect("run etappe");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("imported \"route\": 16 points, 10 road ways, 1 ferry lines"),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("pass 3/3"));
+    let status = run(&dir, &["osm", "status"]);
+    assert!(
+        status.starts_with("route: 16 points, 10 road ways, 1 ferry lines"),
+        "{status}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&run(&dir, &["osm", "status", "--json"])).expect("JSON");
+    assert_eq!(json[0]["name"], "route");
+    assert_eq!(json[0]["bbox"]["north"], 45.6);
+
+    let broken = fixtures.join("not-pbf.osm.pbf");
+    let output = etappe(
+        dir.path(),
+        &["osm", "import", broken.to_str().expect("utf-8 path")],
+    )
+    .output()
+    .expect("run etappe");
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("not an OSM PBF file"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(run(&dir, &["osm", "status"]).starts_with("route: 16 points"));
+}

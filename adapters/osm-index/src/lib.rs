@@ -1,0 +1,23 @@
+//! The local OpenStreetMap index: `etappe osm import region.osm.pbf` streams an extract into
+//! tables of Etappe's own database (SQLite or PostgreSQL, no spatial extension), keeping only
+//! what the route analysis reads, and [`LocalIndex`] answers the
+//! [`etappe_upstream::OsmFeatures`] port from them, so the analysis runs offline with no third
+//! party at run time.
+//!
+//! - [`import()`](import::import): three streaming passes, a new dataset made active in one
+//!   transaction at the end (a failed import leaves the previous one answering);
+//! - [`LocalIndex`]: the port, plus [`LocalIndex::status`] for `etappe osm status`;
+//! - [`IndexDb`]: the pool it uses, the same database as the rest of Etappe.
+
+mod db;
+mod error;
+mod framing;
+mod grid;
+mod import;
+mod query;
+mod tags;
+
+pub use db::{Bbox, DatasetInfo, IndexDb};
+pub use error::IndexError;
+pub use import::{ImportReport, Progress, dataset_name, import};
+pub use query::LocalIndex;
