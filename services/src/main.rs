@@ -118,8 +118,9 @@ async fn main() -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(&config).await,
         Command::Worker => {
-            let store = Database::open(&config.work, 8).await?.store();
-            let work = etappe_services::runtime::open_work(&config.work.settings(), store).await?;
+            let database = Database::open(&config.work, 8).await?;
+            let work =
+                etappe_services::runtime::open_work(&config.work.settings(), &database).await?;
             etappe_workers::runtime::run_worker_process(work, config.work.worker_addr).await?;
             Ok(())
         }

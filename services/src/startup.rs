@@ -39,6 +39,8 @@ pub enum StartupError {
 /// The opened backend: the event store with its read models, and the identity tables.
 #[derive(Debug)]
 pub struct Backend {
+    /// The database itself (the store and the local OpenStreetMap index live in it).
+    pub database: Database,
     pub store: Arc<dyn Store>,
     pub identity: Identity,
     /// True for the embedded default (SQLite under the data directory).
@@ -54,6 +56,7 @@ pub async fn open_backend(config: &Config) -> Result<Backend, StartupError> {
     });
     Ok(Backend {
         store: database.store(),
+        database: database.clone(),
         identity,
         embedded: database.is_embedded(),
     })
@@ -84,7 +87,7 @@ impl Application {
         } else {
             None
         };
-        let work: Work = open_work(&config.work.settings(), Arc::clone(&backend.store)).await?;
+        let work: Work = open_work(&config.work.settings(), &backend.database).await?;
         let background = Background::start(config, &work).await?;
         let budgets = Arc::new(crate::budgets::Budgets::new(
             config.budgets,

@@ -56,6 +56,11 @@ pub async fn start() -> Fixtures {
         "Synthetic passes",
     ));
     let app = Router::new()
+        // The route the committed OpenStreetMap extract is drawn around.
+        .route(
+            "/osm-route.gpx",
+            get(|| async { include_str!("../fixtures/osm/route.gpx") }),
+        )
         .route("/route.gpx", get({
             let good = Arc::clone(&good);
             move || async move { good.as_str().to_owned() }

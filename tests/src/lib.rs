@@ -119,6 +119,8 @@ pub struct TestApp {
     pub backend: Backend,
     /// The embedded data directory (SQLite file, first-start token).
     pub data_dir: std::path::PathBuf,
+    /// Its own PostgreSQL database, on [`Backend::Postgres`].
+    pub database_url: Option<String>,
     /// Every outside name the application tried to resolve (none, or the test fails).
     pub resolver: LoopbackOnlyResolver,
     outside_allowed: std::sync::atomic::AtomicBool,
@@ -209,6 +211,7 @@ impl TestApp {
         }));
         Some(TestApp {
             data_dir: config.work.data_dir.clone(),
+            database_url: config.work.database_url.clone(),
             base: format!("http://{addr}"),
             client: reqwest::Client::new(),
             state,
@@ -225,6 +228,22 @@ impl TestApp {
     /// The embedded data directory.
     pub fn data_dir(&self) -> &std::path::Path {
         &self.data_dir
+    }
+
+    /// Runs the `etappe` binary against this application's database (its SQLite file or
+    /// its PostgreSQL database), as an operator would: `etappe osm import …`.
+    pub fn operator_command(&self, args: &[&str]) -> std::process::Output {
+        let mut command = std::process::Command::new(api_binary());
+        command
+            .args(args)
+            .env_clear()
+            .env("ETAPPE_DATA_DIR", &self.data_dir)
+            .env("ETAPPE_LOG", "warn")
+            .env("PATH", std::env::var("PATH").unwrap_or_default());
+        if let Some(url) = &self.database_url {
+            command.env("DATABASE_URL", url);
+        }
+        command.output().expect("run etappe")
     }
 
     /// A new user holding a token with `scopes`; answers the token.

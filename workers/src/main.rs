@@ -37,8 +37,8 @@ async fn main() -> anyhow::Result<()> {
         &flags.log,
         flags.otel_endpoint.as_deref(),
     )?;
-    let store = Database::open(&flags, 8).await?.store();
-    let work = open_work(&settings, store).await?;
+    let database = Database::open(&flags, 8).await?;
+    let work = open_work(&settings, &database).await?;
     run_worker_process(work, flags.worker_addr).await?;
     Ok(())
 }

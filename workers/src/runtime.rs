@@ -93,13 +93,20 @@ impl Database {
     pub fn is_embedded(&self) -> bool {
         matches!(self, Self::Sqlite(_))
     }
+
+    /// The local OpenStreetMap index in this database (`etappe osm import`).
+    pub fn osm_index(&self) -> etappe_osm_index::IndexDb {
+        match self {
+            Self::Postgres(store) => etappe_osm_index::IndexDb::Postgres(store.pool().clone()),
+            Self::Sqlite(store) => etappe_osm_index::IndexDb::Sqlite(store.pool().clone()),
+        }
+    }
 }
 
-/// Opens the queue and the progress store the settings name.
-pub async fn open_work(
-    settings: &WorkSettings,
-    store: Arc<dyn Store>,
-) -> Result<Work, RuntimeError> {
+/// Opens the queue and the progress store the settings name, over `database`'s store and
+/// its local OpenStreetMap index.
+pub async fn open_work(settings: &WorkSettings, database: &Database) -> Result<Work, RuntimeError> {
+    let store = database.store();
     let queue: Arc<dyn JobQueue> = match settings.amqp_url.as_deref().filter(|u| !u.is_empty()) {
         Some(url) => Arc::new(SharedRabbitQueue(Arc::new(
             RabbitQueue::connect(url, &settings.queue_prefix).await?,
@@ -116,7 +123,10 @@ pub async fn open_work(
         None => Arc::new(MemoryProgress::default()),
     };
     let shared = crate::upstreams::SharedUpstreamState::new(redis.clone(), &settings.queue_prefix);
-    let upstreams = crate::upstreams::Upstreams::from_settings(&settings.upstreams, &shared)?;
+    let mut upstreams = crate::upstreams::Upstreams::from_settings(&settings.upstreams, &shared)?;
+    upstreams.local_index = Some(Arc::new(etappe_osm_index::LocalIndex::new(
+        database.osm_index(),
+    )));
     Ok(Work {
         queue,
         progress,

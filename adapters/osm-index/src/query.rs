@@ -279,6 +279,18 @@ impl OsmFeatures for LocalIndex {
         "local index"
     }
 
+    /// Loaded when an extract is active; a database error reads as not loaded (logged),
+    /// so the analysis falls back to Overpass or says no source is there.
+    async fn is_loaded(&self) -> bool {
+        match LocalIndex::is_loaded(self).await {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                tracing::warn!(%error, "could not read the local OpenStreetMap index");
+                false
+            }
+        }
+    }
+
     async fn along(&self, plan: &SearchPlan) -> Result<RouteFeatures, UpstreamError> {
         Ok(self.find_along(plan).await?)
     }
