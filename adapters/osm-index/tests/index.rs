@@ -434,3 +434,82 @@ async fn postgres_index_imports_answers_and_survives_broken_files() {
         .execute(&admin)
         .await;
 }
+
+/// The fixture route moved `east_m` metres east (negative: west), point by point.
+fn shifted_plan(points: &[StagePoint], east_m: f64) -> SearchPlan {
+    let line = points
+        .iter()
+        .map(|p| {
+            let per_degree = 111_320.0 * p.lat.to_radians().cos();
+            (p.lat, p.lon + east_m / per_degree)
+        })
+        .collect();
+    // Unthinned, so the distance to the fixture's features is exactly the shift.
+    SearchPlan {
+        lines: vec![line],
+        line_radius_m: 2_025.0,
+        way_radius_m: 45.0,
+        ferry_radius_m: 125.0,
+        places: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn search_radii_hold_at_their_edges() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = etappe_store::SqliteStore::open(&dir.path().join("etappe.db"))
+        .await
+        .expect("sqlite store");
+    let db = IndexDb::Sqlite(store.pool().clone());
+    noisy_import(&db, &fixture("route.osm.pbf"))
+        .await
+        .expect("import");
+    let index = LocalIndex::new(db);
+    let points = route_points();
+    let along = |east_m: f64| {
+        let plan = shifted_plan(&points, east_m);
+        let index = index.clone();
+        async move { index.find_along(&plan).await.expect("along") }
+    };
+
+    // The route's own roads lie on the line: 40 m away they are within 45 m, 50 m away not.
+    assert_eq!(along(40.0).await.ways.len(), 9);
+    assert_eq!(along(-40.0).await.ways.len(), 9);
+    assert_eq!(along(50.0).await.ways.len(), 0);
+    // Water points lie 50 m east of the route: 2,015 m from a line 1,965 m west, in the
+    // 2,025 m corridor; 2,035 m from a line 1,985 m west, outside.
+    let water = |found: &RouteFeatures| {
+        found
+            .points
+            .iter()
+            .filter(|p| p.kind == FeatureKind::DrinkingWater)
+            .count()
+    };
+    assert_eq!(water(&along(-1_965.0).await), 4);
+    assert_eq!(water(&along(-1_985.0).await), 0);
+    // The ferry crosses the route, so it is found however the line moves east or west.
+    assert_eq!(along(1_000.0).await.ferries.len(), 1);
+
+    // The hotel is ~1,044 m from the route's end (1 km back, 300 m east).
+    let end = points.last().expect("points");
+    let hotel_within = |radius_m: u32| {
+        let index = index.clone();
+        async move {
+            index
+                .find_accommodations(end.lat, end.lon, radius_m, &[AccommodationType::Hotel])
+                .await
+                .expect("accommodations")
+                .len()
+        }
+    };
+    assert_eq!(hotel_within(1_030).await, 0);
+    assert_eq!(hotel_within(1_060).await, 1);
+    // Radii the port does not serve are refused, not clamped.
+    for radius in [0, 25_001] {
+        let error = index
+            .find_accommodations(end.lat, end.lon, radius, &AccommodationType::ALL)
+            .await
+            .expect_err("radius out of range");
+        assert!(error.to_string().contains("outside 1..=25000 m"), "{error}");
+    }
+}
