@@ -224,9 +224,32 @@ async fn scenario(db: IndexDb) {
             .ends_with("absent.osm.pbf: no such file"),
         "{missing}"
     );
+    // Framing intact, compressed data damaged, and the same name as the loaded dataset:
+    // refused while decoding, and the loaded "route" stays the active one.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let damaged = dir.path().join("route.osm.pbf");
+    let mut bytes = std::fs::read(fixture("route.osm.pbf")).expect("fixture");
+    let len = bytes.len();
+    for b in &mut bytes[len - 400..len - 300] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&damaged, &bytes).expect("write");
+    let corrupt = noisy_import(&db, &damaged).await.expect_err("corrupt");
+    assert!(matches!(corrupt, IndexError::Corrupt { .. }), "{corrupt}");
+    assert!(
+        corrupt
+            .to_string()
+            .contains("route.osm.pbf: corrupt at byte"),
+        "{corrupt}"
+    );
     let status = index.status().await.expect("status");
     assert_eq!(status.len(), 1);
     assert_eq!(status[0].id, again.dataset_id);
+    assert_eq!(
+        leftover_rows(&db).await,
+        0,
+        "a failed import leaves no rows behind"
+    );
     check_route_features(&index.along(&plan).await.expect("along"), &stages);
 
     // A second region sits beside the first; features in both are returned once.
@@ -266,6 +289,19 @@ async fn scenario(db: IndexDb) {
         .await
         .expect("along");
     assert_eq!(found.uncovered_days, [0]);
+}
+
+/// Datasets not active, and rows of datasets that do not exist.
+async fn leftover_rows(db: &IndexDb) -> i64 {
+    let sql = "SELECT (SELECT count(*) FROM osm_dataset WHERE state <> 'active') \
+               + (SELECT count(*) FROM osm_point WHERE dataset NOT IN (SELECT id FROM osm_dataset)) \
+               + (SELECT count(*) FROM osm_way WHERE dataset NOT IN (SELECT id FROM osm_dataset)) \
+               + (SELECT count(*) FROM osm_way_cell WHERE dataset NOT IN (SELECT id FROM osm_dataset))";
+    match db {
+        IndexDb::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+        IndexDb::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+    }
+    .expect("count leftovers")
 }
 
 fn check_route_features(found: &RouteFeatures, stages: &[OsmStage<'_>]) {
