@@ -549,3 +549,18 @@ async fn search_radii_hold_at_their_edges() {
         assert!(error.to_string().contains("outside 1..=25000 m"), "{error}");
     }
 }
+
+/// The import can run on a worker's runtime: its future is `Send`.
+#[test]
+fn the_import_future_can_be_spawned() {
+    fn spawnable<T: Send>(_: &T) {}
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let _guard = runtime.enter();
+    let pool = sqlx::SqlitePool::connect_lazy("sqlite::memory:").expect("lazy pool");
+    let db = IndexDb::Sqlite(pool);
+    let mut progress = |_: &etappe_osm_index::Progress| {};
+    let future = import(&db, Path::new("absent.osm.pbf"), &mut progress);
+    spawnable(&future);
+}
