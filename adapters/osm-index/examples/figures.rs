@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use etappe_analysis::StagePoint;
 use etappe_analysis::geo::haversine_m;
-use etappe_analysis::osm::{OsmStage, SearchPlan, corridors};
+use etappe_analysis::osm::{OsmSettings, OsmStage, SearchPlan, analyse_osm, corridors};
 use etappe_osm_index::{IndexDb, LocalIndex, import};
 
 fn gpx_points(path: &Path) -> Result<Vec<StagePoint>, String> {
@@ -117,13 +117,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let points = gpx_points(Path::new(gpx))?;
-    let mut days: Vec<&[StagePoint]> = Vec::new();
+    // Each day's points with distances from the day's start, as the rules read them.
+    let mut days: Vec<Vec<StagePoint>> = Vec::new();
     let mut start = 0;
     for i in 1..points.len() {
         if points[i].distance_m - points[start].distance_m >= day_km * 1000.0
             || i == points.len() - 1
         {
-            days.push(&points[start..=i]);
+            let base = points[start].distance_m;
+            days.push(
+                points[start..=i]
+                    .iter()
+                    .map(|p| StagePoint {
+                        distance_m: p.distance_m - base,
+                        ..*p
+                    })
+                    .collect(),
+            );
             start = i;
         }
     }
@@ -151,15 +161,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         let corridors = corridors(&stages, &found);
         let clip_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let settings = OsmSettings {
+            departure_hour: 8,
+            average_speed_kmh: 15.0,
+        };
+        let alerts = analyse_osm(&stages, &corridors, &settings);
+        let rules_s = t.elapsed().as_secs_f64();
         println!(
-            "along run {run}: {:.0} km in {} days: {along_s:.3} s -> {} points, {} ways, {} ferries, uncovered {:?}; corridors() {clip_s:.3} s, {} clipped sections",
+            "along run {run}: {:.0} km in {} days: {along_s:.3} s -> {} points, {} ways, {} ferries, uncovered {:?}; corridors() {clip_s:.3} s, {} clipped sections; rules {rules_s:.3} s, {} alerts; analysis {:.3} s in all",
             plan.length_km(),
             stages.len(),
             found.points.len(),
             found.ways.len(),
             found.ferries.len(),
             found.uncovered_days,
-            corridors.iter().map(|c| c.ways.len()).sum::<usize>()
+            corridors.iter().map(|c| c.ways.len()).sum::<usize>(),
+            alerts.iter().map(Vec::len).sum::<usize>(),
+            along_s + clip_s + rules_s
         );
     }
     Ok(())

@@ -534,6 +534,22 @@ async fn a_winding_1000_km_route_stays_within_budget() {
         elapsed.as_secs_f64() * 1000.0
     );
     assert!(stand.count() <= 16, "{} requests", stand.count());
+    // The rest of the analysis on what came back: the clipping and the rules.
+    let days = stages(&lines);
+    let started = Instant::now();
+    let corridors = corridors(&days, &found);
+    let settings = etappe_analysis::osm::OsmSettings {
+        departure_hour: 8,
+        average_speed_kmh: 15.0,
+    };
+    let alerts = etappe_analysis::osm::analyse_osm(&days, &corridors, &settings);
+    let rules = started.elapsed();
+    println!(
+        "then corridors() and the rules: {:.0} ms ({} alerts); the analysis in all {:.0} ms",
+        rules.as_secs_f64() * 1000.0,
+        alerts.iter().map(Vec::len).sum::<usize>(),
+        (elapsed + rules).as_secs_f64() * 1000.0
+    );
     let started = Instant::now();
     let cached = along(&client, &plan).await.expect("cached");
     println!(

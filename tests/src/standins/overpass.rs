@@ -74,7 +74,9 @@ fn pairs(numbers: &[f64]) -> Vec<(f64, f64)> {
 }
 
 fn node(id: u64, lat: f64, lon: f64, tags: Value) -> Value {
-    json!({"type": "node", "id": id, "lat": lat, "lon": lon, "tags": tags})
+    let mut node = json!({"type": "node", "id": id, "lat": lat, "lon": lon});
+    node["tags"] = tags;
+    node
 }
 
 fn way(id: u64, points: &[(f64, f64)], tags: Value) -> Value {
@@ -82,7 +84,9 @@ fn way(id: u64, points: &[(f64, f64)], tags: Value) -> Value {
         .iter()
         .map(|(lat, lon)| json!({"lat": lat, "lon": lon}))
         .collect();
-    json!({"type": "way", "id": id, "geometry": geometry, "tags": tags})
+    let mut way = json!({"type": "way", "id": id, "geometry": geometry});
+    way["tags"] = tags;
+    way
 }
 
 fn corridor(line: &[(f64, f64)]) -> Vec<Value> {

@@ -11,6 +11,14 @@ pub(crate) const METRES_PER_DEGREE: f64 = etappe_geo::EARTH_RADIUS_M * std::f64:
 /// Distance from `p` to the segment `a`–`b`, metres, and the closest point on it.
 pub(crate) fn point_segment(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> (f64, (f64, f64)) {
     let cos = p.0.to_radians().cos();
+    let (_, closest) = flat_point_segment(p, a, b, cos);
+    (haversine_m(p, closest), closest)
+}
+
+/// The flat distance from `p` to the segment `a`–`b` on the projection around `p` (`cos`
+/// is the cosine of its latitude), metres, and the closest point: for ranking, where the
+/// great-circle distance would cost trigonometry at every segment.
+fn flat_point_segment(p: (f64, f64), a: (f64, f64), b: (f64, f64), cos: f64) -> (f64, (f64, f64)) {
     let to_xy = |q: (f64, f64)| {
         (
             (q.1 - p.1) * cos * METRES_PER_DEGREE,
@@ -27,7 +35,8 @@ pub(crate) fn point_segment(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> (f64
         0.0
     };
     let closest = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
-    (haversine_m(p, closest), closest)
+    let (cx, cy) = (ax + dx * t, ay + dy * t);
+    ((cx * cx + cy * cy).sqrt(), closest)
 }
 
 /// Vertices per block of a [`LineIndex`].
@@ -104,24 +113,58 @@ impl<'a> LineIndex<'a> {
     }
 
     /// Distance from `p` to the line, metres (infinite for an empty line).
+    ///
+    /// Called for every feature and every few metres of every way near the route, so it
+    /// avoids the costly parts: segments are compared on the flat projection around `p` (the
+    /// great-circle distance is taken once, to the closest point found), and the blocks are
+    /// not sorted — the block with the nearest bound is read first, then any other whose
+    /// bound can still beat it.
     pub(crate) fn distance_m(&self, p: (f64, f64)) -> f64 {
         if let [only] = self.line {
             let d = haversine_m(p, (only.lat, only.lon));
             return if d.is_finite() { d } else { f64::INFINITY };
         }
-        let mut best = f64::INFINITY;
-        for (lower, block) in self.candidates(p) {
-            if lower > slack(best) {
-                break;
+        let cos = p.0.to_radians().cos();
+        let lower = |b: &Block| {
+            let lower = flat_m(p, b.center, cos) - b.radius_m;
+            if lower.is_finite() {
+                lower
+            } else {
+                f64::NEG_INFINITY
             }
+        };
+        let Some(first) = self
+            .blocks
+            .iter()
+            .enumerate()
+            .min_by(|a, b| lower(a.1).total_cmp(&lower(b.1)))
+            .map(|(i, _)| i)
+        else {
+            return f64::INFINITY;
+        };
+        let mut best: Option<(f64, (f64, f64))> = None;
+        let read = |block: &Block, best: &mut Option<(f64, (f64, f64))>| {
             for w in self.line[block.first..=block.last].windows(2) {
-                let (d, _) = point_segment(p, (w[0].lat, w[0].lon), (w[1].lat, w[1].lon));
-                if d.is_finite() {
-                    best = best.min(d);
+                let (d, at) =
+                    flat_point_segment(p, (w[0].lat, w[0].lon), (w[1].lat, w[1].lon), cos);
+                if d.is_finite() && best.is_none_or(|(b, _)| d < b) {
+                    *best = Some((d, at));
                 }
             }
+        };
+        read(&self.blocks[first], &mut best);
+        for (i, block) in self.blocks.iter().enumerate() {
+            if i != first && best.is_none_or(|(b, _)| lower(block) <= slack(b)) {
+                read(block, &mut best);
+            }
         }
-        best
+        match best {
+            Some((_, at)) => {
+                let d = haversine_m(p, at);
+                if d.is_finite() { d } else { f64::INFINITY }
+            }
+            None => f64::INFINITY,
+        }
     }
 
     /// The vertex nearest to `p`: (its distance from the day's start in km, the distance to
