@@ -954,8 +954,10 @@ fn the_line_index_agrees_with_a_brute_force_scan() {
             .windows(2)
             .map(|w| point_segment(p, (w[0].lat, w[0].lon), (w[1].lat, w[1].lon)).0)
             .fold(f64::INFINITY, f64::min);
+        // Segments are ranked on a flat projection, so at 15 km off the line a neighbouring
+        // segment may win by millimetres: a centimetre is the promise.
         assert!(
-            (index.distance_m(p) - brute).abs() < 1e-6,
+            (index.distance_m(p) - brute).abs() < 0.01,
             "{k}: {} vs {brute}",
             index.distance_m(p)
         );
