@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use etappe_analysis::osm::FeatureKind;
+use etappe_analysis::osm::{FeatureKind, WaySection};
 
 /// Tags kept on a point: the ones `classify` reads, the ones [`etappe_analysis::osm::Feature`]
 /// carries, and the ones an accommodation's description and price estimate read.
@@ -39,30 +39,8 @@ const POINT_KEYS: &[&str] = &[
 ];
 /// Key prefixes kept on a point (addresses and contacts of accommodations).
 const POINT_PREFIXES: &[&str] = &["addr:", "contact:"];
-/// Tags kept on a road way: what [`etappe_analysis::osm::WaySection::from_tags`] reads.
-const ROAD_KEYS: &[&str] = &[
-    "highway",
-    "surface",
-    "tracktype",
-    "smoothness",
-    "cycleway",
-    "cycleway:left",
-    "cycleway:right",
-    "cycleway:both",
-    "bicycle",
-    "maxspeed",
-];
 /// Tags kept on a ferry line.
 const FERRY_KEYS: &[&str] = &["route", "name"];
-/// `highway` values that are not (yet, or any more) a road one can ride.
-const NOT_ROADS: &[&str] = &[
-    "proposed",
-    "construction",
-    "abandoned",
-    "razed",
-    "disused",
-    "platform",
-];
 /// A stored tag value longer than this is cut (OSM allows 255 characters; a longer one in a
 /// file is not OSM data).
 const MAX_VALUE_CHARS: usize = 255;
@@ -91,7 +69,7 @@ impl<'a> Tags<'a> {
 
     /// Whether this way is a road way the surface and traffic rules read.
     pub(crate) fn is_road(&self) -> bool {
-        self.get("highway").is_some_and(|h| !NOT_ROADS.contains(&h))
+        self.get("highway").is_some_and(WaySection::is_road)
     }
 
     /// Whether this way is a ferry line.
@@ -106,7 +84,7 @@ impl<'a> Tags<'a> {
 
     /// The kept tags of a road way, as JSON text.
     pub(crate) fn road_json(&self) -> String {
-        self.json(|k| ROAD_KEYS.contains(&k))
+        self.json(|k| WaySection::TAG_KEYS.contains(&k))
     }
 
     /// The kept tags of a ferry line, as JSON text.

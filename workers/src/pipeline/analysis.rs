@@ -90,26 +90,15 @@ impl Pipeline {
                     osm::trip_osm(trip, &inputs, &mut alerts, source.as_ref()).await
                 }
             };
-            match outcome {
-                None => done.push(Category::PointsOfInterest),
-                Some(reason) => unavailable.push(Unavailable {
-                    category: Category::PointsOfInterest,
-                    reason,
-                }),
-            }
+            settle(
+                Category::PointsOfInterest,
+                outcome,
+                &mut done,
+                &mut unavailable,
+            );
         } else {
             // The OpenStreetMap groups are replaced only when OpenStreetMap is read: keep them.
-            for day in &mut alerts {
-                if let Some(stage) = trip.stages.iter().find(|s| s.id == day.stage_id) {
-                    day.alerts.extend(
-                        stage
-                            .alerts
-                            .iter()
-                            .filter(|a| OSM_GROUPS.contains(&a.group.as_str()))
-                            .cloned(),
-                    );
-                }
-            }
+            keep_groups(&mut alerts, trip, OSM_GROUPS);
         }
         // Places to sleep around each night's end, from the same source.
         let mut beds = None;
@@ -156,26 +145,15 @@ impl Pipeline {
                 day.alerts.extend(extra);
                 day.weather = Some(weather);
             }
-            match forecast.failure {
-                None => done.push(Category::Weather),
-                Some(reason) => unavailable.push(Unavailable {
-                    category: Category::Weather,
-                    reason,
-                }),
-            }
+            settle(
+                Category::Weather,
+                forecast.failure,
+                &mut done,
+                &mut unavailable,
+            );
         } else {
             // The weather group is replaced only when the weather is computed: keep it.
-            for day in &mut alerts {
-                if let Some(stage) = trip.stages.iter().find(|s| s.id == day.stage_id) {
-                    day.alerts.extend(
-                        stage
-                            .alerts
-                            .iter()
-                            .filter(|a| a.group == etappe_analysis::GROUP_WEATHER)
-                            .cloned(),
-                    );
-                }
-            }
+            keep_groups(&mut alerts, trip, &[etappe_analysis::GROUP_WEATHER]);
         }
         let generation = trip.generation;
         if let Applied::Refused(refused) = self
@@ -205,6 +183,35 @@ impl Pipeline {
             }
         }
         Ok(Outcome::Completed)
+    }
+}
+
+/// Records how a category that ran ended: done, or failed with `failure`.
+fn settle(
+    category: Category,
+    failure: Option<String>,
+    done: &mut Vec<Category>,
+    unavailable: &mut Vec<Unavailable>,
+) {
+    match failure {
+        None => done.push(category),
+        Some(reason) => unavailable.push(Unavailable { category, reason }),
+    }
+}
+
+/// Keeps each day's alerts of `groups` from the trip as it is: groups an analysis did not
+/// compute are not replaced (the stage's alerts are replaced as a whole).
+fn keep_groups(days: &mut [StageAlerts], trip: &Trip, groups: &[&str]) {
+    for day in days {
+        if let Some(stage) = trip.stages.iter().find(|s| s.id == day.stage_id) {
+            day.alerts.extend(
+                stage
+                    .alerts
+                    .iter()
+                    .filter(|a| groups.contains(&a.group.as_str()))
+                    .cloned(),
+            );
+        }
     }
 }
 

@@ -48,19 +48,6 @@ const POINT_KEYS: &[&str] = &[
     "contact:website",
     "wikidata",
 ];
-/// Tags a road way keeps: what [`WaySection::from_tags`] reads.
-const WAY_KEYS: &[&str] = &[
-    "highway",
-    "surface",
-    "tracktype",
-    "smoothness",
-    "cycleway",
-    "cycleway:left",
-    "cycleway:right",
-    "cycleway:both",
-    "bicycle",
-    "maxspeed",
-];
 /// Tags a ferry line keeps.
 const FERRY_KEYS: &[&str] = &["route", "name"];
 
@@ -143,11 +130,11 @@ pub(crate) fn parse_chunk(body: &str) -> Result<ChunkFound, UpstreamError> {
                     continue;
                 }
                 let tag = |k: &str| element.tags.get(k).map(String::as_str);
-                if tag("highway").is_some() {
+                if tag("highway").is_some_and(WaySection::is_road) {
                     found.ways.push(SlimWay {
                         id,
                         pieces: pieces.clone(),
-                        tags: kept_tags(&element.tags, WAY_KEYS),
+                        tags: kept_tags(&element.tags, WaySection::TAG_KEYS),
                     });
                 }
                 if tag("route") == Some("ferry") {

@@ -311,17 +311,49 @@ pub struct WaySection {
 }
 
 impl WaySection {
-    /// A section from raw tags; `None` for a way without `highway`.
+    /// The tags a road way keeps: what [`WaySection::from_tags`] reads. Both sources store
+    /// exactly these.
+    pub const TAG_KEYS: &'static [&'static str] = &[
+        "highway",
+        "surface",
+        "tracktype",
+        "smoothness",
+        "cycleway",
+        "cycleway:left",
+        "cycleway:right",
+        "cycleway:both",
+        "bicycle",
+        "maxspeed",
+    ];
+
+    /// `highway` values that are not (yet, or any more) a road one can ride.
+    const NOT_ROADS: &'static [&'static str] = &[
+        "proposed",
+        "construction",
+        "abandoned",
+        "razed",
+        "disused",
+        "platform",
+    ];
+
+    /// Whether a way with this `highway` value is a road the surface and traffic rules read.
+    pub fn is_road(highway: &str) -> bool {
+        !Self::NOT_ROADS.contains(&highway)
+    }
+
+    /// A section from raw tags; `None` for a way without `highway` or with one that is not
+    /// a road ([`WaySection::is_road`]).
     pub fn from_tags<'t>(
         length_m: f64,
         centroid: (f64, f64),
         tag: impl Fn(&str) -> Option<&'t str>,
     ) -> Option<Self> {
         let own = |k: &str| tag(k).map(str::to_owned);
+        let highway = tag("highway").filter(|h| Self::is_road(h))?.to_owned();
         Some(Self {
             length_m,
             centroid,
-            highway: own("highway")?,
+            highway,
             surface: own("surface"),
             tracktype: own("tracktype"),
             smoothness: own("smoothness"),

@@ -1142,3 +1142,26 @@ fn clipping_decides_the_500_m_main_road_threshold() {
     assert!(!alerts_for(490.0));
     assert!(alerts_for(510.0));
 }
+
+#[test]
+fn a_way_under_construction_or_proposed_is_no_road_for_either_source() {
+    let section = |highway: &str| {
+        WaySection::from_tags(100.0, (45.0, 5.0), |k| (k == "highway").then_some(highway))
+    };
+    for not_yet in [
+        "proposed",
+        "construction",
+        "abandoned",
+        "razed",
+        "disused",
+        "platform",
+    ] {
+        assert!(section(not_yet).is_none(), "{not_yet}");
+        assert!(!WaySection::is_road(not_yet));
+    }
+    assert_eq!(
+        section("primary").map(|s| s.highway),
+        Some("primary".to_owned())
+    );
+    assert!(WaySection::TAG_KEYS.contains(&"maxspeed"));
+}
