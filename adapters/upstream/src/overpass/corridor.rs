@@ -11,7 +11,6 @@
 //! [`corridor_parse`]: super::corridor_parse
 
 use async_trait::async_trait;
-use reqwest::header::{CONTENT_TYPE, HeaderValue};
 
 use super::corridor_parse::{ChunkFound, Merged, parse_chunk};
 use super::corridor_query::{CorridorQuery, plan_queries};
@@ -19,7 +18,6 @@ use super::{Accommodation, AccommodationType, CACHE_TTL, OverpassClient};
 use crate::cache;
 use crate::error::{Upstream, UpstreamError};
 use crate::features::{OsmFeatures, RouteFeatures, SearchPlan};
-use crate::http;
 
 const UPSTREAM: Upstream = Upstream::Overpass;
 
@@ -66,20 +64,7 @@ impl OverpassClient {
             return Ok((found, false));
         }
         tracing::debug!(label = %query.label, bytes = query.ql.len(), "overpass corridor query");
-        let form_body = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("data", &query.ql)
-            .finish();
-        let request = self
-            .http
-            .post(self.interpreter_url.clone())
-            .header(
-                CONTENT_TYPE,
-                HeaderValue::from_static("application/x-www-form-urlencoded"),
-            )
-            .body(form_body);
-        let body = http::send(UPSTREAM, request, self.timeout)
-            .await?
-            .into_success_body(UPSTREAM)?;
+        let body = self.interpret(UPSTREAM, &query.ql).await?;
         let found = parse_chunk(&body)?;
         cache::put_json(self.cache.as_ref(), &query.cache_key, &found, CACHE_TTL).await;
         Ok((found, true))

@@ -16,7 +16,7 @@ use etappe_analysis::osm::{Feature, FeatureKind, FerryLine, RawWay, RouteFeature
 use serde::{Deserialize, Serialize};
 
 use super::OsmType;
-use super::parse::{remark_failure, safe_website};
+use super::parse::{OverpassAnswer, RawElement, RawPoint, remark_failure, safe_website};
 use crate::error::{Upstream, UpstreamError};
 use crate::geo::is_valid_position;
 use crate::http;
@@ -51,37 +51,6 @@ const POINT_KEYS: &[&str] = &[
 /// Tags a ferry line keeps.
 const FERRY_KEYS: &[&str] = &["route", "name"];
 
-#[derive(Debug, Deserialize)]
-struct RawAnswer {
-    /// Present when the server gave up part-way; `elements` may then be partial.
-    #[serde(default)]
-    remark: Option<String>,
-    elements: Vec<RawElement>,
-}
-
-#[derive(Debug, Deserialize)]
-struct RawElement {
-    #[serde(rename = "type")]
-    osm_type: String,
-    id: u64,
-    #[serde(default)]
-    lat: Option<f64>,
-    #[serde(default)]
-    lon: Option<f64>,
-    #[serde(default)]
-    center: Option<RawPoint>,
-    #[serde(default)]
-    geometry: Option<Vec<Option<RawPoint>>>,
-    #[serde(default)]
-    tags: HashMap<String, String>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-struct RawPoint {
-    lat: f64,
-    lon: f64,
-}
-
 /// What one query found, in the form the cache stores.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub(crate) struct ChunkFound {
@@ -110,7 +79,7 @@ pub(crate) struct SlimWay {
 /// Parses one answer. A runtime-error `remark` fails it: its element list is silently
 /// incomplete, and reading it as complete would raise false "no water" alerts.
 pub(crate) fn parse_chunk(body: &str) -> Result<ChunkFound, UpstreamError> {
-    let answer: RawAnswer = http::parse_json(UPSTREAM, body)?;
+    let answer: OverpassAnswer = http::parse_json(UPSTREAM, body)?;
     if let Some(error) = answer
         .remark
         .as_deref()

@@ -179,8 +179,19 @@ impl OverpassClient {
         }
         let ql = query::build_query(cell_lat, cell_lon, radius_m, &tourism);
         tracing::debug!(%ql, "overpass query");
+        let body = self.interpret(UPSTREAM, &ql).await?;
+        let mut found = parse::parse_answer(&body, types, cell_lat, cell_lon)?;
+
+        cache::put_json(self.cache.as_ref(), &key, &found, CACHE_TTL).await;
+        parse::rank(&mut found, lat, lon);
+        Ok(found)
+    }
+
+    /// Sends one Overpass QL query to the interpreter (as a form, the way Overpass takes
+    /// it) and answers the body of a successful answer; failures are `upstream`'s.
+    async fn interpret(&self, upstream: Upstream, ql: &str) -> Result<String, UpstreamError> {
         let form_body = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("data", &ql)
+            .append_pair("data", ql)
             .finish();
         let request = self
             .http
@@ -190,14 +201,9 @@ impl OverpassClient {
                 HeaderValue::from_static("application/x-www-form-urlencoded"),
             )
             .body(form_body);
-        let body = http::send(UPSTREAM, request, self.timeout)
+        http::send(upstream, request, self.timeout)
             .await?
-            .into_success_body(UPSTREAM)?;
-        let mut found = parse::parse_answer(&body, types, cell_lat, cell_lon)?;
-
-        cache::put_json(self.cache.as_ref(), &key, &found, CACHE_TTL).await;
-        parse::rank(&mut found, lat, lon);
-        Ok(found)
+            .into_success_body(upstream)
     }
 
     /// Whether the instance serves: its `/api/status` answers 2xx (a query slot is not

@@ -15,33 +15,38 @@ use crate::text::printable;
 /// OSM allows 255 characters per tag value; more is never legitimate.
 const MAX_TAG_CHARS: usize = 255;
 
+/// Overpass's JSON answer, as both queries (places to sleep, features along a route) read it.
 #[derive(Debug, Deserialize)]
-struct OverpassAnswer {
+pub(super) struct OverpassAnswer {
     /// Present when the server gave up part-way; `elements` may then be partial.
     #[serde(default)]
-    remark: Option<String>,
-    elements: Vec<RawElement>,
+    pub(super) remark: Option<String>,
+    pub(super) elements: Vec<RawElement>,
 }
 
+/// One element: a node with its position, a way or relation with its `center` (`out
+/// center`) or its `geometry` (`out geom`, `null` where a node is missing).
 #[derive(Debug, Deserialize)]
-struct RawElement {
+pub(super) struct RawElement {
     #[serde(rename = "type")]
-    osm_type: String,
-    id: u64,
+    pub(super) osm_type: String,
+    pub(super) id: u64,
     #[serde(default)]
-    lat: Option<f64>,
+    pub(super) lat: Option<f64>,
     #[serde(default)]
-    lon: Option<f64>,
+    pub(super) lon: Option<f64>,
     #[serde(default)]
-    center: Option<RawCenter>,
+    pub(super) center: Option<RawPoint>,
     #[serde(default)]
-    tags: HashMap<String, String>,
+    pub(super) geometry: Option<Vec<Option<RawPoint>>>,
+    #[serde(default)]
+    pub(super) tags: HashMap<String, String>,
 }
 
-#[derive(Debug, Deserialize)]
-struct RawCenter {
-    lat: f64,
-    lon: f64,
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub(super) struct RawPoint {
+    pub(super) lat: f64,
+    pub(super) lon: f64,
 }
 
 /// Parses an Overpass answer. Elements we cannot place or classify are
