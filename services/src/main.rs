@@ -51,6 +51,29 @@ enum Command {
         #[command(subcommand)]
         action: OsmAction,
     },
+    /// The SRTM elevation tiles that give routes without elevation their heights offline.
+    Elevation {
+        #[command(subcommand)]
+        action: ElevationAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ElevationAction {
+    /// Load SRTM tiles (`N47E009.hgt`: 1201² or 3601² big-endian samples, named after the
+    /// south-west corner) into the database; each replaces the stored tile of its name. All
+    /// files are checked before any is written.
+    Import {
+        /// The `.hgt` files.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+    },
+    /// What is loaded: each tile's name, resolution and import time.
+    Status {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -181,6 +204,7 @@ async fn main() -> anyhow::Result<()> {
             }
         }
         Command::Osm { action } => osm(&config, action).await,
+        Command::Elevation { action } => elevation(&config, action).await,
         Command::Token {
             action: TokenAction::Revoke { token },
         } => {
@@ -262,6 +286,73 @@ async fn osm(config: &Config, action: OsmAction) -> anyhow::Result<()> {
                         d.input_bytes as f64 / 1e6,
                         d.source_path,
                         d.imported_at.format("%Y-%m-%d %H:%M UTC")
+                    );
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The tiles live in the configured database (DATABASE_URL or the embedded SQLite).
+async fn elevation(config: &Config, action: ElevationAction) -> anyhow::Result<()> {
+    let db = Database::open(&config.work, 4)
+        .await
+        .context("opening the database")?
+        .elevation_tiles();
+    let arc_seconds = |samples: usize| if samples == 3601 { 1 } else { 3 };
+    match action {
+        ElevationAction::Import { files } => {
+            let report = etappe_elevation::import(&db, &files).await?;
+            for t in &report.tiles {
+                let heights = match (t.lowest_m, t.highest_m) {
+                    (Some(low), Some(high)) => format!("heights {low} to {high} m"),
+                    _ => "no heights (all voids)".to_owned(),
+                };
+                let samples = (t.samples * t.samples) as f64;
+                println!(
+                    "imported {}: {}×{} samples ({}″), {heights}, {:.2} % voids, {:.1} MB from {}",
+                    t.name,
+                    t.samples,
+                    t.samples,
+                    arc_seconds(t.samples),
+                    t.voids as f64 * 100.0 / samples,
+                    t.bytes as f64 / 1e6,
+                    t.path.display()
+                );
+            }
+            let c = report.coverage;
+            println!(
+                "{} tile{} within {},{} to {},{} (S,W to N,E) in {:.1} s",
+                report.tiles.len(),
+                if report.tiles.len() == 1 { "" } else { "s" },
+                c.south,
+                c.west,
+                c.north,
+                c.east,
+                report.elapsed.as_secs_f64()
+            );
+            Ok(())
+        }
+        ElevationAction::Status { json } => {
+            let tiles = etappe_elevation::status(&db).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&tiles)?);
+            } else if tiles.is_empty() {
+                println!(
+                    "no elevation tiles are loaded; run `etappe elevation import <N47E009.hgt …>`"
+                );
+            } else {
+                for t in &tiles {
+                    let samples = usize::try_from(t.samples).unwrap_or_default();
+                    println!(
+                        "{}: {}×{} samples ({}″), {:.1} MB, imported {}",
+                        t.name,
+                        t.samples,
+                        t.samples,
+                        arc_seconds(samples),
+                        t.bytes as f64 / 1e6,
+                        t.imported_at.format("%Y-%m-%d %H:%M UTC")
                     );
                 }
             }

@@ -30,6 +30,7 @@ pub const CODES: &[&str] = &[
     "stale_version",
     "precondition_required",
     "conflict",
+    "not_configured",
     "unavailable",
     "internal",
     "unsupported_media_type",
@@ -220,6 +221,12 @@ impl From<&AppError> for Problem {
             AppError::NotReady => {
                 Problem::new(S::UNPROCESSABLE_ENTITY, "not_ready", "Not ready", detail)
             }
+            AppError::NotConfigured(_) => Problem::new(
+                S::UNPROCESSABLE_ENTITY,
+                "not_configured",
+                "Not configured here",
+                detail,
+            ),
             AppError::Unavailable(_) => Problem::new(
                 S::SERVICE_UNAVAILABLE,
                 "unavailable",

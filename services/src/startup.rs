@@ -149,7 +149,8 @@ impl Application {
                     Arc::clone(&backend.store),
                     config.work.allowed_source_hosts.clone(),
                 )
-                .with_budgets(Arc::clone(&budgets)),
+                .with_budgets(Arc::clone(&budgets))
+                .with_upstreams(work.upstreams.clone()),
             ),
             exports: Arc::new(crate::app::exports::ExportService::new(Arc::clone(
                 &backend.store,

@@ -357,6 +357,7 @@ pub async fn a_rebuilt_projection_equals_the_live_one(store: Arc<dyn Store>) {
                     max_distance_per_day: Some(50.0 + i as f64),
                     ..Default::default()
                 },
+                plan: None,
                 expected_version: 1,
                 today,
             }

@@ -4,7 +4,7 @@
 Walks the steps of the Rust journey (tests/tests/mcp.rs) with `mcp` 2.x: initialize (and,
 with --era both, the 2026-07-28 `server/discover` era too), tools/list with every hint,
 create_trip from a GPX link, get_trip until the days exist, get_stage, edit_stages (and the
-same edit on a stale version, refused), update_trip_details, update_trip_settings, share_trip, unshare_trip and
+same edit on a stale version, refused), update_trip_settings (at once, then confirmed), share_trip, unshare_trip and
 delete_trip through their confirmation tokens. In the 2026-07-28 era, a second client that
 declares form elicitation then has delete_trip confirmed by its person instead: the server
 answers `input_required` with a yes/no form, the SDK's `Client` asks the elicitation callback
@@ -54,7 +54,6 @@ EXPECTED_TOOLS: dict[str, tuple[bool, bool, bool, bool]] = {
     "search_places": (True, False, True, True),
     "create_trip": (False, False, True, True),
     "update_trip_settings": (False, True, False, False),
-    "update_trip_details": (False, False, True, False),
     "edit_stages": (False, True, False, False),
     "add_waypoint": (False, False, False, True),
     "choose_accommodation": (False, False, True, False),
@@ -353,12 +352,13 @@ class Journey:
         check(trip["stages"][0].get("label") == label, f"get_trip: the first day's label is {trip['stages'][0].get('label')!r}, expected {label!r} (and not the stale edit's)")
         self.say("get_trip", f"version {current}, the first day is labelled")
 
-        # update_trip_details: a setting that keeps the days, changed at once.
-        details = await self.ok("update_trip_details", {"id": trip_id, "version": current, "settings": {"averageSpeed": 18}})
-        check("the days stay" in str(details.get("result")), f"update_trip_details: {show(details)}")
-        check(details.get("version") == current + 1, f"update_trip_details: version {details.get('version')!r}, expected {current + 1}")
+        # update_trip_settings with a setting that keeps the days: changed at once, no token.
+        details = await self.ok("update_trip_settings", {"id": trip_id, "version": current, "settings": {"averageSpeed": 18}})
+        check("confirmationToken" not in details, f"update_trip_settings (speed) asked to confirm: {show(details)}")
+        check("the days stay" in str(details.get("result")), f"update_trip_settings (speed): {show(details)}")
+        check(details.get("version") == current + 1, f"update_trip_settings (speed): version {details.get('version')!r}, expected {current + 1}")
         current = details["version"]
-        self.say("update_trip_details", f"averageSpeed 18, the days stay, version {current}")
+        self.say("update_trip_settings (speed)", f"averageSpeed 18 at once, the days stay, version {current}")
 
         # update_trip_settings: a challenge, a token bound to its arguments, then the change.
         settings_args = {"id": trip_id, "version": current, "settings": {"fatigueFactor": 0.8}}

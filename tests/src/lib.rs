@@ -19,6 +19,7 @@ pub mod route_services;
 pub mod server_bench;
 pub mod standins;
 pub mod tls_documents;
+pub mod valhalla;
 
 use std::path::PathBuf;
 

@@ -1,7 +1,8 @@
 //! `docker compose up` comes up, checked without a Docker engine: `compose.yaml` is valid
 //! against the Compose Specification's JSON schema (vendored in `tests/compose/`), the
 //! workers wait for the API's liveness (its readiness needs a live worker, so waiting for it
-//! would deadlock), and every health check of Etappe's own services — the compose file's and
+//! would deadlock), the API and the workers route through the `valhalla` service without
+//! waiting for it, and every health check of Etappe's own services — the compose file's and
 //! the Dockerfile's — passes when run under `/bin/sh` (dash here, as in
 //! `debian:bookworm-slim`) against a running server.
 
@@ -74,6 +75,51 @@ fn the_workers_wait_for_the_api_to_be_live_not_ready() {
         api_check.contains("--live") && !api_check.contains("ready"),
         "the API's health check gates the workers, so it must be liveness: {api_check}"
     );
+}
+
+#[test]
+fn the_api_and_the_workers_route_through_the_valhalla_service() {
+    let document = compose();
+    let services = &document["services"];
+    let valhalla = &services["valhalla"];
+    assert_eq!(
+        valhalla["image"],
+        "ghcr.io/valhalla/valhalla-scripted:latest"
+    );
+    // The image's scripts compare these to the strings "True" and "False": a YAML boolean
+    // would reach them as "true" and never match.
+    let environment = &valhalla["environment"];
+    for (name, value) in [
+        ("use_tiles_ignore_pbf", "False"),
+        ("serve_tiles", "True"),
+        ("build_admins", "False"),
+        ("build_time_zones", "False"),
+        ("build_elevation", "False"),
+    ] {
+        assert_eq!(environment[name], value, "valhalla's {name}");
+    }
+    // Tiles come from the mounted extract, never from a download.
+    assert!(environment.get("tile_urls").is_none(), "{environment}");
+    assert_eq!(
+        valhalla["volumes"],
+        serde_json::json!(["./data/osm:/custom_files"])
+    );
+    let check = shell_line(&valhalla["healthcheck"]["test"]);
+    assert!(check.contains("http://localhost:8002/status"), "{check}");
+
+    for name in ["api", "worker"] {
+        let environment = &services[name]["environment"];
+        assert_eq!(environment["ETAPPE_ROUTER"], "valhalla", "{name}");
+        assert_eq!(
+            environment["ETAPPE_ROUTER_URL"], "http://valhalla:8002",
+            "{name} names the service and the port it serves"
+        );
+        // No upstream is required: nothing waits for the tiles to be built.
+        assert!(
+            services[name]["depends_on"].get("valhalla").is_none(),
+            "{name} must not wait for Valhalla"
+        );
+    }
 }
 
 /// A health check's `test` as one `sh` command line: `["CMD", args…]` quoted word by word,

@@ -172,7 +172,7 @@ async fn an_agent_plans_edits_shares_and_deletes_a_trip() {
         let mut calls = 0;
         let tools = client.list_all_tools().await.expect("tools");
         calls += 1;
-        assert_eq!(tools.len(), 15);
+        assert_eq!(tools.len(), 14, "thirteen tools and etappe_help");
 
         let created = ok(&call(
             &client,
@@ -258,10 +258,14 @@ async fn an_agent_plans_edits_shares_and_deletes_a_trip() {
         let v = edited["version"].as_u64().expect("v");
         let changed = ok(&call(
             &client,
-            "update_trip_details",
+            "update_trip_settings",
             json!({"id": id, "version": v, "settings": {"averageSpeed": 18}}),
         )
         .await);
+        assert!(
+            changed.get("confirmationToken").is_none(),
+            "nothing is lost, so nothing to confirm: {changed}"
+        );
         calls += 1;
         assert!(
             changed["result"]
@@ -276,12 +280,12 @@ async fn an_agent_plans_edits_shares_and_deletes_a_trip() {
         );
         let after = ok(&call(&client, "get_trip", json!({"id": id})).await);
         assert_eq!(after["stages"][0]["stageId"], json!(day1), "{after}");
-        // A setting of the other tool is refused by name, with the tool that takes it.
+        // A setting create_trip does not take is refused by name, with the tool that does.
         let elsewhere = refused(
             &call(
                 &client,
-                "update_trip_details",
-                json!({"id": id, "version": v + 1, "settings": {"fatigueFactor": 0.8}}),
+                "create_trip",
+                json!({"sourceUrl": "https://e.org/a.gpx", "settings": {"fatigueFactor": 0.8}}),
             )
             .await,
         );
@@ -585,8 +589,17 @@ async fn budgets_hold_with_a_real_tokenizer() {
     // The budget: 260 a tool, 2,400 for the list (about 2,330 measured: settings
     // split by what they do to the days, the edit's fields flat, no `title`, no
     // `additionalProperties` or output `required` lists).
+    // update_trip_settings is the one exception: it carries all ten settings, typed with the
+    // domain's ranges, since the seeds' thirteen tools have one tool for one PATCH; with its
+    // id, version, token, via and profile that is more than 260 however lean the keywords
+    // (the ten settings alone take about 190). Its own ceiling holds it where it is.
     for (name, n) in &sizes {
-        assert!(*n <= 260, "{name}: {n} tokens, over 260");
+        let ceiling = if name == "update_trip_settings" {
+            400
+        } else {
+            260
+        };
+        assert!(*n <= ceiling, "{name}: {n} tokens, over {ceiling}");
     }
     assert!(total <= 2_400, "tools/list is {total} tokens");
     let client = legacy_client(&app, &token).await;
@@ -1000,11 +1013,8 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
     };
     // Each tool publishes its settings with the domain's ranges; together they are all ten.
     let settings = |tool: &str| input(tool)["properties"]["settings"]["properties"].clone();
-    let (create, recut, details) = (
-        settings("create_trip"),
-        settings("update_trip_settings"),
-        settings("update_trip_details"),
-    );
+    let (create, recut) = (settings("create_trip"), settings("update_trip_settings"));
+    let details = recut.clone();
     for p in [&create, &recut] {
         assert_eq!(
             (
@@ -1021,11 +1031,14 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
         json!(["string", "null"]),
         "null clears a date on update"
     );
+    assert_eq!(
+        (
+            &details["averageSpeed"]["minimum"],
+            &details["averageSpeed"]["maximum"]
+        ),
+        (&json!(5), &json!(50))
+    );
     for p in [&create, &details] {
-        assert_eq!(
-            (&p["averageSpeed"]["minimum"], &p["averageSpeed"]["maximum"]),
-            (&json!(5), &json!(50))
-        );
         assert_eq!(
             (&p["title"]["minLength"], &p["title"]["maxLength"]),
             (&json!(1), &json!(255))
@@ -1053,9 +1066,11 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
             .map(Vec::len),
         Some(7)
     );
-    let published: std::collections::BTreeSet<String> = [&recut, &details]
-        .iter()
-        .flat_map(|p| p.as_object().expect("properties").keys().cloned())
+    let published: std::collections::BTreeSet<String> = recut
+        .as_object()
+        .expect("properties")
+        .keys()
+        .cloned()
         .collect();
     assert_eq!(
         published.len(),
@@ -1083,10 +1098,17 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
         &json!({"sourceUrl": "https://e.org/a.gpx", "settings": {"maxDistancePerDay": 500}})
     ));
     assert!(
-        !create.is_valid(
-            &json!({"sourceUrl": "https://e.org/a.gpx", "settings": {"averageSpeed": 70}})
+        !create.is_valid(&json!({"sourceUrl": "https://e.org/a.gpx", "settings": {"title": ""}}))
+    );
+    // A plan's places are typed too: names or "lat,lon", at most 20 via places.
+    assert!(
+        create.is_valid(
+            &json!({"from": "Basel", "via": ["Zürich"], "to": "Wien", "profile": "gravel"})
         )
     );
+    assert!(!create.is_valid(&json!({"from": "Basel", "to": "Wien", "profile": "tandem"})));
+    let many: Vec<String> = (0..21).map(|i| format!("P{i}")).collect();
+    assert!(!create.is_valid(&json!({"from": "A", "to": "B", "via": many})));
 }
 
 /// A raw POST to `/mcp`: the HTTP status and the JSON body (`Null` when it is not JSON).

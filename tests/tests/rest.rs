@@ -466,7 +466,7 @@ async fn bad_input_is_refused_by_name_with_what_is_accepted(app: TestApp) {
     assert!(
         field_errors(&unknown)[0]
             .1
-            .contains("accepted: sourceUrl, title")
+            .contains("accepted: sourceUrl, plan, title")
     );
 
     let invalid = app
@@ -871,6 +871,8 @@ const PUBLISHED: &[(&str, &str)] = &[
     ("PATCH", "/trips/{id}/stages/{stageId}/accommodation"),
     ("POST", "/trips/{id}/stages/{stageId}/accommodations/manual"),
     ("POST", "/trips/{id}/stages/{stageId}/poi-waypoint"),
+    // Issue 21: a detour removed.
+    ("DELETE", "/trips/{id}/stages/{stageId}/poi-waypoint"),
     ("POST", "/trips/{id}/accommodations/scan"),
     ("GET", "/trips/{id}/route"),
     ("GET", "/s/{code}/route"),

@@ -5,11 +5,12 @@
 use etappe_domain::ids::TripId;
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::settings::AccommodationType;
-use etappe_domain::trip::stage::{Accommodation, Detour, Point};
+use etappe_domain::trip::stage::{Accommodation, Detour, Point, SpurJunction};
 use etappe_domain::trip::{StageAccommodations, TripCommand};
-use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
+use etappe_route::detour::{Junction, candidates, choose, splice};
+use etappe_route::geometry::{cumulative_distances, known_climb};
 use etappe_route::gpx::TrackPoint;
-use etappe_upstream::{OsmFeatures, RoutePoint, UpstreamError, spur_detour};
+use etappe_upstream::{OsmFeatures, RideProfile, RoutePoint, UpstreamError, spur_detour};
 use uuid::Uuid;
 
 use crate::pipeline::{Applied, JobError, Outcome, Pipeline};
@@ -136,9 +137,11 @@ impl Pipeline {
         Ok(results)
     }
 
-    /// Re-routes a day through a waypoint: the configured router from the day's start via
-    /// the point to its end; without one (or when it fails for good), a straight spur out and
-    /// back from the nearest point of the day, flagged estimated.
+    /// Re-routes a day through a waypoint as a spur (`etappe_route::detour`): it leaves the
+    /// day's own track near the point, reaches it by the configured router, comes back, and
+    /// keeps the rest of the day. Without a router (or when it finds no way), a straight spur
+    /// out and back from the nearest point, flagged estimated. The spur's heights come from
+    /// the elevation source; without them the day's climbing is unknown.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn reroute_stage(
         &self,
@@ -171,48 +174,63 @@ impl Pipeline {
             return Ok(Outcome::Dropped("the day has no route to re-route".into()));
         }
         let via = RoutePoint::new(waypoint.lat, waypoint.lon);
-        let as_route = |p: &TrackPoint| RoutePoint {
-            lat: p.lat,
-            lon: p.lon,
-            ele: p.ele,
-        };
-        let (points, estimated, router) = match self.upstreams.router_name {
-            "offline" => (spur(&day, via), true, "offline"),
-            name => {
-                let (first, end) = (as_route(&day[0]), as_route(&day[day.len() - 1]));
-                match self.upstreams.router.route_via(first, via, end).await {
-                    Ok(path) => (
-                        path.points
-                            .iter()
-                            .map(|p| TrackPoint {
-                                lat: p.lat,
-                                lon: p.lon,
-                                ele: p.ele,
-                            })
-                            .collect(),
-                        path.estimated,
-                        name,
-                    ),
-                    Err(e) if e.retryable => return Err(JobError::Transient(e.to_string())),
-                    // "No route" is an answer: fall back to the spur, and say so.
-                    Err(_) => (spur(&day, via), true, "offline"),
+        let profile = view
+            .trip
+            .source
+            .plan
+            .as_ref()
+            .map_or(RideProfile::default(), |plan| plan.profile);
+        let router = &self.upstreams.router;
+        let routed = if router.routes() {
+            match self.routed_spur(&day, via, profile).await {
+                Ok(found) => found,
+                Err(e) if e.retryable => return Err(JobError::Transient(e.to_string())),
+                // "No route" is an answer: the straight spur stands in, and says so.
+                Err(e) => {
+                    tracing::info!(failure = %e.failure, "no routed spur; a straight one stands in");
+                    None
                 }
             }
+        } else {
+            None
         };
-        let distance_km = cumulative_distances(&points).last().copied().unwrap_or(0.0) / 1000.0;
-        let (ascent, descent) = elevation_gain_loss(&points);
-        let key = format!("detour:{trip_id}:{stage_id}:{job_id}");
-        self.store.put_blob(&key, &track::encode(&points)).await?;
+        let (mut points, junction, estimated, router_name) = match routed {
+            Some((points, junction)) => (points, junction, false, router.name()),
+            None => {
+                let (points, junction) = straight_spur(&day, via);
+                (points, junction, true, "offline")
+            }
+        };
+        // Only the spur lacks heights: the day's own points keep theirs.
+        self.fill_heights(&mut points).await;
+        let climb = known_climb(&points, &[]);
         let original = stage
             .detour
             .as_ref()
             .map_or(stage.distance_km, |d| d.original_distance_km);
+        let (original_ascent, original_descent) = match &stage.detour {
+            Some(d) => (d.original_ascent_m, d.original_descent_m),
+            None => (stage.ascent_m, stage.descent_m),
+        };
+        // The day's length plus what the spur adds: counted this way, a gap between the
+        // source's pieces inside the day stays uncounted, as it was.
+        let distance_km = original + junction.added_m() / 1000.0;
+        let key = format!("detour:{trip_id}:{stage_id}:{job_id}");
+        self.store.put_blob(&key, &track::encode(&points)).await?;
         let detour = Detour {
             waypoint,
             track_key: key,
             original_distance_km: original,
             estimated,
-            router: router.to_owned(),
+            router: router_name.to_owned(),
+            original_ascent_m: original_ascent,
+            original_descent_m: original_descent,
+            junction: Some(SpurJunction {
+                leave_point: stage.first_point + junction.leave,
+                rejoin_point: stage.first_point + junction.rejoin,
+                skipped_m: junction.skipped_m.round(),
+                spur_m: junction.spur_m.round(),
+            }),
         };
         let applied = self
             .apply(trip_id, &format!("{job_id}:detour"), traceparent, || {
@@ -221,12 +239,98 @@ impl Pipeline {
                     stage_id,
                     detour: detour.clone(),
                     distance_km: (distance_km * 100.0).round() / 100.0,
-                    ascent_m: ascent.round(),
-                    descent_m: descent.round(),
+                    ascent_m: climb.map(|c| c.0.round()),
+                    descent_m: climb.map(|c| c.1.round()),
                 }
             })
             .await?;
         Ok(outcome(applied))
+    }
+
+    /// The routed spur through `via` spliced into `day`, with its junctions; `None` when the
+    /// day has no point to branch from.
+    async fn routed_spur(
+        &self,
+        day: &[TrackPoint],
+        via: RoutePoint,
+        profile: RideProfile,
+    ) -> Result<Option<(Vec<TrackPoint>, Junction)>, UpstreamError> {
+        let router = &self.upstreams.router;
+        let Some(found) = candidates(day, (via.lat, via.lon)) else {
+            return Ok(None);
+        };
+        let at = |i: usize| as_route(&day[i]);
+        let leave: Vec<RoutePoint> = found.leave.iter().map(|&i| at(i)).collect();
+        let rejoin: Vec<RoutePoint> = found.rejoin.iter().map(|&i| at(i)).collect();
+        // The matrix only chooses the junctions: when the engine will not give one (an
+        // instance without the service, a refusal), the spur goes out and back from the
+        // nearest point; a failure worth retrying is retried.
+        let matrix = |result: Result<Option<Vec<Vec<Option<f64>>>>, UpstreamError>| match result {
+            Ok(found) => Ok(found),
+            Err(e) if e.retryable => Err(e),
+            Err(e) => {
+                tracing::info!(failure = %e.failure, "no distance matrix; the spur goes out and back");
+                Ok(None)
+            }
+        };
+        let out = matrix(router.distances(&leave, &[via], profile).await)?;
+        let back = matrix(router.distances(&[via], &rejoin, profile).await)?;
+        let chosen = match (out, back) {
+            (Some(out), Some(back)) => {
+                let out: Vec<(usize, Option<f64>)> = found
+                    .leave
+                    .iter()
+                    .zip(&out)
+                    .map(|(&i, row)| (i, row.first().copied().flatten()))
+                    .collect();
+                let back: Vec<(usize, Option<f64>)> = match back.first() {
+                    Some(row) => found
+                        .rejoin
+                        .iter()
+                        .copied()
+                        .zip(row.iter().copied())
+                        .collect(),
+                    None => Vec::new(),
+                };
+                choose(day, &out, &back)
+            }
+            // No matrix service (BRouter): out and back from the nearest point.
+            _ => None,
+        };
+        let (leave_at, rejoin_at) =
+            chosen.map_or((found.nearest, found.nearest), |j| (j.leave, j.rejoin));
+        let path = router
+            .route(&[at(leave_at), via, at(rejoin_at)], profile)
+            .await?;
+        let spur: Vec<TrackPoint> = path.points.iter().map(as_track).collect();
+        let points = splice(day, leave_at, &spur, rejoin_at);
+        let along = cumulative_distances(day);
+        let skipped_m = along[rejoin_at] - along[leave_at];
+        // The routed length, not the matrix's estimate; never below what it skips, so a
+        // detour never shortens the day.
+        let junction = Junction {
+            leave: leave_at,
+            rejoin: rejoin_at,
+            skipped_m,
+            spur_m: (path.distance_km * 1000.0).max(skipped_m),
+        };
+        Ok(Some((points, junction)))
+    }
+}
+
+fn as_route(p: &TrackPoint) -> RoutePoint {
+    RoutePoint {
+        lat: p.lat,
+        lon: p.lon,
+        ele: p.ele,
+    }
+}
+
+fn as_track(p: &RoutePoint) -> TrackPoint {
+    TrackPoint {
+        lat: p.lat,
+        lon: p.lon,
+        ele: p.ele,
     }
 }
 
@@ -239,27 +343,22 @@ fn outcome(applied: Applied) -> Outcome {
     }
 }
 
-/// The day with a straight out-and-back spur to `via` from its nearest point.
-fn spur(day: &[TrackPoint], via: RoutePoint) -> Vec<TrackPoint> {
-    let route: Vec<RoutePoint> = day
-        .iter()
-        .map(|p| RoutePoint {
-            lat: p.lat,
-            lon: p.lon,
-            ele: p.ele,
-        })
-        .collect();
+/// The day with a straight out-and-back spur to `via` from its nearest point (what stands
+/// in when no router answers), with its junction.
+fn straight_spur(day: &[TrackPoint], via: RoutePoint) -> (Vec<TrackPoint>, Junction) {
+    let route: Vec<RoutePoint> = day.iter().map(as_route).collect();
     let (nearest, path) = spur_detour(&route, via);
-    let to_track = |p: &RoutePoint| TrackPoint {
-        lat: p.lat,
-        lon: p.lon,
-        ele: p.ele,
-    };
     let mut points: Vec<TrackPoint> = day.iter().take(nearest + 1).copied().collect();
     // The spur starts and ends at the nearest point, already in the list.
-    points.extend(path.points.iter().skip(1).map(to_track));
+    points.extend(path.points.iter().skip(1).map(as_track));
     points.extend(day.iter().skip(nearest + 1).copied());
-    points
+    let junction = Junction {
+        leave: nearest,
+        rejoin: nearest,
+        skipped_m: 0.0,
+        spur_m: path.distance_km * 1000.0,
+    };
+    (points, junction)
 }
 
 #[cfg(test)]
@@ -276,7 +375,8 @@ mod tests {
             })
             .collect();
         let via = RoutePoint::new(45.045, 6.02);
-        let points = spur(&day, via);
+        let (points, junction) = straight_spur(&day, via);
+        assert!((junction.added_m() - junction.spur_m).abs() < 1e-9);
         let before = cumulative_distances(&day).last().copied().unwrap_or(0.0);
         let after = cumulative_distances(&points).last().copied().unwrap_or(0.0);
         let off = RoutePoint::new(45.045, 6.0).distance_m(&via);

@@ -101,6 +101,14 @@ impl Database {
             Self::Sqlite(store) => etappe_osm_index::IndexDb::Sqlite(store.pool().clone()),
         }
     }
+
+    /// The SRTM tiles in this database (`etappe elevation import`).
+    pub fn elevation_tiles(&self) -> etappe_elevation::ElevationDb {
+        match self {
+            Self::Postgres(store) => etappe_elevation::ElevationDb::Postgres(store.pool().clone()),
+            Self::Sqlite(store) => etappe_elevation::ElevationDb::Sqlite(store.pool().clone()),
+        }
+    }
 }
 
 /// Opens the queue and the progress store the settings name, over `database`'s store and
@@ -126,6 +134,9 @@ pub async fn open_work(settings: &WorkSettings, database: &Database) -> Result<W
     let mut upstreams = crate::upstreams::Upstreams::from_settings(&settings.upstreams, &shared)?;
     upstreams.local_index = Some(Arc::new(etappe_osm_index::LocalIndex::new(
         database.osm_index(),
+    )));
+    upstreams.local_elevation = Some(Arc::new(etappe_elevation::LocalTiles::new(
+        database.elevation_tiles(),
     )));
     Ok(Work {
         queue,

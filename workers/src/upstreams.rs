@@ -1,7 +1,8 @@
 //! The third-party upstreams a deployment is configured with, composed once: a geocoder
 //! (Nominatim), an accommodation source (Overpass), a weather forecast (Open-Meteo) and a
 //! router (BRouter or Valhalla), each optional, with the embedded defaults standing in
-//! (gazetteer, "unavailable", a straight spur). Response caches and the geocoder's request pace live in Redis when it is
+//! (gazetteer, "unavailable", a straight spur); terrain heights from the imported SRTM tiles
+//! and the Open-Meteo elevation API, layered in that order. Response caches and the geocoder's request pace live in Redis when it is
 //! configured, so replicas share them: together they ask Nominatim once a second at most.
 
 use std::sync::Arc;
@@ -9,8 +10,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use etappe_upstream::{
-    BRouterClient, Claim, Forecasts, MemoryCache, NominatimClient, OpenMeteoClient, OsmFeatures,
-    OverpassClient, RateLimiter, ResponseCache, Router, SharedPace, ValhallaClient,
+    BRouterClient, Claim, Elevations, Forecasts, LayeredElevations, MemoryCache, NominatimClient,
+    OpenMeteoClient, OpenMeteoElevationClient, OsmFeatures, OverpassClient, RateLimiter,
+    ResponseCache, Router, SharedPace, ValhallaClient,
 };
 use redis::AsyncCommands;
 use tokio::sync::Mutex;
@@ -35,12 +37,21 @@ pub struct UpstreamSettings {
     /// unavailable ("not configured").
     #[arg(long, env = "ETAPPE_WEATHER_URL")]
     pub weather_url: Option<String>,
+    /// Open-Meteo (or compatible) base URL for the terrain heights of routes without
+    /// elevation (its elevation API, Copernicus GLO-90); asked for what the imported SRTM
+    /// tiles (`etappe elevation import`) do not cover. Unset: the tiles only.
+    #[arg(long, env = "ETAPPE_ELEVATION_URL")]
+    pub elevation_url: Option<String>,
     /// Router for waypoint detours: brouter, valhalla, or offline (a straight spur).
     #[arg(long, env = "ETAPPE_ROUTER", default_value = "offline")]
     pub router: String,
     /// The router's base URL (with brouter or valhalla).
     #[arg(long, env = "ETAPPE_ROUTER_URL")]
     pub router_url: Option<String>,
+    /// The straight-line length one routing request may span, km: a longer plan is asked in
+    /// legs (and a leg the engine still refuses as too long is cut again).
+    #[arg(long, env = "ETAPPE_ROUTER_MAX_LEG_KM", default_value_t = etappe_upstream::router::DEFAULT_MAX_LEG_KM)]
+    pub router_max_leg_km: f64,
     /// The User-Agent sent to upstreams (Nominatim's policy requires an identifying one).
     #[arg(
         long,
@@ -51,6 +62,74 @@ pub struct UpstreamSettings {
     /// Seconds an upstream call may take.
     #[arg(long, env = "ETAPPE_UPSTREAM_TIMEOUT_SECS", default_value_t = 5)]
     pub timeout_secs: u64,
+    /// A connected laptop: weather and elevation from Open-Meteo, OpenStreetMap features and
+    /// beds from the public Overpass API (an imported extract stays first), routing by the
+    /// public Valhalla of FOSSGIS; each only where its own setting is unset. Off: everything
+    /// stays on this machine.
+    #[arg(long, env = "ETAPPE_ONLINE")]
+    pub online: bool,
+}
+
+/// Open-Meteo's forecast and elevation APIs (free for non-commercial use, about 10,000 calls
+/// a day; forecasts cached 3 h, heights 30 days; CC BY 4.0).
+pub const ONLINE_OPEN_METEO_URL: &str = "https://api.open-meteo.com";
+/// The main public Overpass instance (one query at a time, answers cached 24 h; data
+/// © OpenStreetMap contributors, ODbL).
+pub const ONLINE_OVERPASS_URL: &str = "https://overpass-api.de/api";
+/// FOSSGIS's public Valhalla (at most one request a second, an identifying User-Agent,
+/// attribution; data © OpenStreetMap contributors, ODbL).
+pub const ONLINE_VALHALLA_URL: &str = "https://valhalla1.openstreetmap.de";
+/// The pace FOSSGIS asks of its public routing instances.
+const PUBLIC_VALHALLA_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What the online switch sends where, for the README and the readiness report.
+pub const ONLINE_SERVICES: [(&str, &str, &str); 4] = [
+    (
+        "weather",
+        ONLINE_OPEN_METEO_URL,
+        "Weather data by Open-Meteo.com (CC BY 4.0)",
+    ),
+    (
+        "elevation",
+        ONLINE_OPEN_METEO_URL,
+        "Elevation data by Open-Meteo.com, Copernicus DEM GLO-90 (CC BY 4.0)",
+    ),
+    (
+        "osm",
+        ONLINE_OVERPASS_URL,
+        "© OpenStreetMap contributors (ODbL), via the Overpass API",
+    ),
+    (
+        "router",
+        ONLINE_VALHALLA_URL,
+        "Routing by Valhalla on FOSSGIS's servers, © OpenStreetMap contributors (ODbL)",
+    ),
+];
+
+impl UpstreamSettings {
+    /// These settings with the online switch applied: each public service fills only a
+    /// setting the operator left unset, so an explicit one always wins.
+    pub fn effective(&self) -> Self {
+        let mut out = self.clone();
+        if !self.online {
+            return out;
+        }
+        let unset = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+        if unset(&out.weather_url) {
+            out.weather_url = Some(ONLINE_OPEN_METEO_URL.into());
+        }
+        if unset(&out.elevation_url) {
+            out.elevation_url = Some(ONLINE_OPEN_METEO_URL.into());
+        }
+        if unset(&out.overpass_url) {
+            out.overpass_url = Some(ONLINE_OVERPASS_URL.into());
+        }
+        if matches!(out.router.as_str(), "offline" | "") && unset(&out.router_url) {
+            out.router = "valhalla".into();
+            out.router_url = Some(ONLINE_VALHALLA_URL.into());
+        }
+        out
+    }
 }
 
 impl Default for UpstreamSettings {
@@ -60,10 +139,13 @@ impl Default for UpstreamSettings {
             overpass_url: None,
             osm_source: "auto".into(),
             weather_url: None,
+            elevation_url: None,
             router: "offline".into(),
             router_url: None,
+            router_max_leg_km: etappe_upstream::router::DEFAULT_MAX_LEG_KM,
             user_agent: "Etappe/0.1 (bicycle trip planner)".into(),
             timeout_secs: 5,
+            online: false,
         }
     }
 }
@@ -97,9 +179,15 @@ pub struct Upstreams {
     pub osm_choice: OsmChoice,
     /// Where the days' forecasts come from, when configured.
     pub weather: Option<Arc<dyn Forecasts>>,
+    /// The elevation API (Open-Meteo), when configured.
+    pub elevation_api: Option<Arc<dyn Elevations>>,
+    /// The imported SRTM tiles (set by the process that opened the database).
+    pub local_elevation: Option<Arc<etappe_elevation::LocalTiles>>,
     pub router: Router,
     /// The router's name as recorded on a detour.
     pub router_name: &'static str,
+    /// The straight-line length one routing request may span, km.
+    pub router_max_leg_km: f64,
     /// The last health report and when it was made (see [`Upstreams::health`]).
     last_health: Arc<Mutex<Option<(tokio::time::Instant, serde_json::Value)>>>,
 }
@@ -129,8 +217,11 @@ impl Default for Upstreams {
             local_index: None,
             osm_choice: OsmChoice::Auto,
             weather: None,
+            elevation_api: None,
+            local_elevation: None,
             router: Router::Offline,
             router_name: "offline",
+            router_max_leg_km: etappe_upstream::router::DEFAULT_MAX_LEG_KM,
             last_health: Arc::default(),
         }
     }
@@ -142,6 +233,7 @@ impl Upstreams {
         settings: &UpstreamSettings,
         shared: &SharedUpstreamState,
     ) -> Result<Self, UpstreamSetupError> {
+        let settings = &settings.effective();
         let cache = &shared.cache;
         crate::telemetry::install_tls_provider();
         let timeout = Duration::from_secs(settings.timeout_secs.max(1));
@@ -195,6 +287,15 @@ impl Upstreams {
             )?) as Arc<dyn Forecasts>),
             None => None,
         };
+        let elevation_api = match set(&settings.elevation_url) {
+            Some(url) => Some(Arc::new(OpenMeteoElevationClient::new(
+                client.clone(),
+                &url,
+                Arc::clone(cache),
+                timeout,
+            )?) as Arc<dyn Elevations>),
+            None => None,
+        };
         let router_url = set(&settings.router_url);
         let router_client = client;
         let (router, router_name) = match (settings.router.as_str(), router_url) {
@@ -203,10 +304,19 @@ impl Upstreams {
                 Router::BRouter(BRouterClient::new(router_client, &url, timeout)?),
                 "brouter",
             ),
-            ("valhalla", Some(url)) => (
-                Router::Valhalla(ValhallaClient::new(router_client, &url, timeout)?),
-                "valhalla",
-            ),
+            ("valhalla", Some(url)) => {
+                let client = ValhallaClient::new(router_client, &url, timeout)?;
+                let client = if url.trim_end_matches('/') == ONLINE_VALHALLA_URL {
+                    client.with_limiter(match &shared.pace {
+                        Some(pace) => RateLimiter::new(PUBLIC_VALHALLA_INTERVAL)
+                            .shared_with(Arc::new(pace.named("router")) as Arc<dyn SharedPace>),
+                        None => RateLimiter::new(PUBLIC_VALHALLA_INTERVAL),
+                    })
+                } else {
+                    client
+                };
+                (Router::Valhalla(client), "valhalla")
+            }
             ("brouter" | "valhalla", None) => {
                 return Err(UpstreamSetupError::MissingRouterUrl(
                     settings.router.clone(),
@@ -220,8 +330,11 @@ impl Upstreams {
             local_index: None,
             osm_choice,
             weather,
+            elevation_api,
+            local_elevation: None,
             router,
             router_name,
+            router_max_leg_km: settings.router_max_leg_km,
             last_health: Arc::default(),
         })
     }
@@ -247,12 +360,36 @@ impl Upstreams {
         }
     }
 
+    /// Where the heights of a route without elevation come from: the imported SRTM tiles
+    /// (when any are), then the elevation API for the points they do not cover; None when
+    /// neither is there. Asked each time, so tiles imported while the service runs are used
+    /// at once.
+    pub async fn elevation_source(&self) -> Option<LayeredElevations> {
+        let local = match &self.local_elevation {
+            Some(tiles) => match tiles.is_loaded().await {
+                Ok(true) => Some(Arc::clone(tiles) as Arc<dyn Elevations>),
+                Ok(false) => None,
+                Err(error) => {
+                    // Read as not loaded: the API, when configured, still answers.
+                    tracing::warn!(%error, "could not read the local elevation tiles");
+                    None
+                }
+            },
+            None => None,
+        };
+        let layers: Vec<Arc<dyn Elevations>> = local
+            .into_iter()
+            .chain(self.elevation_api.clone())
+            .collect();
+        (!layers.is_empty()).then(|| LayeredElevations::new(layers))
+    }
+
     /// Why [`Upstreams::osm_source`] found none, for the category's reason.
     pub fn no_osm_source_reason(&self) -> String {
         match self.osm_choice {
             OsmChoice::None => "OpenStreetMap features are switched off (ETAPPE_OSM_SOURCE=none)".into(),
             OsmChoice::Local => "no OpenStreetMap extract is imported: run `etappe osm import <region.osm.pbf>` (ETAPPE_OSM_SOURCE=local)".into(),
-            _ => "no OpenStreetMap source: import an extract with `etappe osm import <region.osm.pbf>` or configure Overpass (ETAPPE_OVERPASS_URL); nothing is invented".into(),
+            _ => "no OpenStreetMap source is configured: import an extract with `etappe osm import <region.osm.pbf>`, configure Overpass (ETAPPE_OVERPASS_URL), or start Etappe with ETAPPE_ONLINE=1 (public Overpass); nothing is invented".into(),
         }
     }
 
@@ -269,7 +406,8 @@ impl Upstreams {
             return report.clone();
         }
         let osm = self.osm_source().await;
-        let (geocoder, accommodations, osm, weather, router) = tokio::join!(
+        let elevation = self.elevation_source().await;
+        let (geocoder, accommodations, osm, weather, elevation, router) = tokio::join!(
             probe(
                 if self.geocoder.is_some() {
                     "nominatim"
@@ -301,6 +439,12 @@ impl Upstreams {
                     .map(|w| Box::pin(w.probe()) as BoxedProbe<'_>),
             ),
             probe(
+                elevation.as_ref().map_or("none", |e| e.provider()),
+                elevation
+                    .as_ref()
+                    .map(|e| Box::pin(e.probe()) as BoxedProbe<'_>),
+            ),
+            probe(
                 self.router_name,
                 (!matches!(self.router, Router::Offline))
                     .then(|| Box::pin(self.router.probe()) as BoxedProbe<'_>),
@@ -311,6 +455,7 @@ impl Upstreams {
             "accommodations": accommodations,
             "osm": osm,
             "weather": weather,
+            "elevation": elevation,
             "router": router,
         });
         *last = Some((tokio::time::Instant::now(), report.clone()));
@@ -419,6 +564,21 @@ pub struct RedisPace {
     key: String,
 }
 
+impl RedisPace {
+    /// The slot of another upstream on the same Redis (`…:pace:<name>`), so the router's pace
+    /// and the geocoder's never hold each other up.
+    pub fn named(&self, name: &str) -> Self {
+        let base = self
+            .key
+            .rsplit_once(':')
+            .map_or(self.key.as_str(), |(base, _)| base);
+        Self {
+            redis: Arc::clone(&self.redis),
+            key: format!("{base}:{name}"),
+        }
+    }
+}
+
 impl std::fmt::Debug for RedisPace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisPace")
@@ -489,6 +649,79 @@ mod tests {
         let upstreams = Upstreams::from_settings(&settings, &cache).expect("configured");
         assert_eq!(upstreams.router_name, "brouter");
         assert!(upstreams.geocoder.is_none());
+    }
+
+    #[tokio::test]
+    async fn an_elevation_url_gives_the_api_and_none_gives_no_source() {
+        let cache = SharedUpstreamState::in_memory();
+        let none =
+            Upstreams::from_settings(&UpstreamSettings::default(), &cache).expect("configured");
+        assert!(none.elevation_api.is_none());
+        assert!(none.elevation_source().await.is_none());
+        assert_eq!(
+            none.health().await["elevation"],
+            serde_json::json!({"provider": "none", "status": "embedded", "required": false})
+        );
+        let settings = UpstreamSettings {
+            elevation_url: Some("http://127.0.0.1:17778".into()),
+            ..UpstreamSettings::default()
+        };
+        let api = Upstreams::from_settings(&settings, &cache).expect("configured");
+        let source = api.elevation_source().await.expect("the API");
+        assert_eq!(source.provider(), "open-meteo");
+        let bad = UpstreamSettings {
+            elevation_url: Some("ftp://127.0.0.1".into()),
+            ..UpstreamSettings::default()
+        };
+        assert!(matches!(
+            Upstreams::from_settings(&bad, &cache),
+            Err(UpstreamSetupError::Config(_))
+        ));
+    }
+
+    #[test]
+    fn the_online_switch_fills_only_what_the_operator_left_unset() {
+        let offline = UpstreamSettings::default();
+        let same = offline.effective();
+        assert_eq!(same.weather_url, None);
+        assert_eq!(same.router, "offline");
+        let online = UpstreamSettings {
+            online: true,
+            weather_url: Some("http://127.0.0.1:9/own-forecast".into()),
+            ..UpstreamSettings::default()
+        }
+        .effective();
+        assert_eq!(
+            online.weather_url.as_deref(),
+            Some("http://127.0.0.1:9/own-forecast")
+        );
+        assert_eq!(online.elevation_url.as_deref(), Some(ONLINE_OPEN_METEO_URL));
+        assert_eq!(online.overpass_url.as_deref(), Some(ONLINE_OVERPASS_URL));
+        assert_eq!(online.router, "valhalla");
+        assert_eq!(online.router_url.as_deref(), Some(ONLINE_VALHALLA_URL));
+        // An imported extract stays first: the choice stays `auto`.
+        assert_eq!(online.osm_source, "auto");
+        let own_router = UpstreamSettings {
+            online: true,
+            router: "brouter".into(),
+            router_url: Some("http://127.0.0.1:9".into()),
+            ..UpstreamSettings::default()
+        }
+        .effective();
+        assert_eq!(own_router.router, "brouter");
+        // Built, the public router is paced; nothing is asked yet.
+        let built = Upstreams::from_settings(
+            &UpstreamSettings {
+                online: true,
+                ..UpstreamSettings::default()
+            },
+            &SharedUpstreamState::in_memory(),
+        )
+        .expect("configured");
+        assert_eq!(built.router_name, "valhalla");
+        assert!(
+            built.weather.is_some() && built.overpass.is_some() && built.elevation_api.is_some()
+        );
     }
 
     /// The Redis URL for the tests that need it; a failure in CI when it is missing.

@@ -147,7 +147,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             start: (d[0].lat, d[0].lon),
             end: (d[d.len() - 1].lat, d[d.len() - 1].lon),
             distance_km: (d[d.len() - 1].distance_m - d[0].distance_m) / 1000.0,
-            ascent_m: 0.0,
+            ascent_m: Some(0.0),
             date: None,
             country: None,
         })

@@ -63,7 +63,7 @@ fn stage(points: &[StagePoint], day_number: u32) -> OsmStage<'_> {
         start: (first.lat, first.lon),
         end: (last.lat, last.lon),
         distance_km: last.distance_m / 1000.0,
-        ascent_m: 0.0,
+        ascent_m: Some(0.0),
         date: None,
         country: Some("FR".to_owned()),
     }

@@ -21,6 +21,8 @@ pub enum Upstream {
     Overpass,
     /// The local OpenStreetMap index (`etappe osm import`).
     OsmIndex,
+    /// Terrain heights: the Open-Meteo elevation API or the local SRTM tiles.
+    Elevation,
 }
 
 impl Upstream {
@@ -32,6 +34,7 @@ impl Upstream {
             Self::Weather => "weather",
             Self::Overpass => "overpass",
             Self::OsmIndex => "osm_index",
+            Self::Elevation => "elevation",
         }
     }
 }

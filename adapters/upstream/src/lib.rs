@@ -1,6 +1,6 @@
 //! HTTP adapters for Etappe's third-party upstreams: the Nominatim geocoder,
-//! the Overpass accommodation search, the Open-Meteo forecast and the BRouter/Valhalla
-//! routers.
+//! the Overpass accommodation search, the Open-Meteo forecast and elevation API and the
+//! BRouter/Valhalla routers.
 //!
 //! Every adapter takes a `reqwest::Client` built by the application (so TLS,
 //! proxies and connection pools are configured once) plus a base URL (so tests
@@ -9,6 +9,7 @@
 //! retrying may help; nothing an upstream sends can make these adapters panic.
 
 pub mod cache;
+pub mod elevation;
 pub mod error;
 pub mod features;
 mod geo;
@@ -21,10 +22,13 @@ mod text;
 pub mod weather;
 
 pub use cache::{MemoryCache, NoCache, ResponseCache};
+pub use elevation::{Elevations, LayeredElevations, OpenMeteoElevationClient};
 pub use error::{ConfigError, Upstream, UpstreamError};
 pub use features::OsmFeatures;
 pub use limiter::{Claim, RateLimiter, SharedPace};
 pub use nominatim::{NominatimClient, Place};
 pub use overpass::{Accommodation, AccommodationType, OsmType, OverpassClient};
-pub use router::{BRouterClient, RoutePoint, RoutedPath, Router, ValhallaClient, spur_detour};
+pub use router::{
+    BRouterClient, RideProfile, RoutePoint, RoutedPath, Router, ValhallaClient, spur_detour,
+};
 pub use weather::{DaySeries, ForecastQuery, Forecasts, HourSample, OpenMeteoClient};

@@ -35,6 +35,8 @@ pub struct Place {
     pub kind: String,
     /// ISO 3166-1 alpha-2, lower case as Nominatim sends it.
     pub country_code: Option<String>,
+    /// Nominatim's ranking weight (0–1), when it sends one: tells a city from its namesakes.
+    pub importance: Option<f64>,
 }
 
 #[derive(Clone)]
@@ -214,6 +216,8 @@ struct RawPlace {
     addresstype: Option<String>,
     #[serde(default)]
     address: Option<RawAddress>,
+    #[serde(default)]
+    importance: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -291,6 +295,7 @@ fn into_place(raw: RawPlace) -> Result<Place, UpstreamError> {
             raw.addresstype.as_deref(),
         ),
         country_code,
+        importance: raw.importance.filter(|i| i.is_finite()),
     })
 }
 

@@ -167,7 +167,7 @@ fn stages(lines: &[Vec<StagePoint>]) -> Vec<OsmStage<'_>> {
                 start: points.first().map(at).expect("points"),
                 end: points.last().map(at).expect("points"),
                 distance_km: points.last().map_or(0.0, |p| p.distance_m / 1000.0),
-                ascent_m: 0.0,
+                ascent_m: Some(0.0),
                 date: None,
                 country: None,
             }

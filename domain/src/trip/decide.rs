@@ -84,6 +84,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
         }
         TripCommand::UpdateSettings {
             patch,
+            plan,
             expected_version,
             today,
         } => {
@@ -104,21 +105,34 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             if !errors.is_empty() {
                 return Err(TripError::Invalid(errors));
             }
+            if plan.is_some() && trip.source.plan.is_none() {
+                return Err(TripError::NotPlanned);
+            }
+            let replanned = plan.filter(|p| trip.source.plan.as_deref() != Some(p));
             let changed = trip.settings.changed_fields(&after);
-            if changed.is_empty() {
+            if changed.is_empty() && replanned.is_none() {
                 return Ok(vec![]);
             }
             let invalidation = Invalidation::between(&trip.settings, &after);
             // Every change a caller makes moves the version, recomputing or not: a title
             // edit made under a stale version must be refused, not silently lost.
             let version = trip.version + 1;
-            let mut events = vec![TripEvent::TripSettingsUpdated {
-                settings: after,
-                changed,
-                invalidated: invalidation.categories.iter().copied().collect(),
-                version,
-            }];
-            if invalidation.repace {
+            let mut events = Vec::new();
+            if !changed.is_empty() {
+                events.push(TripEvent::TripSettingsUpdated {
+                    settings: after,
+                    changed,
+                    invalidated: invalidation.categories.iter().copied().collect(),
+                    version,
+                });
+            }
+            if let Some(plan) = replanned {
+                // Other places or another profile: another route, so new days.
+                events.push(TripEvent::TripReplanned { plan, version });
+                events.push(TripEvent::RouteRequested {
+                    generation: trip.generation + 1,
+                });
+            } else if invalidation.repace {
                 events.push(TripEvent::RouteRequested {
                     generation: trip.generation + 1,
                 });
@@ -265,9 +279,21 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
         } => {
             let trip = live.ok_or(TripError::NotFound)?;
             current_generation(trip, generation)?;
-            if !trip.stages.iter().any(|s| s.id == stage_id) {
+            let Some(stage) = trip.stages.iter().find(|s| s.id == stage_id) else {
                 // The day was deleted or merged meanwhile: the detour has nowhere to go.
                 return Err(TripError::StageNotFound);
+            };
+            // The detour was removed, or asked again through another point, meanwhile: this
+            // result answers a question nobody asks any more. (A day without a pending
+            // point but with this very detour is a redelivery: the store's idempotent
+            // append answers it, so it is judged like the first delivery.)
+            let asked = stage.waypoint_pending.as_ref() == Some(&detour.waypoint)
+                || stage
+                    .detour
+                    .as_ref()
+                    .is_some_and(|d| d.track_key == detour.track_key);
+            if !asked {
+                return Err(TripError::NoDetour);
             }
             // The day's roads changed: what is read off them is asked again. The version does
             // not move (a detour is not a structural edit).
@@ -282,6 +308,34 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 },
                 TripEvent::AnalysisRequested {
                     generation,
+                    categories: DETOUR_INVALIDATES.to_vec(),
+                },
+            ])
+        }
+        TripCommand::RemoveDetour {
+            stage_id,
+            own,
+            today,
+        } => {
+            let trip = days_open_to_work(live, today)?;
+            let stage = trip
+                .stages
+                .iter()
+                .find(|s| s.id == stage_id)
+                .ok_or(TripError::StageNotFound)?;
+            if stage.detour.is_none() && stage.waypoint_pending.is_none() {
+                return Err(TripError::NoDetour);
+            }
+            Ok(vec![
+                TripEvent::DetourRemoved {
+                    generation: trip.generation,
+                    stage_id,
+                    distance_km: (own.distance_km * 100.0).round() / 100.0,
+                    ascent_m: own.ascent_m.map(f64::round),
+                    descent_m: own.descent_m.map(f64::round),
+                },
+                TripEvent::AnalysisRequested {
+                    generation: trip.generation,
                     categories: DETOUR_INVALIDATES.to_vec(),
                 },
             ])

@@ -30,8 +30,9 @@ pub const LABEL_MAX_CHARS: usize = 100;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Measure {
     pub distance_km: f64,
-    pub ascent_m: f64,
-    pub descent_m: f64,
+    /// `None` when the slice's heights are unknown.
+    pub ascent_m: Option<f64>,
+    pub descent_m: Option<f64>,
 }
 
 /// What an edit needs to know about the route: the service implements it over the stored

@@ -14,6 +14,9 @@ use super::{Category, ComputationStatus};
 use crate::ids::{TripId, UserId};
 
 /// An event of a trip stream.
+// The copy of a trip carries a whole trip's image: events are built a few times a request
+// and moved into a Vec, so a large variant costs nothing that boxing would save.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data")]
 pub enum TripEvent {
@@ -123,8 +126,25 @@ pub enum TripEvent {
         stage_id: uuid::Uuid,
         detour: Detour,
         distance_km: f64,
-        ascent_m: f64,
-        descent_m: f64,
+        ascent_m: Option<f64>,
+        descent_m: Option<f64>,
+    },
+    /// A day's detour was removed: the day rides its own roads again with these figures
+    /// (an enrichment undone: the version does not move, as adding it did not).
+    #[serde(rename_all = "camelCase")]
+    DetourRemoved {
+        generation: u64,
+        stage_id: uuid::Uuid,
+        distance_km: f64,
+        ascent_m: Option<f64>,
+        descent_m: Option<f64>,
+    },
+    /// A planned trip's plan changed (places or profile): its route is routed again.
+    /// `version` is the structural version after the change.
+    #[serde(rename_all = "camelCase")]
+    TripReplanned {
+        plan: super::plan::RoutePlan,
+        version: u64,
     },
     /// A day's detour could not be computed, for good (its job was given up): the day keeps
     /// its roads and says why. Not structural: no version.
@@ -161,7 +181,7 @@ pub struct StageAccommodations {
 }
 
 /// Every trip event type, as stored in `event_type`.
-pub const EVENT_TYPES: [&str; 19] = [
+pub const EVENT_TYPES: [&str; 21] = [
     "TripCreated",
     "RouteRequested",
     "TripSettingsUpdated",
@@ -181,6 +201,8 @@ pub const EVENT_TYPES: [&str; 19] = [
     "StageRerouted",
     "TripDuplicated",
     "DetourFailed",
+    "DetourRemoved",
+    "TripReplanned",
 ];
 
 /// A stored event that is not a trip event of a known shape.
@@ -219,6 +241,8 @@ impl TripEvent {
             Self::StageRerouted { .. } => "StageRerouted",
             Self::TripDuplicated { .. } => "TripDuplicated",
             Self::DetourFailed { .. } => "DetourFailed",
+            Self::DetourRemoved { .. } => "DetourRemoved",
+            Self::TripReplanned { .. } => "TripReplanned",
         }
     }
 

@@ -225,6 +225,7 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
             if let Some(stage) = trip.stages.iter_mut().find(|s| s.id == *stage_id) {
                 stage.detour = Some(detour.clone());
                 stage.detour_failure = None;
+                stage.waypoint_pending = None;
                 stage.distance_km = *distance_km;
                 stage.ascent_m = *ascent_m;
                 stage.descent_m = *descent_m;
@@ -241,7 +242,46 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
         ) if *generation == trip.generation => {
             if let Some(stage) = trip.stages.iter_mut().find(|s| s.id == *stage_id) {
                 stage.detour_failure = Some(reason.clone());
+                stage.waypoint_pending = None;
             }
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::WaypointRequested {
+                generation,
+                stage_id,
+                waypoint,
+            },
+        ) if *generation == trip.generation => {
+            if let Some(stage) = trip.stages.iter_mut().find(|s| s.id == *stage_id) {
+                stage.waypoint_pending = Some(*waypoint);
+            }
+            Some(trip)
+        }
+        (
+            Some(mut trip),
+            TripEvent::DetourRemoved {
+                generation,
+                stage_id,
+                distance_km,
+                ascent_m,
+                descent_m,
+            },
+        ) if *generation == trip.generation => {
+            if let Some(stage) = trip.stages.iter_mut().find(|s| s.id == *stage_id) {
+                stage.detour = None;
+                stage.detour_failure = None;
+                stage.waypoint_pending = None;
+                stage.distance_km = *distance_km;
+                stage.ascent_m = *ascent_m;
+                stage.descent_m = *descent_m;
+            }
+            Some(trip)
+        }
+        (Some(mut trip), TripEvent::TripReplanned { plan, version }) => {
+            trip.source = super::source::SourceUrl::planned(plan.clone());
+            trip.version = *version;
             Some(trip)
         }
         (Some(mut trip), TripEvent::TripShared { code, at }) => {

@@ -16,6 +16,7 @@ pub mod edits;
 mod events;
 mod evolve;
 pub mod input;
+pub mod plan;
 pub mod settings;
 pub mod source;
 pub mod stage;
@@ -188,6 +189,8 @@ pub enum TripCommand {
     },
     UpdateSettings {
         patch: SettingsPatch,
+        /// A planned trip's new plan (places, profile), resolved; `None` keeps it.
+        plan: Option<plan::RoutePlan>,
         expected_version: u64,
         today: NaiveDate,
     },
@@ -237,8 +240,15 @@ pub enum TripCommand {
         stage_id: uuid::Uuid,
         detour: stage::Detour,
         distance_km: f64,
-        ascent_m: f64,
-        descent_m: f64,
+        ascent_m: Option<f64>,
+        descent_m: Option<f64>,
+    },
+    /// Remove a day's detour: the day rides its own roads again, measured as `own` (not
+    /// structural, like adding it).
+    RemoveDetour {
+        stage_id: uuid::Uuid,
+        own: edits::Measure,
+        today: NaiveDate,
     },
     /// A worker starts the route job of `generation`.
     StartRoute {
@@ -326,6 +336,14 @@ pub enum TripError {
     AnalysisRunning,
     #[error("no day with this id in this trip")]
     StageNotFound,
+    /// A command about a day's detour on a day that has none.
+    #[error("this day has no detour")]
+    NoDetour,
+    /// A plan change on a trip whose route comes from a link or a file.
+    #[error(
+        "this trip's route comes from a link or a file, not from a plan: create a new trip to plan one"
+    )]
+    NotPlanned,
 }
 
 /// The radius of an accommodation scan around a day's end, km (inclusive).

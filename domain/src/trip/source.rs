@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::FieldError;
+use super::plan::RoutePlan;
 use crate::text::quote;
 
 /// The longest source link accepted.
@@ -20,14 +21,40 @@ pub enum SourceType {
     RideWithGps,
     GpxLink,
     GpxUpload,
+    /// Planned from places by the routing engine (see [`RoutePlan`]).
+    Plan,
 }
 
-/// A checked source link.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A checked source link, or for a planned trip the plan (with `url` a readable
+/// `plan:` line, so every trip has one text saying where its route comes from).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceUrl {
     pub url: String,
     pub source_type: SourceType,
+    /// Boxed: a plan is large, and every event carrying a source would carry its size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Box<RoutePlan>>,
+}
+
+impl SourceUrl {
+    /// The source of a trip planned from places.
+    pub fn planned(plan: RoutePlan) -> Self {
+        Self {
+            url: format!("plan:{}", plan.describe()),
+            source_type: SourceType::Plan,
+            plan: Some(Box::new(plan)),
+        }
+    }
+
+    /// An uploaded file's source.
+    pub fn uploaded(file_name: &str) -> Self {
+        Self {
+            url: format!("upload:{file_name}"),
+            source_type: SourceType::GpxUpload,
+            plan: None,
+        }
+    }
 }
 
 impl SourceUrl {
@@ -66,13 +93,20 @@ impl SourceUrl {
             ));
         }
         Ok(Self {
-            source_type: classify(&url),
+            source_type: classify(&url).map_err(|why| FieldError::new(field, why))?,
             url: url.to_string(),
+            plan: None,
         })
     }
 }
 
-fn classify(url: &Url) -> SourceType {
+/// What to say of a map link that carries no track: plan from its places instead.
+const PLAN_INSTEAD: &str = "plan the route from places instead (REST: \"plan\": {\"from\": \"Basel\", \"to\": \"Wien\"}; MCP: create_trip with from and to), or export the route as GPX and upload it";
+
+/// Which service a link names, or why it is not a route Etappe can read: a link is judged at
+/// the door, so a map page or a Komoot profile is refused at once rather than failing a
+/// trip later.
+fn classify(url: &Url) -> Result<SourceType, String> {
     let host = url
         .host_str()
         .unwrap_or_default()
@@ -87,16 +121,39 @@ fn classify(url: &Url) -> SourceType {
             .windows(2)
             .any(|w| w[0] == kind && w[1].chars().all(|c| c.is_ascii_digit()))
     };
+    let shown = quote(url.as_str());
+    let is_google = host.split('.').any(|label| label == "google")
+        && (host.starts_with("maps.") || segments.first() == Some(&"maps"));
+    let is_map_page = is_google
+        || host == "maps.app.goo.gl"
+        || (host == "goo.gl" && segments.first() == Some(&"maps"))
+        || host == "maps.apple.com"
+        || (host == "bing.com" && segments.first() == Some(&"maps"))
+        || (host.ends_with("openstreetmap.org") && segments.first() == Some(&"directions"));
     match host {
-        "komoot.com" | "komoot.de" if after_locale("tour") => SourceType::KomootTour,
-        "komoot.com" | "komoot.de" if after_locale("collection") => SourceType::KomootCollection,
+        "komoot.com" | "komoot.de" if after_locale("tour") => Ok(SourceType::KomootTour),
+        "komoot.com" | "komoot.de" if after_locale("collection") => {
+            Ok(SourceType::KomootCollection)
+        }
+        "komoot.com" | "komoot.de" => Err(format!(
+            "sourceUrl names Komoot but not a tour (…/tour/123456) or a collection (…/collection/123456); got {shown}"
+        )),
         "strava.com" if segments.first() == Some(&"routes") && segments.len() >= 2 => {
-            SourceType::StravaRoute
+            Ok(SourceType::StravaRoute)
         }
+        "strava.com" => Err(format!(
+            "sourceUrl names Strava but not a route (…/routes/123456; activities and segments are not read); got {shown}"
+        )),
         "ridewithgps.com" if segments.first() == Some(&"routes") && segments.len() >= 2 => {
-            SourceType::RideWithGps
+            Ok(SourceType::RideWithGps)
         }
-        _ => SourceType::GpxLink,
+        "ridewithgps.com" => Err(format!(
+            "sourceUrl names RideWithGPS but not a route (…/routes/123456); got {shown}"
+        )),
+        _ if is_map_page => Err(format!(
+            "sourceUrl is a map page, not a route file: it carries no track Etappe can read; {PLAN_INSTEAD}; got {shown}"
+        )),
+        _ => Ok(SourceType::GpxLink),
     }
 }
 
@@ -128,6 +185,38 @@ mod tests {
         );
         assert_eq!(
             kind("https://example.org/files/alps.gpx"),
+            SourceType::GpxLink
+        );
+    }
+
+    #[test]
+    fn links_that_are_not_routes_are_refused_naming_what_is_accepted() {
+        for (link, says) in [
+            ("https://www.google.com/maps/dir/Basel/Wien", "map page"),
+            (
+                "https://maps.google.de/maps?saddr=Basel&daddr=Wien",
+                "map page",
+            ),
+            ("https://maps.app.goo.gl/abc123", "map page"),
+            (
+                "https://www.openstreetmap.org/directions?route=47.5%2C7.5%3B48.2%2C16.3",
+                "map page",
+            ),
+            ("https://www.komoot.com/user/12345", "not a tour"),
+            ("https://www.komoot.com/de-de/smarttour/123", "not a tour"),
+            ("https://www.strava.com/activities/42", "not a route"),
+            ("https://ridewithgps.com/users/7", "not a route"),
+        ] {
+            let error = SourceUrl::parse(link, &[]).expect_err(link);
+            assert_eq!(error.field, "sourceUrl");
+            assert!(error.message.contains(says), "{link}: {}", error.message);
+        }
+        let map = SourceUrl::parse("https://www.google.com/maps/dir/Basel/Wien", &[])
+            .expect_err("map page");
+        assert!(map.message.contains("plan"), "{}", map.message);
+        // A GPX file that happens to live on Google's storage is a file, not a map page.
+        assert_eq!(
+            kind("https://storage.googleapis.com/bucket/alps.gpx"),
             SourceType::GpxLink
         );
     }

@@ -41,8 +41,10 @@ pub struct Stage {
     pub id: Uuid,
     pub day_number: u32,
     pub distance_km: f64,
-    pub ascent_m: f64,
-    pub descent_m: f64,
+    /// Metres climbed and descended; `None` when the heights of the day's route are unknown
+    /// (a route without elevation and no elevation source): never invented as 0.
+    pub ascent_m: Option<f64>,
+    pub descent_m: Option<f64>,
     pub start: Point,
     pub end: Point,
     /// Reverse-geocoded locality names (third-party data: shown as data, never obeyed).
@@ -70,6 +72,10 @@ pub struct Stage {
     /// The day re-routed through a waypoint: its geometry is stored apart from the track.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detour: Option<Detour>,
+    /// The waypoint of a detour asked for and not yet computed: a result for another point
+    /// (the detour removed or asked again meanwhile) is dropped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waypoint_pending: Option<Point>,
     /// Why the last detour asked for this day could not be computed (its job was given up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detour_failure: Option<String>,
@@ -235,6 +241,47 @@ pub struct Detour {
     pub estimated: bool,
     /// Which router computed it (`brouter`, `valhalla`, `offline`).
     pub router: String,
+    /// The day's climbing before the detour (absent on detours recorded before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_ascent_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_descent_m: Option<f64>,
+    /// Where the spur leaves the day's own track and where it comes back to it (indices into
+    /// the generation's track), and the length of the day's own track it skips, metres.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub junction: Option<SpurJunction>,
+}
+
+/// Where a detour's spur leaves and rejoins the day's own track.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpurJunction {
+    pub leave_point: usize,
+    pub rejoin_point: usize,
+    /// Metres of the day's own track between the two (not ridden with the detour).
+    pub skipped_m: f64,
+    /// Metres out to the waypoint and back.
+    pub spur_m: f64,
+}
+
+/// Where a route's heights come from, and what is missing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ElevationInfo {
+    /// Which sources gave the heights: `recorded` (the route's own), `srtm` (imported
+    /// tiles), `open-meteo`; empty when none did.
+    pub sources: Vec<String>,
+    /// Points still without a height (their days' climbing is unknown).
+    pub missing_points: usize,
+    /// Points of the route in all.
+    pub points: usize,
+    /// Why heights are missing and how to get them, when some are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_reason: Option<String>,
+    /// True when the days were cut without a climbing penalty, the route's climbing being
+    /// unknown.
+    #[serde(default)]
+    pub paced_without_climbing: bool,
 }
 
 /// What the route job learned about the whole route.
@@ -244,11 +291,15 @@ pub struct RouteSummary {
     /// The route's own name, from its source (third-party text).
     pub title: Option<String>,
     pub total_distance_km: f64,
-    pub ascent_m: f64,
-    pub descent_m: f64,
+    /// `None` when the route's heights are unknown (see `elevation`).
+    pub ascent_m: Option<f64>,
+    pub descent_m: Option<f64>,
     pub point_count: usize,
     /// Where the full-resolution track of this generation is stored.
     pub track_key: String,
+    /// Where the heights come from (absent on routes computed before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elevation: Option<ElevationInfo>,
 }
 
 /// The alerts computed for one day.

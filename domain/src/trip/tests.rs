@@ -37,6 +37,7 @@ fn given_when(history: &[TripEvent], command: TripCommand) -> Result<Vec<TripEve
 fn update(patch: SettingsPatch, expected_version: u64) -> TripCommand {
     TripCommand::UpdateSettings {
         patch,
+        plan: None,
         expected_version,
         today: today(),
     }
@@ -345,8 +346,8 @@ fn route_done(history: &mut Vec<TripEvent>) {
         id: uuid::Uuid::from_u128(100 + u128::from(i)),
         day_number: i,
         distance_km: 80.0,
-        ascent_m: 500.0,
-        descent_m: 500.0,
+        ascent_m: Some(500.0),
+        descent_m: Some(500.0),
         start: Point {
             lat: 45.0,
             lon: 6.0,
@@ -370,16 +371,18 @@ fn route_done(history: &mut Vec<TripEvent>) {
         accommodation: None,
         detour: None,
         detour_failure: None,
+        waypoint_pending: None,
         weather: None,
         found: None,
     };
     let route = RouteSummary {
         title: Some("From the source".into()),
         total_distance_km: 160.0,
-        ascent_m: 1000.0,
-        descent_m: 1000.0,
+        ascent_m: Some(1000.0),
+        descent_m: Some(1000.0),
         point_count: 2,
         track_key: "track:x:1".into(),
+        elevation: None,
     };
     let events = decide(
         Some(&trip),
@@ -691,4 +694,251 @@ fn an_analysis_without_the_weather_keeps_the_days_weather() {
             .all(|s| s.weather.as_ref().is_some_and(|w| w.state == Forecast)),
         "the weather stays until the weather itself is computed again"
     );
+}
+
+fn planned(from: &str, to: &str) -> super::plan::RoutePlan {
+    use super::plan::{PlanPlace, RideProfile, RoutePlan};
+    let place = |name: &str, lat: f64| PlanPlace {
+        name: Some(name.into()),
+        lat,
+        lon: 9.5,
+    };
+    RoutePlan {
+        from: place(from, 47.0),
+        via: vec![],
+        to: place(to, 47.2),
+        profile: RideProfile::Touring,
+    }
+}
+
+fn created_from_plan() -> Vec<TripEvent> {
+    vec![
+        TripEvent::TripCreated {
+            trip_id: TripId(uuid::Uuid::from_u128(1)),
+            owner_id: UserId(uuid::Uuid::from_u128(2)),
+            source: SourceUrl::planned(planned("Balzers", "Schaan")),
+            settings: TripSettings::default(),
+            version: 1,
+        },
+        TripEvent::RouteRequested { generation: 1 },
+    ]
+}
+
+#[test]
+fn another_plan_moves_the_version_once_and_routes_again() {
+    let mut history = created_from_plan();
+    route_done(&mut history);
+    let mut plan = planned("Balzers", "Vaduz");
+    plan.profile = super::plan::RideProfile::Gravel;
+    let events = given_when(
+        &history,
+        TripCommand::UpdateSettings {
+            patch: SettingsPatch {
+                title: Some("North".into()),
+                ..Default::default()
+            },
+            plan: Some(plan.clone()),
+            expected_version: 2,
+            today: today(),
+        },
+    )
+    .expect("replanned");
+    let versions: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            TripEvent::TripSettingsUpdated { version, .. }
+            | TripEvent::TripReplanned { version, .. } => Some(*version),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(versions, [3, 3], "one version for one change: {events:?}");
+    assert!(matches!(
+        events.last(),
+        Some(TripEvent::RouteRequested { generation: 2 })
+    ));
+    history.extend(events);
+    let trip = fold(&history).expect("trip");
+    assert_eq!(trip.source.plan.as_deref(), Some(&plan));
+    assert!(trip.source.url.starts_with("plan:Balzers → Vaduz"));
+    assert!(trip.stages.is_empty(), "the old days are gone");
+
+    // The same plan again changes nothing.
+    let again = given_when(
+        &history,
+        TripCommand::UpdateSettings {
+            patch: SettingsPatch::default(),
+            plan: trip.source.plan.as_deref().cloned(),
+            expected_version: 3,
+            today: today(),
+        },
+    );
+    assert_eq!(again, Ok(vec![]));
+}
+
+#[test]
+fn a_plan_is_refused_on_a_trip_from_a_link() {
+    let history = created(TripSettings::default());
+    let refused = given_when(
+        &history,
+        TripCommand::UpdateSettings {
+            patch: SettingsPatch::default(),
+            plan: Some(planned("A", "B")),
+            expected_version: 1,
+            today: today(),
+        },
+    );
+    assert_eq!(refused, Err(TripError::NotPlanned));
+}
+
+fn detour_to(track_key: &str, lat: f64) -> stage::Detour {
+    stage::Detour {
+        waypoint: stage::Point {
+            lat,
+            lon: 6.2,
+            ele: None,
+        },
+        track_key: track_key.into(),
+        original_distance_km: 80.0,
+        estimated: false,
+        router: "valhalla".into(),
+        original_ascent_m: Some(500.0),
+        original_descent_m: Some(500.0),
+        junction: None,
+    }
+}
+
+fn record(detour: stage::Detour) -> TripCommand {
+    TripCommand::RecordDetour {
+        generation: 1,
+        stage_id: uuid::Uuid::from_u128(101),
+        detour,
+        distance_km: 81.2,
+        ascent_m: Some(540.0),
+        descent_m: Some(540.0),
+    }
+}
+
+#[test]
+fn a_detour_is_kept_then_removed_without_moving_the_version() {
+    let mut history = created(TripSettings::default());
+    route_done(&mut history);
+    let day = uuid::Uuid::from_u128(101);
+    let detour = detour_to("detour:a", 45.2);
+    history.extend(
+        given_when(
+            &history,
+            TripCommand::RequestWaypoint {
+                stage_id: day,
+                waypoint: detour.waypoint,
+                today: today(),
+            },
+        )
+        .expect("asked"),
+    );
+    history.extend(given_when(&history, record(detour)).expect("recorded"));
+    let trip = fold(&history).expect("trip");
+    assert_eq!(trip.stages[0].distance_km, 81.2);
+    assert_eq!(trip.stages[0].waypoint_pending, None);
+
+    let own = edits::Measure {
+        distance_km: 80.004,
+        ascent_m: Some(500.2),
+        descent_m: None,
+    };
+    let events = given_when(
+        &history,
+        TripCommand::RemoveDetour {
+            stage_id: day,
+            own,
+            today: today(),
+        },
+    )
+    .expect("removed");
+    assert!(matches!(
+        &events[..],
+        [
+            TripEvent::DetourRemoved { .. },
+            TripEvent::AnalysisRequested { .. }
+        ]
+    ));
+    history.extend(events);
+    let trip = fold(&history).expect("trip");
+    let stage = &trip.stages[0];
+    assert_eq!(stage.detour, None);
+    assert_eq!(stage.distance_km, 80.0);
+    assert_eq!(stage.ascent_m, Some(500.0));
+    assert_eq!(stage.descent_m, None, "unknown stays unknown");
+    assert_eq!(trip.version, 2, "a detour and its removal move no version");
+
+    // Nothing left to remove.
+    assert_eq!(
+        given_when(
+            &history,
+            TripCommand::RemoveDetour {
+                stage_id: day,
+                own,
+                today: today(),
+            },
+        ),
+        Err(TripError::NoDetour)
+    );
+}
+
+#[test]
+fn a_detour_result_arriving_after_its_removal_is_dropped() {
+    let mut history = created(TripSettings::default());
+    route_done(&mut history);
+    let day = uuid::Uuid::from_u128(101);
+    let detour = detour_to("detour:late", 45.2);
+    history.extend(
+        given_when(
+            &history,
+            TripCommand::RequestWaypoint {
+                stage_id: day,
+                waypoint: detour.waypoint,
+                today: today(),
+            },
+        )
+        .expect("asked"),
+    );
+    history.extend(
+        given_when(
+            &history,
+            TripCommand::RemoveDetour {
+                stage_id: day,
+                own: edits::Measure {
+                    distance_km: 80.0,
+                    ascent_m: Some(500.0),
+                    descent_m: Some(500.0),
+                },
+                today: today(),
+            },
+        )
+        .expect("removed while pending"),
+    );
+    assert_eq!(
+        given_when(&history, record(detour)),
+        Err(TripError::NoDetour)
+    );
+    // A result for an older point, after the day was asked through another one, is dropped.
+    let mut history = created(TripSettings::default());
+    route_done(&mut history);
+    for lat in [45.2, 45.3] {
+        history.extend(
+            given_when(
+                &history,
+                TripCommand::RequestWaypoint {
+                    stage_id: day,
+                    waypoint: detour_to("x", lat).waypoint,
+                    today: today(),
+                },
+            )
+            .expect("asked"),
+        );
+    }
+    assert_eq!(
+        given_when(&history, record(detour_to("detour:old", 45.2))),
+        Err(TripError::NoDetour)
+    );
+    assert!(given_when(&history, record(detour_to("detour:new", 45.3))).is_ok());
 }

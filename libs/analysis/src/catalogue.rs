@@ -38,6 +38,8 @@ pub const CONTINUITY_GAP_WARNING: &str = "continuity_gap_warning";
 pub const CONTINUITY_GAP_CRITICAL: &str = "continuity_gap_critical";
 /// The day is longer than the trip's daily cap (fixed dates forced it).
 pub const DAILY_DISTANCE_OVER_CAP: &str = "daily_distance_over_cap";
+/// The day's climbing is unknown: its route has no heights and no source filled them.
+pub const ELEVATION_UNKNOWN: &str = "elevation_unknown";
 /// Start and end lie in different countries.
 pub const BORDER_CROSSING: &str = "border_crossing";
 
@@ -106,6 +108,7 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (CONTINUITY_GAP_CRITICAL, GROUP_TERRAIN, "critical"),
     (CONTINUITY_GAP_WARNING, GROUP_TERRAIN, "warning"),
     (DAILY_DISTANCE_OVER_CAP, GROUP_TERRAIN, "warning"),
+    (ELEVATION_UNKNOWN, GROUP_TERRAIN, "nudge"),
     (ELEVATION_GAIN, GROUP_TERRAIN, "warning"),
     (STEEP_GRADIENT, GROUP_TERRAIN, "warning"),
     (EBIKE_RANGE_EXCEEDED, GROUP_TERRAIN, "warning"),
@@ -173,7 +176,7 @@ mod tests {
                 "duplicate {code}"
             );
         }
-        // The upstream system's 27 codes, plus Etappe's daily cap.
-        assert_eq!(CODES.len(), 28);
+        // The upstream system's 27 codes, plus Etappe's daily cap and unknown climbing.
+        assert_eq!(CODES.len(), 29);
     }
 }

@@ -96,6 +96,7 @@ pub fn analyse_with_facts(
             }
             alerts.extend(plan_rules::track_gaps(stage, day_facts));
             alerts.extend(plan_rules::daily_distance_over_cap(stage, day_facts));
+            alerts.extend(rules::elevation_unknown(stage));
             alerts.extend(rules::elevation_gain(stage));
             alerts.extend(rules::steep_gradient(stage));
             alerts.extend(rules::ebike_range(stage, &settings));

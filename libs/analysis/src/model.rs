@@ -30,8 +30,9 @@ pub struct StageInput<'a> {
     pub is_rest_day: bool,
     /// Day distance in kilometres.
     pub distance_km: f64,
-    /// Day cumulative ascent (D+) in metres.
-    pub ascent_m: f64,
+    /// Day cumulative ascent (D+) in metres; `None` when the route's heights are unknown
+    /// (the climbing rules then stay silent and `elevation_unknown` says so).
+    pub ascent_m: Option<f64>,
     /// The stage's full-resolution points (empty for a rest day).
     pub points: &'a [StagePoint],
     /// Stage start as (lat, lon) in degrees.

@@ -13,6 +13,11 @@
 //! `terrain`: the geometry rules own `terrain` and run on every analysis, the OSM ones only
 //! when a source answers, so sharing a group would let one erase the other.
 //!
+//! A place OpenStreetMap maps several times (a fuel station's pumps, a shop as building and
+//! node) is read once: [`analyse_osm`], [`found_along`] and the charger action point merge
+//! a day's points with [`distinct_places`] first. The single rules in [`rules`] read the
+//! corridor they are given as it is.
+//!
 //! Rest days skip the feature rules except health and accommodation (a rest day still
 //! sleeps somewhere and may need a pharmacy).
 
@@ -20,6 +25,7 @@ mod distribute;
 mod found;
 mod geom;
 mod model;
+mod places;
 mod plan;
 pub mod rules;
 
@@ -32,6 +38,7 @@ pub use model::{
     AccommodationKind, Corridor, CulturalKind, Feature, FeatureKind, FerryLine, FoodKind,
     HealthKind, OsmStage, WaySection,
 };
+pub use places::{SAME_PLACE_M, distinct_places};
 pub use plan::{
     PlaceClass, PlaceSearch, RawWay, RouteFeatures, SearchPlan, THINNING_TOLERANCE_M, WAY_BUFFER_M,
     corridors, thin,
@@ -72,7 +79,15 @@ pub fn analyse_osm(
     settings: &OsmSettings,
 ) -> Vec<Vec<Alert>> {
     let empty = Corridor::default();
-    let corridor = |i: usize| corridors.get(i).unwrap_or(&empty);
+    // Every rule reads each place once (see `places`): six pumps are one fuel station.
+    let distinct: Vec<Corridor> = stages
+        .iter()
+        .enumerate()
+        .map(|(i, stage)| {
+            places::distinct_corridor(corridors.get(i).unwrap_or(&empty), stage.points)
+        })
+        .collect();
+    let corridor = |i: usize| distinct.get(i).unwrap_or(&empty);
     let mut cultural = Vec::new();
     for (i, stage) in stages.iter().enumerate() {
         cultural.extend(rules::cultural_candidates(i, stage, corridor(i)));

@@ -13,8 +13,8 @@ use serde_json::json;
 
 use crate::catalogue::{
     BORDER_CROSSING, CALENDAR_PUBLIC_HOLIDAY, CALENDAR_SUNDAY, CONTINUITY_GAP_CRITICAL,
-    CONTINUITY_GAP_WARNING, EBIKE_RANGE_EXCEEDED, ELEVATION_GAIN, GROUP_BORDER_CROSSING,
-    GROUP_CALENDAR, GROUP_TERRAIN, REST_DAY_SUGGESTED, STEEP_GRADIENT,
+    CONTINUITY_GAP_WARNING, EBIKE_RANGE_EXCEEDED, ELEVATION_GAIN, ELEVATION_UNKNOWN,
+    GROUP_BORDER_CROSSING, GROUP_CALENDAR, GROUP_TERRAIN, REST_DAY_SUGGESTED, STEEP_GRADIENT,
     SUNSET_ARRIVAL_AFTER_TWILIGHT,
 };
 use crate::format::{clock, clock_with_day, int_sep, one_decimal, ordinal, round1};
@@ -90,9 +90,31 @@ pub(crate) fn alert(
     }
 }
 
+/// `elevation_unknown`: the day's climbing is not known, so the climbing rules could not judge
+/// it (they stay silent rather than judge a mountain day as flat).
+pub fn elevation_unknown(stage: &StageInput<'_>) -> Option<Alert> {
+    if stage.ascent_m.is_some() {
+        return None;
+    }
+    Some(alert(
+        ELEVATION_UNKNOWN,
+        Severity::Nudge,
+        GROUP_TERRAIN,
+        format!(
+            "Day {}'s climbing is unknown: its route has no elevation, so climbs and steep ramps could not be checked.",
+            stage.day_number
+        ),
+        json!({
+            "howToFix": "configure an elevation source: ETAPPE_ELEVATION_URL (Open-Meteo), SRTM tiles imported with `etappe elevation import`, or ETAPPE_ONLINE=1; or use a route file with elevation",
+            "skipped": [ELEVATION_GAIN, STEEP_GRADIENT, EBIKE_RANGE_EXCEEDED],
+        }),
+        None,
+    ))
+}
+
 /// `elevation_gain`: ascent strictly above 1,200 m.
 pub fn elevation_gain(stage: &StageInput<'_>) -> Option<Alert> {
-    let ascent = stage.ascent_m;
+    let ascent = stage.ascent_m?;
     if !(ascent.is_finite() && ascent > ELEVATION_GAIN_THRESHOLD_M) {
         return None;
     }
@@ -155,10 +177,11 @@ pub fn ebike_range_km(ascent_m: f64) -> f64 {
 
 /// `ebike_range_exceeded`: distance strictly above [`ebike_range_km`].
 pub fn ebike_range(stage: &StageInput<'_>, settings: &Sanitized) -> Option<Alert> {
-    if !settings.ebike_mode || !stage.distance_km.is_finite() || !stage.ascent_m.is_finite() {
+    let ascent = stage.ascent_m?;
+    if !settings.ebike_mode || !stage.distance_km.is_finite() || !ascent.is_finite() {
         return None;
     }
-    let range = ebike_range_km(stage.ascent_m);
+    let range = ebike_range_km(ascent);
     if stage.distance_km <= range {
         return None;
     }
@@ -171,12 +194,12 @@ pub fn ebike_range(stage: &StageInput<'_>, settings: &Sanitized) -> Option<Alert
             stage.day_number,
             one_decimal(stage.distance_km),
             one_decimal(range),
-            int_sep(stage.ascent_m),
+            int_sep(ascent),
         ),
         json!({
             "distanceKm": round1(stage.distance_km),
             "rangeKm": round1(range),
-            "ascentM": round1(stage.ascent_m),
+            "ascentM": round1(ascent),
             "baseRangeKm": EBIKE_BASE_RANGE_KM,
             "ascentMPerKm": EBIKE_ASCENT_M_PER_KM,
         }),

@@ -90,7 +90,7 @@ fn extreme_but_finite_inputs_do_not_panic() {
                     let other = &countries[(k / 2 + 1) % countries.len()];
                     let s = StageInput {
                         distance_km: distance,
-                        ascent_m: ascent,
+                        ascent_m: Some(ascent),
                         points,
                         start: place,
                         end: place,
@@ -138,7 +138,7 @@ fn non_finite_values_are_ignored_not_fatal() {
     ];
     let s = StageInput {
         distance_km: f64::NAN,
-        ascent_m: f64::INFINITY,
+        ascent_m: Some(f64::INFINITY),
         points: &nan_track,
         start: (f64::NAN, 0.0),
         end: (0.0, f64::NEG_INFINITY),

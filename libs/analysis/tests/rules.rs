@@ -19,13 +19,13 @@ fn find<'a>(alerts: &'a [Alert], code: &str) -> Option<&'a Alert> {
 #[test]
 fn elevation_gain_boundaries() {
     let at = single(StageInput {
-        ascent_m: 1_200.0,
+        ascent_m: Some(1_200.0),
         ..stage(3)
     });
     assert!(find(&at, "elevation_gain").is_none());
 
     let above = single(StageInput {
-        ascent_m: 1_201.0,
+        ascent_m: Some(1_201.0),
         ..stage(3)
     });
     let a = find(&above, "elevation_gain").expect("alert above 1,200 m");
@@ -39,12 +39,45 @@ fn elevation_gain_boundaries() {
 #[test]
 fn elevation_gain_message_example() {
     let alerts = single(StageInput {
-        ascent_m: 1_450.0,
+        ascent_m: Some(1_450.0),
         ..stage(3)
     });
     assert_eq!(
         find(&alerts, "elevation_gain").map(|a| a.message.as_str()),
         Some("Day 3 climbs 1,450 m, more than 1,200 m.")
+    );
+}
+
+// ---------- elevation_unknown ----------
+
+#[test]
+fn unknown_climbing_is_said_and_never_judged_as_flat() {
+    let unknown = single(StageInput {
+        ascent_m: None,
+        distance_km: 120.0,
+        ..stage(4)
+    });
+    let a = find(&unknown, "elevation_unknown").expect("said");
+    assert_eq!(a.severity, Severity::Nudge);
+    assert!(
+        a.message.starts_with("Day 4's climbing is unknown"),
+        "{}",
+        a.message
+    );
+    assert!(
+        a.parameters["howToFix"]
+            .as_str()
+            .is_some_and(|h| h.contains("etappe elevation import")),
+        "{a:?}"
+    );
+    assert!(find(&unknown, "elevation_gain").is_none());
+    let known = single(StageInput {
+        ascent_m: Some(0.0),
+        ..stage(4)
+    });
+    assert!(
+        find(&known, "elevation_unknown").is_none(),
+        "a flat day is known"
     );
 }
 
@@ -131,7 +164,7 @@ fn ebike_range_rule() {
     // 1,000 m of climbing → 80 − 40 = 40 km of range.
     let over = StageInput {
         distance_km: 40.5,
-        ascent_m: 1_000.0,
+        ascent_m: Some(1_000.0),
         ..stage(4)
     };
     let at = StageInput {
@@ -210,7 +243,7 @@ fn rest_day_resets_the_streak() {
 fn rest_days_get_no_riding_alerts_but_keep_calendar_nudges() {
     let mut r = rest(2);
     // Everything that would trigger on a riding day.
-    r.ascent_m = 5_000.0;
+    r.ascent_m = Some(5_000.0);
     r.distance_km = 300.0;
     r.start = (10.0, 10.0);
     r.start_country = Some("FR".into());
@@ -378,7 +411,7 @@ fn public_holiday_rule() {
 #[test]
 fn alert_json_shape() {
     let alerts = single(StageInput {
-        ascent_m: 1_450.0,
+        ascent_m: Some(1_450.0),
         ..stage(3)
     });
     let json = serde_json::to_value(&alerts[0]).expect("serialise");

@@ -26,7 +26,7 @@ impl Trip {
     fn stages(&self) -> Vec<StageInput<'_>> {
         let day1 = StageInput {
             distance_km: 60.0,
-            ascent_m: 300.0,
+            ascent_m: Some(300.0),
             points: &self.flat,
             start: (47.0, 6.0),
             end: (47.3, 6.5),
@@ -38,7 +38,7 @@ impl Trip {
         };
         let day2 = StageInput {
             distance_km: 90.0,
-            ascent_m: 1_450.0,
+            ascent_m: Some(1_450.0),
             points: &self.climb,
             start: day1.end,
             end: (47.4, 7.0),
@@ -49,7 +49,7 @@ impl Trip {
         };
         let day3 = StageInput {
             distance_km: 45.0,
-            ascent_m: 500.0,
+            ascent_m: Some(500.0),
             points: &self.flat,
             // 300 m from day 2's end.
             start: (day2.end.0 + north(300.0), day2.end.1),
@@ -69,7 +69,7 @@ impl Trip {
         };
         let day5 = StageInput {
             distance_km: 70.0,
-            ascent_m: 600.0,
+            ascent_m: Some(600.0),
             points: &[],
             // 800 m from day 3's end (the rest day in between is skipped).
             start: (day3.end.0 + north(800.0), day3.end.1),
@@ -82,7 +82,7 @@ impl Trip {
         let day6 = StageInput {
             // 08:00 + 230 km / 15 km/h ≈ 23:20, after dusk (≈ 21:55 CEST).
             distance_km: 230.0,
-            ascent_m: 900.0,
+            ascent_m: Some(900.0),
             points: &[],
             start: day5.end,
             end: (48.5, 9.0),
@@ -93,7 +93,7 @@ impl Trip {
         };
         let day7 = StageInput {
             distance_km: 70.0,
-            ascent_m: 400.0,
+            ascent_m: Some(400.0),
             points: &[],
             start: day6.end,
             end: (48.6, 9.5),

@@ -325,7 +325,26 @@ fn each_file_has_its_own_identity_and_the_apps_climb() {
     };
     assert_eq!(created.timestamp(), 1_796_083_200);
 
-    // The lap's ascent is the planner's smoothed figure for the same points.
+    // A point without a height makes the climb unknown, as the planner says: no figure.
+    let lap = of_kind(&records, MesgNum::Lap)[0];
+    assert!(
+        !matches!(field(lap, "total_ascent"), Some(Value::UInt16(_))),
+        "{:?}",
+        field(lap, "total_ascent")
+    );
+
+    // With every height known, the lap's ascent is the planner's smoothed figure.
+    let mut days = days;
+    for day in &mut days {
+        for (i, p) in day.points.iter_mut().enumerate() {
+            p.ele = p.ele.or(Some(400.0 + i as f64 * 0.01));
+        }
+    }
+    let bytes = match trip_to_fit_with("Id", &days, &[], &identity) {
+        Ok(b) => b,
+        Err(e) => panic!("{e}"),
+    };
+    let records = decode(&bytes);
     let points: Vec<etappe_route::TrackPoint> = flatten(&days)
         .iter()
         .map(|p| etappe_route::TrackPoint {

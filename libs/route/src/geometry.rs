@@ -108,6 +108,15 @@ pub fn day_climb(points: &[TrackPoint], breaks: &[usize]) -> (f64, f64) {
     (gain, loss)
 }
 
+/// [`day_climb`] when every point has a height, else `None`: climbing is unknown rather than
+/// the sum of whatever heights happen to be there (a route without elevation is not flat).
+pub fn known_climb(points: &[TrackPoint], breaks: &[usize]) -> Option<(f64, f64)> {
+    points
+        .iter()
+        .all(|p| p.ele.is_some_and(f64::is_finite))
+        .then(|| day_climb(points, breaks))
+}
+
 /// [`elevation_gain_loss`] with the cumulative distances already computed
 /// (any constant offset is fine: only differences are used).
 pub(crate) fn elevation_gain_loss_with(points: &[TrackPoint], cumulative: &[f64]) -> (f64, f64) {

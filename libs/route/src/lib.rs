@@ -8,6 +8,7 @@
 //! - [`gpx`]: streaming GPX parser (quick-xml events, no DOM).
 //! - [`sources`]: Komoot page and RideWithGPS JSON payloads.
 //! - [`geometry`]: distances, smoothed climbing, Douglas–Peucker.
+//! - [`elevation`]: filling missing heights from a few looked-up samples.
 //! - [`pieces`]: joining a file's pieces, with gaps that are not ridden.
 //! - [`pacing`]: the product's day-cutting rule (and a balanced variant).
 //! - [`synthetic`]: deterministic test routes with a known profile.
@@ -50,6 +51,8 @@
     )
 )]
 
+pub mod detour;
+pub mod elevation;
 mod error;
 pub mod geometry;
 pub mod gpx;

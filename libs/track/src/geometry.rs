@@ -5,7 +5,7 @@
 use etappe_domain::trip::RouteGeometry;
 use etappe_domain::trip::edits::Measure;
 use etappe_domain::trip::stage::Point;
-use etappe_route::geometry::{cumulative_distances, elevation_gain_loss};
+use etappe_route::geometry::{cumulative_distances, known_climb};
 use etappe_route::gpx::TrackPoint;
 
 use crate::labels::Labeller;
@@ -55,7 +55,8 @@ impl RouteGeometry for TrackGeometry<'_> {
 
     fn measure(&self, first: usize, last: usize) -> Measure {
         let slice = self.slice(first, last);
-        let (ascent_m, descent_m) = elevation_gain_loss(slice);
+        let climb = known_climb(slice, &[]);
+        let (ascent_m, descent_m) = (climb.map(|c| c.0), climb.map(|c| c.1));
         Measure {
             distance_km: (self.distance_m(last.min(self.points.len().saturating_sub(1)))
                 - self.distance_m(first))
@@ -112,11 +113,21 @@ mod tests {
     }
 
     #[test]
+    fn a_slice_with_a_point_without_height_has_unknown_climbing() {
+        let mut points = line(11);
+        points[5].ele = None;
+        let geometry = TrackGeometry::new(points, &NoLabels);
+        assert_eq!(geometry.measure(0, 10).ascent_m, None);
+        assert!(geometry.measure(6, 10).ascent_m.is_some());
+    }
+
+    #[test]
     fn measures_and_finds_points_along_the_track() {
         let geometry = TrackGeometry::new(line(101), &NoLabels);
         let m = geometry.measure(0, 100);
         assert!((m.distance_km - 100.08).abs() < 0.1, "{m:?}");
-        assert!((m.ascent_m - 1000.0).abs() < 20.0, "{m:?}");
+        let ascent = m.ascent_m.expect("the heights are known");
+        assert!((ascent - 1000.0).abs() < 20.0, "{m:?}");
         let at = geometry.index_at_km(10, 100, 5.0);
         assert_eq!(at, 15);
         assert_eq!(geometry.index_at_km(10, 20, 500.0), 20);

@@ -12,7 +12,7 @@ use std::pin::Pin;
 
 use chrono::NaiveDate;
 use etappe_domain::projection::TripView;
-use etappe_domain::trip::{TripCommand, decide};
+use etappe_domain::trip::{TripCommand, TripEvent, decide};
 use serde::Serialize;
 
 use super::AppError;
@@ -62,6 +62,9 @@ pub struct Impact {
     pub start_date: Option<NaiveDate>,
     pub end_date: Option<NaiveDate>,
     pub has_active_share_link: bool,
+    /// What the change does to the days, when it re-cuts them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
 }
 
 impl Impact {
@@ -74,6 +77,7 @@ impl Impact {
             start_date: detail.start_date,
             end_date: detail.end_date,
             has_active_share_link: view.trip.share.is_some(),
+            change: None,
         }
     }
 }
@@ -89,11 +93,49 @@ pub(super) async fn guard(
         return Ok(());
     }
     decide(Some(&current.trip), command)?;
+    ask(current, confirm, None).await
+}
+
+/// The guard of a settings change: confirmed only when it re-cuts the days (a new pacing
+/// generation: new day ids, chosen places and manual splits gone); what keeps the days
+/// applies at once, since nothing is lost.
+pub(super) async fn guard_recut(
+    current: &TripView,
+    command: TripCommand,
+    confirm: &dyn Confirm,
+) -> Result<(), AppError> {
+    if !confirm.asks() {
+        return Ok(());
+    }
+    let events = decide(Some(&current.trip), command)?;
+    let replanned = events
+        .iter()
+        .any(|e| matches!(e, TripEvent::TripReplanned { .. }));
+    if !events
+        .iter()
+        .any(|e| matches!(e, TripEvent::RouteRequested { .. }))
+    {
+        return Ok(());
+    }
+    let change = if replanned {
+        "routes the plan again and re-cuts the days: new day ids; chosen accommodations and manual splits are gone"
+    } else {
+        "re-cuts the days: new day ids; chosen accommodations and manual splits are gone"
+    };
+    ask(current, confirm, Some(change)).await
+}
+
+async fn ask(
+    current: &TripView,
+    confirm: &dyn Confirm,
+    change: Option<&str>,
+) -> Result<(), AppError> {
     match confirm.verdict().await {
         Verdict::Confirmed => Ok(()),
-        Verdict::Ask => Err(AppError::ConfirmationRequired(Box::new(Impact::of(
-            current,
-        )))),
+        Verdict::Ask => Err(AppError::ConfirmationRequired(Box::new(Impact {
+            change: change.map(str::to_owned),
+            ..Impact::of(current)
+        }))),
         Verdict::Invalid => Err(AppError::ConfirmationInvalid),
     }
 }

@@ -60,6 +60,10 @@ pub enum AppError {
     /// A conflict with the current state, named in the message.
     #[error("{0}")]
     Conflict(String),
+    /// The request is sound, but this deployment is not set up for it (planning a route
+    /// with no routing engine configured): the message names the setting.
+    #[error("{0}")]
+    NotConfigured(String),
     /// A dependency (the database) is down or overloaded; retrying later may succeed.
     #[error("{0}")]
     Unavailable(String),
@@ -136,6 +140,15 @@ impl From<TripError> for AppError {
                 Self::Conflict("an analysis is already in progress; read computationStatus and try again when it is done".into())
             }
             TripError::StageNotFound => Self::StageNotFound,
+            TripError::NoDetour => Self::Conflict(
+                "this day has no detour (or it was removed meanwhile): read the day again".into(),
+            ),
+            TripError::NotPlanned => Self::Input(InputError::Invalid(vec![
+                etappe_domain::trip::FieldError::new(
+                    "plan",
+                    "plan is only for trips planned from places; this trip's route comes from a link or a file: create a new trip to plan one",
+                ),
+            ])),
             TripError::Superseded { .. } => Self::Conflict("the trip was re-paced meanwhile; reload it".into()),
         }
     }

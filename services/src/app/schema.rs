@@ -242,10 +242,12 @@ fn source_types() -> Vec<SourceType> {
         RideWithGps,
         GpxLink,
         GpxUpload,
+        Plan,
     ];
     for t in all {
         match t {
-            KomootTour | KomootCollection | StravaRoute | RideWithGps | GpxLink | GpxUpload => {}
+            KomootTour | KomootCollection | StravaRoute | RideWithGps | GpxLink | GpxUpload
+            | Plan => {}
         }
     }
     all.to_vec()

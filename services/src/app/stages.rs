@@ -380,6 +380,38 @@ impl TripService {
         })
     }
 
+    /// Removes a day's detour (or the one still being computed): the day rides its own roads
+    /// again, measured on them. Like adding one, it moves no version and needs no `If-Match`.
+    pub async fn remove_detour(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        stage_id: Uuid,
+        context: &RequestContext,
+    ) -> Result<TripDetail, AppError> {
+        use etappe_domain::trip::RouteGeometry;
+        let view = self.writable(principal, trip_id).await?;
+        let stage = view
+            .trip
+            .stages
+            .iter()
+            .find(|s| s.id == stage_id)
+            .ok_or(AppError::StageNotFound)?;
+        let (first, last) = (stage.first_point, stage.last_point);
+        let points = self.track_points(&view.trip).await?;
+        let own = TrackGeometry::new(points, &GazetteerLabels).measure(first, last);
+        let after = self
+            .execute(principal, trip_id, view, context, |_| {
+                TripCommand::RemoveDetour {
+                    stage_id,
+                    own,
+                    today: today(),
+                }
+            })
+            .await?;
+        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
+    }
+
     /// One day in full (no geometry).
     pub async fn stage_detail(
         &self,

@@ -38,10 +38,11 @@ pub struct StageSummary {
     pub date: Option<NaiveDate>,
     /// Kilometres.
     pub distance: f64,
-    /// Metres of climbing.
-    pub elevation: f64,
-    /// Metres of descent.
-    pub elevation_loss: f64,
+    /// Metres of climbing; null when unknown (the route has no heights here and no
+    /// elevation source filled them: never 0 for "unknown").
+    pub elevation: Option<f64>,
+    /// Metres of descent; null when unknown.
+    pub elevation_loss: Option<f64>,
     #[schema(value_type = PointSchema)]
     pub start_point: Point,
     #[schema(value_type = PointSchema)]
@@ -80,11 +81,85 @@ pub struct StageSummary {
 pub struct DetourSummary {
     #[schema(value_type = PointSchema)]
     pub waypoint: Point,
-    /// Kilometres the detour added to the day.
+    /// Kilometres the detour added to the day (never negative: the spur keeps the day's own
+    /// roads and only adds the way to the point and back).
+    #[schema(minimum = 0)]
     pub added_distance: f64,
     /// True when no router was reachable: a straight out-and-back, not a road.
     pub estimated: bool,
     pub router: String,
+    /// Metres of the day's own track the spur skips (it may come back a little further on
+    /// when that is shorter); 0 for an out-and-back.
+    #[schema(minimum = 0)]
+    pub skipped_distance_m: f64,
+}
+
+/// Where a route's heights come from (`detail.elevation`).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Elevation)]
+pub struct ElevationSummary {
+    /// True when every point has a height, so every day's climbing is known.
+    pub known: bool,
+    /// Which sources gave the heights: `recorded` (the route's own), `srtm`, `open-meteo`.
+    pub sources: Vec<String>,
+    /// Points without a height.
+    pub missing_points: usize,
+    /// Why heights are missing and how to get them.
+    pub missing_reason: Option<String>,
+    /// True when the days were cut by distance alone, the climbing being unknown.
+    pub paced_without_climbing: bool,
+}
+
+/// A place of a plan.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = PlanPlace)]
+pub struct PlanPlaceSummary {
+    /// The place's name as the geocoder matched it (third-party data), when it was named.
+    pub name: Option<String>,
+    pub lat: f64,
+    pub lon: f64,
+}
+
+/// What a planned trip was planned from (`detail.plan`).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Plan)]
+pub struct PlanSummary {
+    pub from: PlanPlaceSummary,
+    pub via: Vec<PlanPlaceSummary>,
+    pub to: PlanPlaceSummary,
+    /// `touring`, `road`, `gravel` or `mountain`.
+    pub profile: String,
+}
+
+impl PlanSummary {
+    fn of(plan: &etappe_domain::trip::plan::RoutePlan) -> Self {
+        let place = |p: &etappe_domain::trip::plan::PlanPlace| PlanPlaceSummary {
+            name: p.name.as_deref().map(strip_controls),
+            lat: p.lat,
+            lon: p.lon,
+        };
+        Self {
+            from: place(&plan.from),
+            via: plan.via.iter().map(place).collect(),
+            to: place(&plan.to),
+            profile: plan.profile.as_str().to_owned(),
+        }
+    }
+}
+
+impl ElevationSummary {
+    fn of(info: &etappe_domain::trip::stage::ElevationInfo) -> Self {
+        Self {
+            known: info.missing_points == 0,
+            sources: info.sources.clone(),
+            missing_points: info.missing_points,
+            missing_reason: info.missing_reason.clone(),
+            paced_without_climbing: info.paced_without_climbing,
+        }
+    }
 }
 
 fn clean_accommodation(a: &Accommodation) -> Accommodation {
@@ -127,10 +202,12 @@ impl StageSummary {
             selected_accommodation: stage.accommodation.as_ref().map(clean_accommodation),
             detour: stage.detour.as_ref().map(|d| DetourSummary {
                 waypoint: d.waypoint,
-                added_distance: ((stage.distance_km - d.original_distance_km) * 100.0).round()
-                    / 100.0,
+                added_distance: (((stage.distance_km - d.original_distance_km) * 100.0).round()
+                    / 100.0)
+                    .max(0.0),
                 estimated: d.estimated,
                 router: d.router.clone(),
+                skipped_distance_m: d.junction.map_or(0.0, |j| j.skipped_m.max(0.0)),
             }),
             detour_failure: stage.detour_failure.clone(),
             weather: stage.weather.as_ref().map(|w| weather_as_of(w, today())),
@@ -228,8 +305,12 @@ pub struct TripDetail {
     pub stage_count: usize,
     /// Kilometres, rest days excluded.
     pub total_distance: f64,
-    /// Metres of climbing of the whole route, once computed.
+    /// Metres of climbing of the whole route, once computed; null while unknown.
     pub total_elevation: Option<f64>,
+    /// Where the route's heights come from, once the route is computed.
+    pub elevation: Option<ElevationSummary>,
+    /// What a planned trip was planned from (`sourceType: plan`); null for a link or file.
+    pub plan: Option<PlanSummary>,
     pub stages: Vec<StageSummary>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -316,7 +397,13 @@ impl TripDetail {
             unavailable: trip.unavailable.clone(),
             stage_count: trip.stages.len(),
             total_distance: total_distance(trip),
-            total_elevation: trip.route.as_ref().map(|r| r.ascent_m),
+            total_elevation: trip.route.as_ref().and_then(|r| r.ascent_m),
+            elevation: trip
+                .route
+                .as_ref()
+                .and_then(|r| r.elevation.as_ref())
+                .map(ElevationSummary::of),
+            plan: trip.source.plan.as_deref().map(PlanSummary::of),
             stages: stages_of(trip),
             created_at: view.created_at,
             updated_at: view.updated_at,
@@ -369,7 +456,7 @@ impl PublicTrip {
             partial: trip.is_partial(),
             stage_count: trip.stages.len(),
             total_distance: total_distance(trip),
-            total_elevation: trip.route.as_ref().map(|r| r.ascent_m),
+            total_elevation: trip.route.as_ref().and_then(|r| r.ascent_m),
             stages: stages_of(trip),
         }
     }

@@ -54,7 +54,8 @@ pub fn router(state: App) -> Router {
             "/trips/{id}/stages/{stage}/{leaf}",
             get(stages::read)
                 .patch(stages::patch_leaf)
-                .post(stages::post_leaf),
+                .post(stages::post_leaf)
+                .delete(stages::delete_leaf),
         ),
         (
             "/trips/{id}/stages/{stage}/accommodations/manual",

@@ -256,6 +256,24 @@ pub(super) async fn post_leaf(
     }
 }
 
+/// `DELETE /trips/{id}/stages/{stageId}/poi-waypoint`: the day's detour removed.
+pub(super) async fn delete_leaf(
+    State(state): State<App>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    Segments((trip, stage, leaf)): Segments<(String, String, String)>,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    if leaf != "poi-waypoint" {
+        return Err(AppError::NotFound);
+    }
+    let detail = state
+        .trips
+        .remove_detour(&principal, trip_id, stage_id, &context)
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}
+
 /// `POST /trips/{id}/stages/{stageId}/accommodations/manual`: a place entered by hand.
 #[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/accommodations/manual",
     operation_id = "manualAccommodation", tag = "accommodations",
@@ -414,3 +432,12 @@ pub(super) fn rest_day() {}
         Invalid, Locked, RateLimited))]
 #[allow(dead_code)]
 pub(super) fn add_waypoint() {}
+
+#[utoipa::path(delete, path = "/trips/{id}/stages/{stageId}/poi-waypoint", operation_id = "removeDetour",
+    tag = "days", summary = "Remove a day's detour",
+    description = "Scope trips:write. The day rides its own roads again (a detour still being computed is dropped too); like adding one, the version does not move, so no If-Match. 409 when the day has no detour.",
+    params(StagePathParams),
+    responses((status = 200, description = "The trip after the removal", body = TripDetail, headers(("ETag" = String, description = "The version (unchanged)"))),
+        Unauthorized, Forbidden, NotFound, Conflict, Invalid, Locked, RateLimited))]
+#[allow(dead_code)]
+pub(super) fn remove_detour() {}

@@ -120,60 +120,71 @@ const fn date(name: &'static str, nullable: bool) -> Field {
 }
 
 /// The settings an agent gives when it creates a trip: what most trips are planned with.
-/// The others are one `update_trip_details` call away (they never re-cut the days), so
-/// `create_trip` does not carry all ten in every conversation's `tools/list`.
-pub(super) const CREATE_SETTINGS: [Field; 5] = [
+/// The others are one `update_trip_settings` call away, so `create_trip` does not carry all
+/// ten in every conversation's `tools/list`.
+pub(super) const CREATE_SETTINGS: [Field; 4] = [
     TITLE,
     date("startDate", false),
     date("endDate", false),
     MAX_DISTANCE,
-    SPEED,
 ];
 
-/// The settings that re-cut the days (the domain's `Invalidation::repace`): changed only
-/// after a confirmation, by `update_trip_settings`.
-pub(super) const RECUT_SETTINGS: [Field; 5] = [
+/// Every setting, as `update_trip_settings` takes them (it asks to confirm only the changes
+/// that re-cut the days: the domain's `Invalidation::repace`).
+pub(super) const ALL_SETTINGS: [Field; 10] = [
+    TITLE,
     date("startDate", true),
     date("endDate", true),
     MAX_DISTANCE,
+    SPEED,
     FATIGUE,
     CLIMB_PENALTY,
+    DEPARTURE,
+    EBIKE,
+    LODGING,
 ];
 
-/// The settings that keep the days (they re-run parts of the analysis at most): changed at
-/// once by `update_trip_details`.
-pub(super) const DETAIL_SETTINGS: [Field; 5] = [TITLE, SPEED, DEPARTURE, EBIKE, LODGING];
+/// The wire names of the domain's `RideProfile::ALL` (a test holds them equal).
+pub const PROFILES: [&str; 4] = ["touring", "road", "gravel", "mountain"];
 
-pub(super) const CREATE_ARGS: [Arg; 3] = [
-    required(
-        "sourceUrl",
-        Kind::Format("uri"),
-        "Komoot, Strava, RideWithGPS or GPX link",
-    ),
+/// A plan's places, flat beside the other arguments: a name or `"lat,lon"` each. No length
+/// keywords: they cost 18 tokens of create_trip's 260, and the domain refuses an empty or
+/// 200+ character place by name anyway.
+const PLACE: Kind = Kind::Text { min: 0, max: 0 };
+const PLAN_ARGS: [Arg; 4] = [
+    arg("from", PLACE, "Place name or lat,lon"),
+    arg("to", PLACE, ""),
+    arg("via", Kind::List { max: 20 }, ""),
+    arg("profile", Kind::OneOf(&PROFILES), ""),
+];
+
+pub(super) const CREATE_ARGS: [Arg; 7] = [
+    arg("sourceUrl", Kind::Format("uri"), "Route link"),
+    PLAN_ARGS[0],
+    PLAN_ARGS[1],
+    PLAN_ARGS[2],
+    PLAN_ARGS[3],
     arg("settings", Kind::Object(&CREATE_SETTINGS), ""),
-    arg(
-        "idempotencyKey",
-        Kind::Text { min: 0, max: 0 },
-        "For a deliberate copy",
-    ),
+    arg("idempotencyKey", Kind::Text { min: 0, max: 0 }, ""),
 ];
 
-pub(super) const UPDATE_ARGS: [Arg; 4] = [
+/// A planned trip's `via` and `profile` change with the settings (other ends make another
+/// trip: create it).
+pub(super) const UPDATE_ARGS: [Arg; 6] = [
     TRIP_ID,
     VERSION,
     TOKEN,
     arg(
         "settings",
-        Kind::Object(&RECUT_SETTINGS),
+        Kind::Object(&ALL_SETTINGS),
         "null clears a date",
     ),
+    PLAN_ARGS[2],
+    PLAN_ARGS[3],
 ];
 
-pub(super) const DETAIL_ARGS: [Arg; 3] = [
-    TRIP_ID,
-    VERSION,
-    arg("settings", Kind::Object(&DETAIL_SETTINGS), ""),
-];
+/// The names of the plan arguments, gathered into one `plan` for the service.
+pub(super) const PLAN_FIELDS: [&str; 4] = ["from", "to", "via", "profile"];
 
 /// The actions of `edit_stages`.
 pub const EDIT_ACTIONS: &[&str] = &["add", "update", "move", "delete", "rest_day"];

@@ -6,10 +6,10 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-pub use super::arguments::{ACCOMMODATION_TYPES, Arg, EDIT_ACTIONS};
+pub use super::arguments::{ACCOMMODATION_TYPES, Arg, EDIT_ACTIONS, PROFILES};
 use super::arguments::{
-    CREATE_ARGS, DETAIL_ARGS, EDIT_ARGS, STAGE_ID, TOKEN, TRIP_ID, TRIP_ID_AS_TRIP, UPDATE_ARGS,
-    VERSION, arg, required,
+    CREATE_ARGS, EDIT_ARGS, STAGE_ID, TOKEN, TRIP_ID, TRIP_ID_AS_TRIP, UPDATE_ARGS, VERSION, arg,
+    required,
 };
 use super::call::{Call, Handler, Run};
 use super::refusal::ToolError;
@@ -136,7 +136,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "create_trip",
         title: "Create a trip",
-        description: "Create a trip from a route link. Returns at once; days follow.",
+        description: "Trip from a route link or from places; returns at once.",
         read_only: false,
         destructive: false,
         idempotent: true,
@@ -144,13 +144,13 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &CREATE_ARGS,
-        help: "settings: title (1-255 chars), startDate and endDate (YYYY-MM-DD; the number of days follows them), maxDistancePerDay (km, 30-300, default 80), averageSpeed (km/h, 5-50, default 15). The other settings have their defaults (fatigueFactor 0.9, elevationPenalty 50, departureHour 8, ebikeMode false, every accommodation type) and are changed afterwards: update_trip_details for the departure hour, e-bike mode and accommodation types (at once, the days stay), update_trip_settings for fatigueFactor and elevationPenalty (they re-cut the days). Answers {id, partial: true, nextAction}. The same arguments within 5 minutes answer the same trip (no duplicate); pass a new idempotencyKey to create a deliberate second one.",
+        help: "Either sourceUrl (a Komoot tour or collection, Strava route, RideWithGPS route or GPX link; map pages such as Google Maps are refused) or a plan: from and to (a place name, resolved to its clear best match, e.g. \"Basel\"; or \"lat,lon\"), via (places to pass, in order, at most 20) and profile (touring, road, gravel, mountain; default touring), routed by the server's routing engine (refused at once when none is configured). An ambiguous name (\"Springfield\") is refused listing the candidates: pass one as lat,lon. settings: title (1-255 chars), startDate and endDate (YYYY-MM-DD; the number of days follows them: 6 days from 1 to 6 June), maxDistancePerDay (km, 30-300, default 80). The other settings have their defaults (averageSpeed 15 km/h, fatigueFactor 0.9, elevationPenalty 50, departureHour 8, ebikeMode false, every accommodation type); update_trip_settings changes any of them afterwards. idempotencyKey: only to create a deliberate second copy. Answers {id, partial: true, nextAction}. The same arguments within 5 minutes answer the same trip (no duplicate); pass a new idempotencyKey to create a deliberate second one.",
         run: run::create_trip,
     },
     ToolSpec {
         name: "update_trip_settings",
-        title: "Change how the days are cut",
-        description: "Change dates or pacing; re-cuts the days, asks to confirm first.",
+        title: "Change trip settings",
+        description: "Change settings or a plan's via/profile; confirm first if days are re-cut.",
         read_only: false,
         destructive: true,
         idempotent: false,
@@ -158,22 +158,8 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &UPDATE_ARGS,
-        help: "settings: startDate and endDate (YYYY-MM-DD; null clears one; the number of days follows them), maxDistancePerDay (km, 30-300), fatigueFactor (0.5-1.0: each day's limit is the previous one's times this), elevationPenalty (m of climbing worth 1 km). These re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set). The first call writes nothing: it answers what would change and a confirmationToken (single use, 5 minutes, bound to these exact arguments); call again with it. Answers {result, version, nextAction}. Guards: locked, then version, then confirmation. Title, speed, departure hour, e-bike mode and accommodation types: update_trip_details.",
+        help: "settings: title (1-255 chars), startDate and endDate (YYYY-MM-DD; null clears one; the number of days follows them), maxDistancePerDay (km, 30-300), averageSpeed (km/h, 5-50), fatigueFactor (0.5-1.0: each day's limit is the previous one's times this), elevationPenalty (m of climbing worth 1 km), departureHour (0-23), ebikeMode (boolean), enabledAccommodationTypes (any of camp_site, hostel, alpine_hut, chalet, guest_house, hotel, wilderness_hut). A planned trip also takes via (the places to pass, replacing the old ones; [] for none) and profile: it is routed again (other ends: create another trip). Dates, maxDistancePerDay, fatigueFactor, elevationPenalty and the plan re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set); such a call first writes nothing and answers the impact with a confirmationToken (single use, 5 minutes, bound to these exact arguments): call again with it. The others apply at once, the days stay, what they affect is analysed again. Answers {result, version, partial, nextAction}. Guards: locked, then version, then confirmation.",
         run: run::update_trip_settings,
-    },
-    ToolSpec {
-        name: "update_trip_details",
-        title: "Change trip details",
-        description: "Change title, speed, departure hour, e-bike or lodging types; days stay.",
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        open_world: false,
-        scope: Scope::TripsWrite,
-        mutates: true,
-        args: &DETAIL_ARGS,
-        help: "settings: title (1-255 chars), averageSpeed (km/h, 5-50), departureHour (0-23), ebikeMode (boolean), enabledAccommodationTypes (any of camp_site, hostel, alpine_hut, chalet, guest_house, hotel, wilderness_hut). The days and their ids stay; what a change affects is analysed again (speed and departure hour: terrain and weather; e-bike: terrain; accommodation types: the places to sleep), so the version moves unless only the title changed. No confirmation: nothing is lost. Answers {result, version, partial, nextAction}. Guards: locked, then version. Dates and pacing: update_trip_settings.",
-        run: run::update_trip_details,
     },
     ToolSpec {
         name: "edit_stages",
@@ -192,7 +178,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "add_waypoint",
         title: "Detour through a point",
-        description: "Re-route a day through a point; the version stays.",
+        description: "Detour a day through a point (no point: remove it); the version stays.",
         read_only: false,
         destructive: false,
         idempotent: false,
@@ -202,10 +188,10 @@ pub const CATALOGUE: &[ToolSpec] = &[
         args: &[
             TRIP_ID_AS_TRIP,
             STAGE_ID,
-            required("waypointLat", Kind::Number(schema::LAT), ""),
-            required("waypointLon", Kind::Number(schema::LON), ""),
+            arg("waypointLat", Kind::Number(schema::LAT), ""),
+            arg("waypointLon", Kind::Number(schema::LON), ""),
         ],
-        help: "Runs as a job: the configured router (BRouter/Valhalla), or a straight out-and-back spur flagged estimated. Read get_stage later for the detour. The version does not move, so no version argument.",
+        help: "Runs as a job: a spur leaves the day's own route near the point, reaches it by the configured router (Valhalla/BRouter) and comes back, the rest of the day untouched (addedDistance is never negative); without a router, a straight out-and-back spur flagged estimated. Read get_stage later for the detour. Both coordinates absent removes the day's detour at once (the same convention as choose_accommodation: nothing given clears). The version does not move either way, so no version argument.",
         run: run::add_waypoint,
     },
     ToolSpec {
@@ -344,7 +330,7 @@ pub fn instructions() -> String {
             .join(", ")
     };
     format!(
-        "Etappe plans multi-day bicycle trips. create_trip returns at once: poll get_trip until partial is false, then get_stage for one day. Writes that change the days need the trip's version and answer the new one. delete_trip, unshare_trip and update_trip_settings (dates and pacing, which re-cut the days) answer a confirmation token first; update_trip_details changes the rest at once. Read: {}. Write: {}. Unsure of a value: etappe_help.",
+        "Etappe plans multi-day bicycle trips, from a route link or from places (create_trip with from and to). create_trip returns at once: poll get_trip until partial is false, then get_stage for one day. Writes that change the days need the trip's version and answer the new one. delete_trip, unshare_trip and update_trip_settings when it re-cuts the days answer a confirmation token first. Read: {}. Write: {}. Unsure of a value: etappe_help.",
         names(true),
         names(false)
     )
@@ -389,6 +375,13 @@ fn etappe_help<'a>(call: &'a Call<'_>) -> Run<'a> {
 mod tests {
     use super::*;
     use etappe_domain::trip::settings::AccommodationType;
+
+    #[test]
+    fn the_published_profiles_are_the_domains() {
+        use etappe_domain::trip::plan::RideProfile;
+        let domain: Vec<&str> = RideProfile::ALL.iter().map(|p| p.as_str()).collect();
+        assert_eq!(domain, PROFILES);
+    }
 
     #[test]
     fn the_published_accommodation_types_are_the_domains() {

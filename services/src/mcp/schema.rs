@@ -36,6 +36,10 @@ pub enum Kind {
     OneOf(&'static [&'static str]),
     /// Any of these strings, each at most once.
     AnyOf(&'static [&'static str]),
+    /// A list of at most `max` non-empty strings.
+    List {
+        max: u32,
+    },
     /// `{lat, lon}`.
     Point,
     /// An object of exactly these fields (none required).
@@ -135,6 +139,11 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
         Kind::AnyOf(values) => {
             json!({"type": "array", "items": {"enum": values}})
         }
+        Kind::List { max } => json!({
+            "type": "array",
+            "items": {"type": "string"},
+            "maxItems": max,
+        }),
         Kind::Point => json!({
             "type": "object",
             "properties": {
@@ -210,7 +219,7 @@ pub fn output(name: &str) -> Value {
         "update_trip_settings" | "unshare_trip" | "delete_trip" => {
             object(json!({"confirmationToken": s, "version": int, "nextAction": s}))
         }
-        "update_trip_details" | "edit_stages" | "choose_accommodation" => {
+        "edit_stages" | "choose_accommodation" => {
             object(json!({"version": int, "partial": boolean, "nextAction": s}))
         }
         "add_waypoint" | "analyze_trip" => object(json!({"nextAction": s})),

@@ -19,6 +19,8 @@ export const OPERATIONS = {
   moveStage: ['PATCH', '/trips/{id}/stages/{stageId}/move'],
   restDay: ['POST', '/trips/{id}/stages/{stageId}/rest-day'],
   detour: ['POST', '/trips/{id}/stages/{stageId}/poi-waypoint'],
+  removeDetour: ['DELETE', '/trips/{id}/stages/{stageId}/poi-waypoint'],
+  geocode: ['GET', '/geocode/search'],
   chooseAccommodation: ['PATCH', '/trips/{id}/stages/{stageId}/accommodation'],
   getShare: ['GET', '/trips/{id}/share'],
   share: ['POST', '/trips/{id}/share'],

@@ -72,7 +72,10 @@ function showErrors(form, prefix, error) {
   const fields = error instanceof ApiError ? error.fields() : {};
   let placed = false;
   for (const [name, message] of Object.entries(fields)) {
-    const slot = document.getElementById(`${fieldId(prefix, name.replace(/^\//, ''))}-err`);
+    // A plan's fields come as plan.from, plan.via[2]…: they sit by their inputs.
+    const plan = /^plan\.(from|to|via|profile)/.exec(name);
+    const input = plan ? `plan${plan[1][0].toUpperCase()}${plan[1].slice(1)}` : name.replace(/^\//, '');
+    const slot = document.getElementById(`${fieldId(prefix, input)}-err`);
     if (slot) { slot.textContent = message; placed = true; }
   }
   const general = form.querySelector('.form-err');
@@ -136,6 +139,7 @@ function createForm() {
       h('input', { id: 'new-sourceUrl', name: 'sourceUrl', type: 'url', inputmode: 'url', 'aria-describedby': 'new-sourceUrl-err' }),
       h('span', { class: 'err', id: 'new-sourceUrl-err' })),
     h('div', { class: 'field' }, h('span', {}, T.gpxFile), drop),
+    planFields(),
     h('div', { class: 'field' }, h('label', { for: 'new-title' }, T.title), h('input', { id: 'new-title', name: 'title', maxlength: 200 }),
       h('span', { class: 'err', id: 'new-title-err' })),
     h('div', { class: 'grid' }, settingsFields(prefix)),
@@ -154,6 +158,11 @@ function createForm() {
         data.append('file', file, file.name);
         data.append('settings', new Blob([JSON.stringify(settings)], { type: 'application/json' }));
         trip = await call('uploadGpx', {}, { form: data });
+      } else if (form.elements.planFrom.value.trim() || form.elements.planTo.value.trim()) {
+        const via = form.elements.planVia.value.split(';').map((v) => v.trim()).filter(Boolean);
+        const plan = { from: form.elements.planFrom.value.trim(), to: form.elements.planTo.value.trim(), profile: form.elements.planProfile.value };
+        if (via.length) plan.via = via;
+        trip = await call('createTrip', {}, { body: { plan, ...settings } });
       } else {
         trip = await call('createTrip', {}, { body: { sourceUrl: form.elements.sourceUrl.value.trim(), ...settings } });
       }
@@ -165,6 +174,37 @@ function createForm() {
     }
   });
   return form;
+}
+
+/// "Plan from places": from, via and to, each with suggestions from the place search as the
+/// rider types, and the riding profile; the server routes it (no link needed).
+function planFields() {
+  const suggestions = h('datalist', { id: 'place-suggestions' });
+  let pending = null;
+  const suggest = (input) => {
+    clearTimeout(pending);
+    const q = input.value.split(';').pop().trim();
+    if (q.length < 2 || /^-?[0-9.]+\s*,/.test(q)) return;
+    pending = setTimeout(async () => {
+      try {
+        const found = await call('geocode', {}, { query: { q, limit: 5 } });
+        mount(suggestions, found.items.map((p) => h('option', { value: p.name }, p.displayName)));
+      } catch { /* suggestions are a help, not a need */ }
+    }, 250);
+  };
+  const place = (name, label, hint) => {
+    const id = `new-${name}`;
+    const input = h('input', { id, name, list: 'place-suggestions', autocomplete: 'off', 'aria-describedby': `${id}-err` });
+    input.addEventListener('input', () => suggest(input));
+    return h('div', { class: 'field' }, h('label', { for: id }, label, hint ? [' ', h('span', { class: 'muted' }, hint)] : null), input,
+      h('span', { class: 'err', id: `${id}-err` }));
+  };
+  return h('fieldset', { class: 'field plan', id: 'plan' }, h('legend', {}, T.planFromPlaces),
+    h('p', { class: 'muted' }, T.planHint),
+    place('planFrom', T.planFrom), place('planVia', T.planVia, T.planViaHint), place('planTo', T.planTo),
+    h('div', { class: 'field' }, h('label', { for: 'new-planProfile' }, T.planProfile),
+      h('select', { id: 'new-planProfile', name: 'planProfile' }, ['touring', 'road', 'gravel', 'mountain'].map((p) => h('option', { value: p }, T.profiles[p])))),
+    suggestions);
 }
 
 // ---------- a trip ----------
@@ -292,6 +332,9 @@ function dayCard(trip, stage, ctx) {
       }) }, h('label', { for: `${pre}-acc` }, T.chooseSleep),
         h('select', { id: `${pre}-acc`, name: 'acc' }, stage.accommodations.map((a) => h('option', { value: `${a.lat},${a.lon}` }, `${a.name || a.type} (${a.type})`))),
         h('button', { type: 'submit' }, T.save)) : null,
+      stage.detour ? h('p', { class: 'detour', id: `${pre}-detour-now` },
+        T.detourNow(stage.detour.addedDistance, stage.detour.estimated), ' ',
+        h('button', { type: 'button', class: 'small', id: `${pre}-undetour`, onclick: act(() => call('removeDetour', { id: trip.id, stageId: stage.stageId })) }, T.removeDetour)) : null,
       stage.isRestDay ? null : h('p', { id: `${pre}-detour`, class: 'muted', 'aria-live': 'polite' }, T.detourHint),
       stage.detourFailure ? h('p', { class: 'err' }, stage.detourFailure) : null,
       h('div', { class: 'buttons' },
@@ -410,7 +453,8 @@ async function tripScreen(id, opts = {}) {
     const header = h('div', { class: 'trip-head' },
       h('h1', {}, opts.version ? T.pastVersion(opts.version) + ' — ' + title : title),
       h('p', { class: 'muted' }, [t.startDate, t.endDate].filter(Boolean).join(' – '), t.startDate ? ' · ' : '', T.days(t.stageCount),
-        ' · ', T.km(t.totalDistance), t.totalElevation != null ? [' · ', T.climb(t.totalElevation)] : null),
+        ' · ', T.km(t.totalDistance), t.stageCount ? [' · ', T.climb(t.totalElevation)] : null),
+      t.elevation && t.elevation.missingReason ? h('p', { class: 'muted', id: 'elevation-note' }, t.elevation.missingReason) : null,
       opts.version ? h('p', {}, h('a', { href: `#/trips/${id}` }, T.backToTrip)) : null,
       !readOnly ? h('p', {}, h('a', { href: `#/trips/${id}/history` }, T.history)) : null);
     const mapEl = h('div', { id: 'map', class: 'map', role: 'region', 'aria-label': T.map });

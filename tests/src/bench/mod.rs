@@ -7,6 +7,7 @@ pub mod appends;
 pub mod mcp;
 pub mod oauth;
 pub mod patch;
+pub mod plan;
 pub mod route;
 
 use std::sync::Arc;

@@ -7,6 +7,8 @@
 //!   its queueing), against the real application started in this process.
 //! - `route`: time from `POST /trips` to `partial: false` for a synthetic route served on
 //!   loopback, in process or on the servers with separate worker processes.
+//! - `plan`: a plan from places on a real Valhalla built from an extract: tile build time
+//!   and size, `POST /trips` with the plan to `partial: false`, elevation calls per 100 km.
 //! - `exports`, `streams`, `half-open`: the server's defences (`etappe_tests::server_bench`).
 //! - `mcp`: latency of the agent surface, `tools/call` of `get_trip` then of `edit_stages`
 //!   (relabelling a day, with the version each answer carries) through `/mcp`, open loop at
@@ -81,6 +83,27 @@ enum Command {
         /// Report the peak memory (VmHWM) of the worker process after the runs (--servers).
         #[arg(long)]
         memory: bool,
+    },
+    /// A plan from places on a real Valhalla (tests/valhalla/install.sh) built from an extract.
+    Plan {
+        /// The OpenStreetMap extract the tiles are built from.
+        #[arg(
+            long,
+            default_value = "tests/fixtures/osm/liechtenstein-2013-08-03.osm.pbf"
+        )]
+        extract: std::path::PathBuf,
+        /// The places, "lat,lon;lat,lon;…" (from, via…, to).
+        #[arg(
+            long,
+            default_value = "47.0666,9.5035;47.1135,9.5999;47.1410,9.5209;47.1650,9.5087;47.2380,9.5254;47.2180,9.5442;47.2312,9.5468"
+        )]
+        places: String,
+        /// Repetitions.
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// The straight-line length one routing request may span, km.
+        #[arg(long, default_value_t = 400.0)]
+        max_leg_km: f64,
     },
     /// PATCH /trips/{id} latency at a fixed rate.
     Patch {
@@ -157,6 +180,12 @@ async fn main() -> anyhow::Result<()> {
             trips,
             memory,
         } => bench::route::run(km, spacing, runs, servers, workers, trips, memory).await,
+        Command::Plan {
+            extract,
+            places,
+            runs,
+            max_leg_km,
+        } => bench::plan::run(&extract, &places, runs, max_leg_km).await,
         Command::Mcp {
             rate,
             seconds,

@@ -34,8 +34,12 @@ use crate::labels::{Labeller, utc_offset_minutes};
 use crate::progress::{ProgressState, ProgressStore, Reporter};
 use crate::track;
 
+pub(crate) use self::heights::heights_known;
+
 mod analysis;
+mod heights;
 mod osm;
+mod plan;
 mod route;
 #[cfg(test)]
 mod tests;

@@ -36,10 +36,15 @@ impl Pipeline {
             ));
         }
 
-        reporter
-            .report(10, "fetching", "fetching the route", ProgressState::Running)
-            .await;
-        let parsed = match self.fetch_route(&trip).await {
+        let fetched = if trip.source.source_type == SourceType::Plan {
+            self.route_plan(&trip, reporter).await
+        } else {
+            reporter
+                .report(10, "fetching", "fetching the route", ProgressState::Running)
+                .await;
+            self.fetch_route(&trip).await
+        };
+        let mut parsed = match fetched {
             Ok(parsed) => parsed,
             Err(RouteFailure::Transient(why)) => return Err(JobError::Transient(why)),
             Err(RouteFailure::Terminal(reason)) => {
@@ -55,6 +60,19 @@ impl Pipeline {
             }
         };
 
+        reporter
+            .report(
+                45,
+                "heights",
+                "looking up the heights the route lacks",
+                ProgressState::Running,
+            )
+            .await;
+        let mut elevation = self.fill_track_heights(&mut parsed.tracks).await;
+        // A route whose climbing is unknown is cut by distance alone, and says so: its
+        // missing climbing must not pass for a flat route's.
+        let climbing_known = elevation.missing_points == 0;
+        elevation.paced_without_climbing = !climbing_known;
         reporter
             .report(
                 50,
@@ -90,7 +108,11 @@ impl Pipeline {
             let settings = PacingSettings {
                 max_distance_per_day_km: s.max_distance_per_day,
                 fatigue_factor: s.fatigue_factor,
-                elevation_penalty: s.elevation_penalty,
+                elevation_penalty: if climbing_known {
+                    s.elevation_penalty
+                } else {
+                    0.0
+                },
                 days: s.dated_day_count().and_then(|d| u32::try_from(d).ok()),
             };
             let (cut, splits) = pace_route(&joined, &settings);
@@ -125,14 +147,17 @@ impl Pipeline {
             .filter_map(|(i, split)| {
                 let start = points.get(split.start_index)?;
                 let end = points.get(split.end_index)?;
+                let known = points
+                    .get(split.start_index..=split.end_index)
+                    .is_some_and(heights_known);
                 let start_place = self.labeller.label(start.lat, start.lon);
                 let end_place = self.labeller.label(end.lat, end.lon);
                 Some(Stage {
                     id: derived_id(&format!("{job_id}:stage:{i}")),
                     day_number: i as u32 + 1,
                     distance_km: round(split.distance_m / 1000.0, 2),
-                    ascent_m: split.ascent_m.round(),
-                    descent_m: split.descent_m.round(),
+                    ascent_m: known.then(|| split.ascent_m.round()),
+                    descent_m: known.then(|| split.descent_m.round()),
                     start: Point {
                         lat: start.lat,
                         lon: start.lon,
@@ -156,6 +181,7 @@ impl Pipeline {
                     accommodation: None,
                     detour: None,
                     detour_failure: None,
+                    waypoint_pending: None,
                     weather: None,
                     found: None,
                 })
@@ -175,10 +201,11 @@ impl Pipeline {
         let route = RouteSummary {
             title: parsed.name.clone(),
             total_distance_km: round(total_m / 1000.0, 2),
-            ascent_m: ascent.round(),
-            descent_m: descent.round(),
+            ascent_m: climbing_known.then(|| ascent.round()),
+            descent_m: climbing_known.then(|| descent.round()),
             point_count: points.len(),
             track_key,
+            elevation: Some(elevation),
         };
         let view = match self
             .apply(trip_id, &format!("{job_id}:route"), traceparent, || {
@@ -246,6 +273,10 @@ impl Pipeline {
                     .map_err(|e| RouteFailure::Terminal(describe_route_error(&e)))
             }
             SourceType::KomootCollection => self.fetch_komoot_collection(url).await,
+            // Routed by `route_plan`, never fetched.
+            SourceType::Plan => Err(RouteFailure::Terminal(
+                "a planned trip is routed, not fetched".into(),
+            )),
         }
     }
 
@@ -298,7 +329,7 @@ impl Pipeline {
     }
 }
 
-pub(super) enum RouteFailure {
+pub(crate) enum RouteFailure {
     Transient(String),
     Terminal(String),
 }

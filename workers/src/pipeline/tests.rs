@@ -56,8 +56,8 @@ fn one_day_trip(points: &[TrackPoint]) -> Trip {
         id: Uuid::from_u128(7),
         day_number: 1,
         distance_km: 10.0,
-        ascent_m: 0.0,
-        descent_m: 0.0,
+        ascent_m: Some(0.0),
+        descent_m: Some(0.0),
         start: at(&points[0]),
         end: at(&points[end]),
         start_label: None,
@@ -73,6 +73,7 @@ fn one_day_trip(points: &[TrackPoint]) -> Trip {
         accommodation: None,
         detour: None,
         detour_failure: None,
+        waypoint_pending: None,
         weather: None,
         found: None,
     };
@@ -90,10 +91,11 @@ fn one_day_trip(points: &[TrackPoint]) -> Trip {
             route: RouteSummary {
                 title: None,
                 total_distance_km: 10.0,
-                ascent_m: 0.0,
-                descent_m: 0.0,
+                ascent_m: Some(0.0),
+                descent_m: Some(0.0),
                 point_count: points.len(),
                 track_key: "track".into(),
+                elevation: None,
             },
             stages: vec![stage],
             version: 2,
@@ -135,6 +137,9 @@ fn a_detoured_day_is_read_off_its_own_roads() {
         original_distance_km: 10.0,
         estimated: false,
         router: "valhalla".into(),
+        original_ascent_m: None,
+        original_descent_m: None,
+        junction: None,
     });
     let detoured = HashMap::from([(trip.stages[0].id, climb)]);
     let alerts = analyse_trip(&trip, &stored, &detoured);

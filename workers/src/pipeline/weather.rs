@@ -19,7 +19,7 @@ use etappe_domain::trip::stage::{Alert, DayWeather, WeatherState};
 use etappe_upstream::{DaySeries, ForecastQuery, Forecasts, HourSample};
 
 /// Why the weather is unavailable without a provider.
-pub(crate) const NO_WEATHER_PROVIDER: &str = "no weather provider is configured (ETAPPE_WEATHER_URL, Open-Meteo): not configured; nothing is invented";
+pub(crate) const NO_WEATHER_PROVIDER: &str = "no weather provider is configured: not configured; set ETAPPE_WEATHER_URL (Open-Meteo) or start Etappe with ETAPPE_ONLINE=1; nothing is invented";
 
 /// The weather of every day, in the order of the trip's days.
 #[derive(Debug, Clone, PartialEq)]
@@ -282,8 +282,8 @@ mod tests {
             id: Uuid::from_u128(u128::from(n)),
             day_number: n,
             distance_km: if rest { 0.0 } else { 30.0 },
-            ascent_m: 0.0,
-            descent_m: 0.0,
+            ascent_m: Some(0.0),
+            descent_m: Some(0.0),
             start: point(45.0),
             end: point(if rest { 45.0 } else { 45.27 }),
             start_label: None,
@@ -299,6 +299,7 @@ mod tests {
             accommodation: None,
             detour: None,
             detour_failure: None,
+            waypoint_pending: None,
             weather: None,
             found: None,
         }
@@ -322,10 +323,11 @@ mod tests {
                 route: RouteSummary {
                     title: None,
                     total_distance_km: 60.0,
-                    ascent_m: 0.0,
-                    descent_m: 0.0,
+                    ascent_m: Some(0.0),
+                    descent_m: Some(0.0),
                     point_count: 1,
                     track_key: "track".into(),
+                    elevation: None,
                 },
                 stages,
                 version: 2,

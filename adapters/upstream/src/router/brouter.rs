@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use url::Url;
 
-use super::{RoutePoint, RoutedPath, UPSTREAM, path_length_km};
+use super::{RideProfile, RoutePoint, RoutedPath, UPSTREAM, path_length_km};
 use crate::error::{ConfigError, UpstreamError};
 use crate::geo::is_valid_position;
 use crate::http;
@@ -59,9 +59,21 @@ impl BRouterClient {
             .map(drop)
     }
 
+    /// The installed profile a ride profile uses: the one configured with
+    /// [`BRouterClient::with_profile`] for touring, else BRouter's standard ones. BRouter ships
+    /// no standard mountain-bike profile, so a mountain plan rides its gravel one.
+    fn profile_for(&self, profile: RideProfile) -> &str {
+        match profile {
+            RideProfile::Touring => &self.profile,
+            RideProfile::Road => "fastbike",
+            RideProfile::Gravel | RideProfile::Mountain => "gravel",
+        }
+    }
+
     pub(crate) async fn route(
         &self,
         waypoints: &[RoutePoint],
+        profile: RideProfile,
     ) -> Result<RoutedPath, UpstreamError> {
         let lonlats: Vec<String> = waypoints
             .iter()
@@ -73,7 +85,7 @@ impl BRouterClient {
         url.set_query(Some(&format!(
             "lonlats={}&profile={}&alternativeidx=0&format=geojson",
             lonlats.join("|"),
-            self.profile
+            self.profile_for(profile)
         )));
         let answer = http::send(UPSTREAM, self.http.get(url), self.timeout).await?;
         // BRouter explains every failure as plain text in a 400 answer.

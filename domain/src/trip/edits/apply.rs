@@ -57,8 +57,8 @@ pub(super) fn apply(
                 id: new_stage_id,
                 day_number: 0,
                 distance_km: 0.0,
-                ascent_m: 0.0,
-                descent_m: 0.0,
+                ascent_m: Some(0.0),
+                descent_m: Some(0.0),
                 start: day.end,
                 end: day.end,
                 start_label: day.end_label.clone(),
@@ -74,6 +74,7 @@ pub(super) fn apply(
                 accommodation: day.accommodation.clone(),
                 detour: None,
                 detour_failure: None,
+                waypoint_pending: None,
                 weather: None,
                 found: None,
             };
@@ -386,13 +387,13 @@ pub(super) fn remeasure(stage: &mut Stage, route: &dyn RouteGeometry) {
     };
     if stage.is_rest_day {
         stage.distance_km = 0.0;
-        stage.ascent_m = 0.0;
-        stage.descent_m = 0.0;
+        stage.ascent_m = Some(0.0);
+        stage.descent_m = Some(0.0);
     } else {
         let measure = route.measure(stage.first_point, stage.last_point);
         stage.distance_km = (measure.distance_km * 100.0).round() / 100.0;
-        stage.ascent_m = measure.ascent_m.round();
-        stage.descent_m = measure.descent_m.round();
+        stage.ascent_m = measure.ascent_m.map(f64::round);
+        stage.descent_m = measure.descent_m.map(f64::round);
     }
     if stage.start != start {
         (stage.start_label, stage.start_country) = route.place(start);

@@ -31,8 +31,8 @@ impl RouteGeometry for Line {
     fn measure(&self, first: usize, last: usize) -> Measure {
         Measure {
             distance_km: last.saturating_sub(first) as f64,
-            ascent_m: 10.0 * last.saturating_sub(first) as f64,
-            descent_m: 0.0,
+            ascent_m: Some(10.0 * last.saturating_sub(first) as f64),
+            descent_m: Some(0.0),
         }
     }
     fn nearest(&self, target: Point, first: usize, last: usize) -> usize {
@@ -66,8 +66,8 @@ fn stage(n: u128, first: usize, last: usize) -> Stage {
         id: id(n),
         day_number: n as u32,
         distance_km: 0.0,
-        ascent_m: 0.0,
-        descent_m: 0.0,
+        ascent_m: Some(0.0),
+        descent_m: Some(0.0),
         start: Point {
             lat: 0.0,
             lon: 0.0,
@@ -91,6 +91,7 @@ fn stage(n: u128, first: usize, last: usize) -> Stage {
         accommodation: None,
         detour: None,
         detour_failure: None,
+        waypoint_pending: None,
         weather: None,
         found: None,
     };
@@ -114,10 +115,11 @@ fn history(settings: TripSettings) -> Vec<TripEvent> {
             route: RouteSummary {
                 title: None,
                 total_distance_km: 99.0,
-                ascent_m: 990.0,
-                descent_m: 0.0,
+                ascent_m: Some(990.0),
+                descent_m: Some(0.0),
                 point_count: 100,
                 track_key: "track".into(),
+                elevation: None,
             },
             stages: vec![stage(1, 0, 33), stage(2, 33, 66), stage(3, 66, 99)],
             version: 2,
@@ -216,7 +218,7 @@ fn moving_a_days_end_moves_the_next_days_start() {
         vec![(1, 0, 40, false), (2, 40, 66, false), (3, 66, 99, false)]
     );
     assert_eq!(after.stages[1].distance_km, 26.0);
-    assert_eq!(after.stages[1].ascent_m, 260.0);
+    assert_eq!(after.stages[1].ascent_m, Some(260.0));
     assert_eq!(after.stages[1].start_label.as_deref(), Some("km 40"));
     assert_eq!(
         after.computations.get(&Category::TerrainSecurity),

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::geom::LineIndex;
 use super::model::{Corridor, FeatureKind, OsmStage};
+use super::places::distinct_places;
 use super::rules::{CORRIDOR_M, STATION_RADIUS_M};
 use crate::format::round1;
 
@@ -37,10 +38,11 @@ pub struct Found {
 
 /// Food and water, bike shops and repair stations within [`CORRIDOR_M`] of the line,
 /// stations within [`STATION_RADIUS_M`], in order along the day (empty on a rest day).
+/// Each place once ([`distinct_places`]): the list is read as "what is where", and six
+/// pumps at km 15.6 are one fuel station.
 pub fn found_along(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Found> {
     let line = LineIndex::new(stage.points);
-    let mut out: Vec<Found> = corridor
-        .points
+    let mut out: Vec<Found> = distinct_places(&corridor.points, stage.points)
         .iter()
         .filter_map(|f| {
             let (category, kind, radius) = match f.kind {

@@ -420,8 +420,8 @@ pub struct OsmStage<'a> {
     pub end: (f64, f64),
     /// Day distance, km.
     pub distance_km: f64,
-    /// Day ascent, m (slows the estimated passage times).
-    pub ascent_m: f64,
+    /// Day ascent, m (slows the estimated passage times); `None`: unknown, timed as flat.
+    pub ascent_m: Option<f64>,
     /// Calendar date; without it no opening hours or seasons are judged.
     pub date: Option<NaiveDate>,
     /// ISO 3166-1 alpha-2 code of the start, for public holidays in opening hours.

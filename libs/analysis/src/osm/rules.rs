@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::geom::{LineIndex, at_km, line_to_line, midpoint};
 use super::model::{Corridor, Feature, FeatureKind, OsmStage, WaySection};
+use super::places::distinct_places;
 use crate::catalogue::*;
 use crate::format::{int_sep, one_decimal, round1};
 use crate::geo::haversine_m;
@@ -381,7 +382,7 @@ pub fn passage_time(
     average_speed_kmh: f64,
 ) -> Option<NaiveDateTime> {
     let date = stage.date?;
-    let (distance, ascent) = (stage.distance_km, stage.ascent_m.max(0.0));
+    let (distance, ascent) = (stage.distance_km, stage.ascent_m.unwrap_or(0.0).max(0.0));
     if !(distance.is_finite()
         && distance > 0.0
         && km.is_finite()
@@ -796,17 +797,22 @@ pub fn attach_nearest_charger(alert: &mut Alert, stage: &OsmStage<'_>, corridor:
 
 /// The action point of the charger nearest to where a battery of `range_km` runs out on
 /// this day (`{kind: "charger", name, lat, lon, distanceM}`), if the corridor has one.
+/// Chargers are merged into places first ([`distinct_places`]): callers pass the raw
+/// corridor, and the nearest node of a named charger may be an unnamed duplicate.
 pub fn nearest_charger_action(
     stage: &OsmStage<'_>,
     corridor: &Corridor,
     range_km: f64,
 ) -> Option<Value> {
     let empty_at = at_km(stage.points, range_km)?;
-    let chargers = corridor
+    let chargers: Vec<Feature> = corridor
         .points
         .iter()
-        .filter(|f| f.kind == FeatureKind::Charger);
-    let (charger, d) = nearest(chargers, empty_at)?;
+        .filter(|f| f.kind == FeatureKind::Charger)
+        .cloned()
+        .collect();
+    let chargers = distinct_places(&chargers, stage.points);
+    let (charger, d) = nearest(chargers.iter(), empty_at)?;
     let mut action = action_point(charger, "charger");
     action["distanceM"] = json!(d.round());
     Some(action)

@@ -47,7 +47,7 @@ fn stage(points: &[StagePoint]) -> OsmStage<'_> {
         start: first,
         end: last,
         distance_km: points.last().map_or(0.0, |p| p.distance_m / 1000.0),
-        ascent_m: 0.0,
+        ascent_m: Some(0.0),
         date: Some(july()),
         country: None,
     }
@@ -628,7 +628,7 @@ fn ebike_alert_gets_the_charger_nearest_to_the_empty_battery() {
         day_number: 1,
         is_rest_day: false,
         distance_km: 100.0,
-        ascent_m: 0.0,
+        ascent_m: Some(0.0),
         points: &l,
         start: s.start,
         end: s.end,
@@ -844,7 +844,7 @@ fn non_finite_inputs_stay_silent() {
     }];
     let s = OsmStage {
         distance_km: f64::NAN,
-        ascent_m: f64::NAN,
+        ascent_m: Some(f64::NAN),
         ..stage(&bad)
     };
     let c = Corridor {
@@ -1014,7 +1014,7 @@ fn distribute_gives_each_day_what_is_within_reach() {
         day_number: 4,
         is_rest_day: false,
         distance_km: 20.0,
-        ascent_m: 300.0,
+        ascent_m: Some(300.0),
         points: day1,
         start: s1.start,
         end: s1.end,
@@ -1030,7 +1030,7 @@ fn distribute_gives_each_day_what_is_within_reach() {
             converted.country.as_deref(),
             converted.ascent_m
         ),
-        (4, Some("FR"), 300.0)
+        (4, Some("FR"), Some(300.0))
     );
 }
 
@@ -1164,4 +1164,332 @@ fn a_way_under_construction_or_proposed_is_no_road_for_either_source() {
         Some("primary".to_owned())
     );
     assert!(WaySection::TAG_KEYS.contains(&"maxspeed"));
+}
+
+// --- One entry per place (what OpenStreetMap maps several times) ---
+
+const FUEL: FeatureKind = FeatureKind::Food(FoodKind::Fuel);
+
+/// `feature` with an optional name.
+fn place(kind: FeatureKind, km: f64, east_m: f64, name: Option<&str>) -> Feature {
+    let f = feature(kind, km, east_m);
+    match name {
+        Some(name) => f.named(name),
+        None => f,
+    }
+}
+
+fn names_of(places: &[Feature]) -> Vec<Option<&str>> {
+    places.iter().map(|f| f.name.as_deref()).collect()
+}
+
+#[test]
+fn six_pumps_of_one_station_are_one_place() {
+    let l = line(30.0);
+    let s = stage(&l);
+    // Two rows of three pumps, 10 m apart, 20 and 30 m east: at most 23 m from each other,
+    // the name spelt as mappers do (case and runs of whitespace are folded).
+    let spellings = [
+        "Total Access",
+        "total access",
+        " Total  Access ",
+        "TOTAL ACCESS",
+        "Total\tAccess",
+        "Total Access",
+    ];
+    let pumps: Vec<Feature> = spellings
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let (row, col) = (i / 3, i % 3);
+            place(
+                FUEL,
+                15.6 + col as f64 * 0.01,
+                20.0 + row as f64 * 10.0,
+                Some(name),
+            )
+        })
+        .collect();
+    assert_eq!(distinct_places(&pumps, &l).len(), 1);
+    let found = found_along(&s, &points(pumps));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].kind, found[0].km, found[0].off_route_m),
+        ("fuel", 15.6, 20.0)
+    );
+    // The first of the nearest pumps stands for the station, spelt as it was.
+    assert_eq!(found[0].name.as_deref(), Some("Total Access"));
+}
+
+#[test]
+fn three_unnamed_taps_within_20_m_are_one_water_point() {
+    let l = line(60.0);
+    let s = stage(&l);
+    let taps = points(vec![
+        place(WATER, 34.0, 30.0, None),
+        place(WATER, 34.01, 30.0, None),
+        place(WATER, 34.0, 45.0, None),
+    ]);
+    let found = found_along(&s, &taps);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].km, found[0].off_route_m), (34.0, 30.0));
+}
+
+#[test]
+fn a_building_and_its_node_with_the_same_name_are_one_shop_with_both_tags() {
+    let l = line(30.0);
+    let supermarket = FeatureKind::Food(FoodKind::Supermarket);
+    // The building's centroid 60 m off the route with the hours; the entrance node 25 m
+    // nearer, without them.
+    let mut building = place(supermarket, 12.0, 60.0, Some("coop "));
+    building.opening_hours = Some("Mo-Sa 08:00-20:00".to_owned());
+    let node = place(supermarket, 12.0, 35.0, Some("Coop"));
+    let merged = distinct_places(&[building, node], &l);
+    assert_eq!(merged.len(), 1);
+    assert_eq!(merged[0].name.as_deref(), Some("Coop"), "the nearer one");
+    assert_eq!(
+        merged[0].opening_hours.as_deref(),
+        Some("Mo-Sa 08:00-20:00")
+    );
+    let found = found_along(&stage(&l), &points(merged));
+    assert_eq!(found[0].off_route_m, 35.0);
+}
+
+#[test]
+fn two_differently_named_bakeries_next_door_are_two_places() {
+    let l = line(30.0);
+    let two = vec![
+        place(BAKERY, 12.0, 100.0, Some("Boulangerie Paul")),
+        place(BAKERY, 12.0, 130.0, Some("Chez Marie")),
+    ];
+    assert_eq!(distinct_places(&two, &l).len(), 2);
+    assert_eq!(found_along(&stage(&l), &points(two)).len(), 2);
+}
+
+#[test]
+fn two_unnamed_taps_200_m_apart_are_two_places() {
+    let l = line(30.0);
+    let taps = vec![place(WATER, 5.0, 20.0, None), place(WATER, 5.2, 20.0, None)];
+    assert_eq!(distinct_places(&taps, &l).len(), 2);
+}
+
+#[test]
+fn a_chain_of_near_points_is_one_place_but_never_joins_two_names() {
+    let l = line(30.0);
+    // A–B 40 m, B–C 40 m, A–C 80 m: one shop, named or not.
+    let spar = |km| {
+        place(
+            FeatureKind::Food(FoodKind::Convenience),
+            km,
+            100.0,
+            Some("Spar"),
+        )
+    };
+    assert_eq!(
+        distinct_places(&[spar(20.0), spar(20.04), spar(20.08)], &l).len(),
+        1
+    );
+    let tap = |km| place(WATER, km, 100.0, None);
+    assert_eq!(
+        distinct_places(&[tap(20.0), tap(20.04), tap(20.08)], &l).len(),
+        1
+    );
+    // An unnamed bakery 30 m from one and 35 m from the other does not glue two named ones
+    // together: it joins the nearer; the named one stands for it.
+    let between = vec![
+        place(BAKERY, 12.0, 100.0, Some("Paul")),
+        place(BAKERY, 12.0, 130.0, None),
+        place(BAKERY, 12.0, 165.0, Some("Marie")),
+    ];
+    assert_eq!(
+        names_of(&distinct_places(&between, &l)),
+        vec![Some("Paul"), Some("Marie")]
+    );
+    // The chain goes on only through points of the one name.
+    let aldi = place(
+        FeatureKind::Food(FoodKind::Convenience),
+        20.08,
+        100.0,
+        Some("Aldi"),
+    );
+    assert_eq!(
+        names_of(&distinct_places(&[spar(20.0), spar(20.04), aldi], &l)),
+        vec![Some("Spar"), Some("Aldi")]
+    );
+}
+
+#[test]
+fn who_stands_for_a_place() {
+    let l = line(30.0);
+    // A named point over a nearer unnamed one.
+    let fountain = distinct_places(
+        &[
+            place(WATER, 3.0, 10.0, None),
+            place(WATER, 3.0, 40.0, Some("Fontaine")),
+        ],
+        &l,
+    );
+    assert_eq!(names_of(&fountain), vec![Some("Fontaine")]);
+    // A restaurant over the pub of the same name, though farther: the place is resupply.
+    let inn = distinct_places(
+        &[
+            place(FeatureKind::Food(FoodKind::Pub), 3.0, 10.0, Some("Le Lion")),
+            place(
+                FeatureKind::Food(FoodKind::Restaurant),
+                3.0,
+                40.0,
+                Some("le lion"),
+            ),
+        ],
+        &l,
+    );
+    assert_eq!(inn.len(), 1);
+    assert!(inn[0].kind.is_resupply());
+    // A repairing shop over its sale-only double.
+    let shop = distinct_places(
+        &[
+            place(
+                FeatureKind::BikeShop { repair: false },
+                3.0,
+                10.0,
+                Some("Velo"),
+            ),
+            place(
+                FeatureKind::BikeShop { repair: true },
+                3.0,
+                40.0,
+                Some("Velo"),
+            ),
+        ],
+        &l,
+    );
+    assert_eq!(shop.len(), 1);
+    assert!(shop[0].kind.is_repair());
+}
+
+#[test]
+fn different_families_or_unnamed_kinds_at_one_spot_stay_apart() {
+    let l = line(30.0);
+    let cafe = FeatureKind::Food(FoodKind::Cafe);
+    let apart = |pair: [Feature; 2]| distinct_places(&pair, &l).len() == 2;
+    assert!(apart([
+        place(WATER, 3.0, 10.0, None),
+        place(BAKERY, 3.0, 10.0, None)
+    ]));
+    assert!(apart([
+        place(BAKERY, 3.0, 10.0, None),
+        place(cafe, 3.0, 10.0, None)
+    ]));
+    assert!(apart([
+        place(BAKERY, 3.0, 10.0, Some("Paul")),
+        place(cafe, 3.0, 10.0, None)
+    ]));
+    assert!(!apart([
+        place(BAKERY, 3.0, 10.0, Some("Paul")),
+        place(cafe, 3.0, 20.0, Some("PAUL"))
+    ]));
+    // A heritage line's station neither hides nor stands for the real one beside it.
+    let mut heritage = place(FeatureKind::RailwayStation, 3.0, 10.0, Some("Gare"));
+    heritage.usage = Some("tourism".to_owned());
+    assert!(apart([
+        heritage,
+        place(FeatureKind::RailwayStation, 3.0, 20.0, Some("Gare"))
+    ]));
+    // A point without coordinates is left as it is.
+    let lost = Feature::new(WATER, f64::NAN, 5.0);
+    assert_eq!(
+        distinct_places(&[lost.clone(), lost], &l).len(),
+        2,
+        "no distance, no merge"
+    );
+}
+
+#[test]
+fn the_rules_count_places_not_map_objects() {
+    let l = line(60.0);
+    let s = stage(&l);
+    // A seasonal hotel mapped five times at the day's end, and an inn of unknown season
+    // 1 km away: the five nearest "candidates" are all the closed hotel, one place.
+    let lake = |east| {
+        let mut f = place(HOTEL, 60.0, east, Some("Hôtel du Lac"));
+        f.opening_hours = Some("Nov-Mar".to_owned());
+        f
+    };
+    let copies: Vec<Feature> = [100.0, 110.0, 120.0, 130.0, 140.0]
+        .into_iter()
+        .map(lake)
+        .collect();
+    let mut with_inn = copies.clone();
+    with_inn.push(place(HOTEL, 60.0, 1_000.0, Some("Auberge")));
+    assert!(
+        accommodation_seasonal_closure(&s, &points(with_inn.clone())).is_some(),
+        "read raw, the copies fill the five candidates"
+    );
+    let out = analyse_osm(std::slice::from_ref(&s), &[points(with_inn)], &settings());
+    assert_eq!(codes(&out[0], ACCOMMODATION_SEASONAL_CLOSURE), 0);
+    let out = analyse_osm(std::slice::from_ref(&s), &[points(copies)], &settings());
+    let closure = out[0]
+        .iter()
+        .find(|a| a.code == ACCOMMODATION_SEASONAL_CLOSURE)
+        .expect("present");
+    assert_eq!(closure.parameters["candidates"], 1);
+    // Six pumps of a station closed when the rider passes: one point in the list.
+    let mut pumps: Vec<Feature> = (0..6)
+        .map(|i| place(FUEL, 30.0 + f64::from(i) * 0.005, 20.0, Some("Esso")))
+        .collect();
+    pumps[5].opening_hours = Some("Mo-Fr 14:00-18:00".to_owned());
+    let out = analyse_osm(std::slice::from_ref(&s), &[points(pumps)], &settings());
+    let closed = out[0]
+        .iter()
+        .find(|a| a.code == RESUPPLY_CLOSED_AT_PASSAGE)
+        .expect("the hours of one pump are the station's");
+    assert_eq!(
+        closed.parameters["points"].as_array().map(Vec::len),
+        Some(1)
+    );
+    // The charger's action point names the place, not its nearer unnamed node.
+    let chargers = points(vec![
+        place(FeatureKind::Charger, 20.0, 10.0, None),
+        place(FeatureKind::Charger, 20.0, 40.0, Some("Borne")),
+    ]);
+    let action = nearest_charger_action(&s, &chargers, 20.0).expect("present");
+    assert_eq!(action["name"], "Borne");
+}
+
+#[test]
+fn merging_a_long_route_is_fast_and_merging_twice_changes_nothing() {
+    // 1,000 km with 20,000 points (same kind only every 300 m along the route), every
+    // tenth mapped a second time 15 m away.
+    let l = line(1_000.0);
+    let kinds = [
+        WATER,
+        BAKERY,
+        MUSEUM,
+        FeatureKind::RailwayStation,
+        HOTEL,
+        FUEL,
+    ];
+    let mut all: Vec<Feature> = (0..20_000)
+        .map(|i| {
+            let east = ((i * 7_919) % 4_000) as f64 - 2_000.0;
+            place(kinds[i % kinds.len()], i as f64 * 0.05, east, None)
+        })
+        .collect();
+    let copies: Vec<Feature> = all
+        .iter()
+        .step_by(10)
+        .map(|f| {
+            let mut copy = f.clone();
+            copy.lat += 15.0 / M;
+            copy
+        })
+        .collect();
+    all.extend(copies);
+    let started = std::time::Instant::now();
+    let once = distinct_places(&all, &l);
+    let elapsed = started.elapsed();
+    eprintln!("distinct_places, 22,000 points along 1,000 km: {elapsed:?}");
+    assert_eq!(once.len(), 20_000);
+    assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+    assert_eq!(distinct_places(&once, &l), once);
 }

@@ -18,7 +18,7 @@ pub(crate) fn stage(day: u32) -> StageInput<'static> {
         day_number: day,
         is_rest_day: false,
         distance_km: 50.0,
-        ascent_m: 300.0,
+        ascent_m: Some(300.0),
         points: &[],
         start: (47.0, 6.0),
         end: (47.0, 6.0),
@@ -33,7 +33,7 @@ pub(crate) fn rest(day: u32) -> StageInput<'static> {
     StageInput {
         is_rest_day: true,
         distance_km: 0.0,
-        ascent_m: 0.0,
+        ascent_m: Some(0.0),
         ..stage(day)
     }
 }

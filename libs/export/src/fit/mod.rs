@@ -377,12 +377,13 @@ fn cumulative_distances(points: &[ExportPoint], breaks: &[usize]) -> Vec<f64> {
     out
 }
 
-/// Ascent and descent in whole metres, or the invalid marker when the route has no
-/// elevation at all: the app's own figure for a day, from the same function
-/// (`etappe_route::geometry::day_climb`: smoothed over distance, with hysteresis, each
-/// piece between breaks on its own), so a device shows what the planner shows.
+/// Ascent and descent in whole metres, or the invalid marker ("unknown") when any point lacks
+/// a height, as the planner says "climb unknown" then: the app's own figure for a day, from
+/// the same function (`etappe_route::geometry::day_climb`: smoothed over distance, with
+/// hysteresis, each piece between breaks on its own), so a device shows what the planner
+/// shows, never a partial sum passed off as the climb.
 fn ascent_descent(points: &[ExportPoint], breaks: &[usize]) -> (u16, u16) {
-    if points.iter().all(|p| p.ele.is_none()) {
+    if points.iter().any(|p| p.ele.is_none()) {
         return (UINT16_INVALID, UINT16_INVALID);
     }
     let track: Vec<etappe_route::TrackPoint> = points

@@ -37,15 +37,33 @@ impl TripService {
         require(principal, Scope::TripsWrite)?;
         refuse_unknown(input, &create_fields())?;
         let mut errors = Vec::new();
-        let source = match input.get("sourceUrl") {
-            Some(Value::String(url)) => match SourceUrl::parse(url, &self.allowed_source_hosts) {
-                Ok(source) => Some(source),
-                Err(e) => {
-                    errors.push(e);
+        let plan = input.get("plan").filter(|v| !v.is_null());
+        let source = match (input.get("sourceUrl"), plan) {
+            (Some(_), Some(_)) => {
+                errors.push(FieldError::new(
+                    "plan",
+                    "give either sourceUrl (a route link) or plan (places to route), not both",
+                ));
+                None
+            }
+            (None, Some(plan)) => match self.resolve_plan_field(plan).await {
+                Ok(plan) => Some(SourceUrl::planned(plan)),
+                Err(AppError::Input(InputError::Invalid(e))) => {
+                    errors.extend(e);
                     None
                 }
+                Err(other) => return Err(other),
             },
-            Some(other) => {
+            (Some(Value::String(url)), None) => {
+                match SourceUrl::parse(url, &self.allowed_source_hosts) {
+                    Ok(source) => Some(source),
+                    Err(e) => {
+                        errors.push(e);
+                        None
+                    }
+                }
+            }
+            (Some(other), None) => {
                 errors.push(FieldError::new(
                     "sourceUrl",
                     format!(
@@ -55,10 +73,10 @@ impl TripService {
                 ));
                 None
             }
-            None => {
+            (None, None) => {
                 errors.push(FieldError::new(
                     "sourceUrl",
-                    "sourceUrl is required: an https link to a Komoot tour or collection, a Strava route, a RideWithGPS route or a GPX file",
+                    "sourceUrl or plan is required: an https link to a Komoot tour or collection, a Strava route, a RideWithGPS route or a GPX file, or a plan {\"from\": \"Basel\", \"to\": \"Wien\"} to route",
                 ));
                 None
             }
@@ -295,10 +313,7 @@ impl TripService {
             .chars()
             .take(200)
             .collect();
-        let source = SourceUrl {
-            url: format!("upload:{name}"),
-            source_type: SourceType::GpxUpload,
-        };
+        let source = SourceUrl::uploaded(&name);
         let command = TripCommand::Create {
             trip_id,
             owner_id: principal.user_id,

@@ -64,10 +64,19 @@ pub struct HistoryEntry {
 /// A sentence for an event, for people reading the history.
 fn describe(event: &TripEvent) -> String {
     match event {
-        TripEvent::TripCreated { source, .. } => format!(
-            "Trip created from a {:?} link (version 1)",
-            source.source_type
-        ),
+        TripEvent::TripCreated { source, .. } => match &source.plan {
+            Some(plan) => format!("Trip planned from places: {} (version 1)", plan.describe()),
+            None => format!(
+                "Trip created from a {:?} link (version 1)",
+                source.source_type
+            ),
+        },
+        TripEvent::TripReplanned { plan, version } => {
+            format!("Plan changed: {} (version {version})", plan.describe())
+        }
+        TripEvent::DetourRemoved { distance_km, .. } => {
+            format!("Detour removed: the day rides its own roads again ({distance_km:.1} km)")
+        }
         TripEvent::RouteRequested { generation } => {
             format!("Days requested (pacing generation {generation})")
         }

@@ -74,18 +74,55 @@ pub struct TripService {
     budgets: Arc<crate::budgets::Budgets>,
     /// When each trip last asked for its weather on read (see `horizon`).
     weather_refreshes: Arc<horizon::Refreshes>,
+    /// The geocoder that resolves a plan's place names and the router that must exist for
+    /// a plan to be accepted.
+    upstreams: etappe_workers::upstreams::Upstreams,
 }
+
+/// What a plan needs and this deployment lacks, said once for REST and MCP.
+pub const PLAN_NEEDS_A_ROUTER: &str = "planning from places needs a routing engine, and none is configured: set ETAPPE_ROUTER=valhalla with ETAPPE_ROUTER_URL (or start Etappe with ETAPPE_ONLINE=1), or create the trip from a route link or a GPX file";
 
 /// The names a creation accepts.
 pub fn create_fields() -> Vec<&'static str> {
-    std::iter::once("sourceUrl")
+    ["sourceUrl", "plan"]
+        .into_iter()
         .chain(SettingField::ALL.iter().map(|f| f.name()))
         .collect()
 }
 
-/// The names a settings update accepts (`sourceUrl` is fixed at creation: create a new trip).
+/// The names a settings update accepts (`sourceUrl` is fixed at creation: create a new trip;
+/// a planned trip's `plan` may change).
 pub fn update_fields() -> Vec<&'static str> {
-    SettingField::ALL.iter().map(|f| f.name()).collect()
+    std::iter::once("plan")
+        .chain(SettingField::ALL.iter().map(|f| f.name()))
+        .collect()
+}
+
+/// A plan change on top of the trip's plan: the fields given replace, those absent keep
+/// their value (a PATCH merges), so "via Zürich" alone re-routes the same ends.
+fn merged_plan(change: &Value, current: Option<&etappe_domain::trip::plan::RoutePlan>) -> Value {
+    let (Value::Object(change), Some(current)) = (change, current) else {
+        return change.clone();
+    };
+    let place = |p: &etappe_domain::trip::plan::PlanPlace| {
+        let mut object = Map::new();
+        object.insert("lat".into(), Value::from(p.lat));
+        object.insert("lon".into(), Value::from(p.lon));
+        if let Some(name) = &p.name {
+            object.insert("name".into(), Value::String(name.clone()));
+        }
+        Value::Object(object)
+    };
+    let mut merged = change.clone();
+    merged.entry("from").or_insert_with(|| place(&current.from));
+    merged.entry("to").or_insert_with(|| place(&current.to));
+    merged
+        .entry("via")
+        .or_insert_with(|| Value::Array(current.via.iter().map(place).collect()));
+    merged
+        .entry("profile")
+        .or_insert_with(|| Value::String(current.profile.as_str().to_owned()));
+    Value::Object(merged)
 }
 
 /// The digest of a request's canonical form: object keys sorted at every depth (serde_json's
@@ -125,7 +162,28 @@ impl TripService {
             allowed_source_hosts,
             budgets: Arc::default(),
             weather_refreshes: Arc::default(),
+            upstreams: etappe_workers::upstreams::Upstreams::default(),
         }
+    }
+
+    /// The service resolving plans with these upstreams.
+    pub fn with_upstreams(mut self, upstreams: etappe_workers::upstreams::Upstreams) -> Self {
+        self.upstreams = upstreams;
+        self
+    }
+
+    /// A caller's `plan` object resolved to places, refused at once when no routing engine
+    /// could route it.
+    pub(super) async fn resolve_plan_field(
+        &self,
+        value: &Value,
+    ) -> Result<etappe_domain::trip::plan::RoutePlan, AppError> {
+        let input = etappe_domain::trip::plan::parse_plan("plan", value)
+            .map_err(|errors| AppError::Input(InputError::Invalid(errors)))?;
+        if !self.upstreams.router.routes() {
+            return Err(AppError::NotConfigured(PLAN_NEEDS_A_ROUTER.into()));
+        }
+        super::places::resolve_plan(&self.upstreams, &input).await
     }
 
     /// The service counting creations in `budgets` (shared with the transports).
@@ -233,12 +291,28 @@ impl TripService {
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &update_fields())?;
         let patch = parse_settings(input, NullMeans::Clear)?;
+        let plan = match input.get("plan") {
+            Some(value) if !value.is_null() => {
+                if current.trip.source.plan.is_none() {
+                    return Err(etappe_domain::trip::TripError::NotPlanned.into());
+                }
+                Some(
+                    self.resolve_plan_field(&merged_plan(
+                        value,
+                        current.trip.source.plan.as_deref(),
+                    ))
+                    .await?,
+                )
+            }
+            _ => None,
+        };
         let command = |trip: Option<&Trip>| TripCommand::UpdateSettings {
             patch: patch.clone(),
+            plan: plan.clone(),
             expected_version: base.expected(trip.map_or(0, |t| t.version)),
             today: today(),
         };
-        confirmation::guard(&current, command(Some(&current.trip)), confirm).await?;
+        confirmation::guard_recut(&current, command(Some(&current.trip)), confirm).await?;
         let after = self
             .execute(principal, trip_id, current, context, command)
             .await?;

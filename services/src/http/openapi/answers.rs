@@ -150,6 +150,9 @@ pub(in crate::http) struct UpstreamsSchema {
     /// `overpass` or `none`.
     osm: UpstreamHealthSchema,
     weather: UpstreamHealthSchema,
+    /// Heights for routes without elevation: the first source asked, `srtm` (imported
+    /// tiles, then Open-Meteo when configured too), `open-meteo`, or `none`.
+    elevation: UpstreamHealthSchema,
     router: UpstreamHealthSchema,
 }
 

@@ -13,6 +13,7 @@ use chrono::{Datelike, NaiveDate};
 use etappe_domain::trip::SCAN_RADIUS_KM;
 use etappe_domain::trip::edits::LABEL_MAX_CHARS;
 use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
+use etappe_domain::trip::plan::{MAX_VIA, PLACE_NAME_MAX_CHARS, RideProfile};
 use etappe_domain::trip::settings::{
     AVERAGE_SPEED, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY, Range,
     SettingField, TITLE_MAX_CHARS, TripSettings,
@@ -192,14 +193,47 @@ fn create_trip() -> Value {
             "pattern": SOURCE_URL_PATTERN,
             "description": "https link to a Komoot tour or collection, a Strava route, a RideWithGPS route or a GPX file (http only for hosts the operator allowed). Fixed for the trip's life."}),
     );
-    json!({"type": "object", "required": ["sourceUrl"], "properties": properties,
+    properties.insert("plan".into(), plan(true));
+    json!({"type": "object", "properties": properties,
+        "oneOf": [{"required": ["sourceUrl"]}, {"required": ["plan"]}],
+        "description": "A route link (sourceUrl) or places to route (plan), exactly one.",
         "additionalProperties": false})
 }
 
+/// A place of a plan: a name the geocoder resolves, `"lat,lon"`, or coordinates.
+fn plan_place(description: &str) -> Value {
+    json!({"description": description, "anyOf": [
+        {"type": "string", "minLength": 1, "maxLength": PLACE_NAME_MAX_CHARS,
+            "description": "A place name (its clear best match: an exact name, the most populous) or \"lat,lon\""},
+        {"type": "object", "required": ["lat", "lon"], "additionalProperties": false,
+            "properties": {"lat": latitude(), "lon": longitude(),
+                "name": {"type": "string", "minLength": 1, "maxLength": PLACE_NAME_MAX_CHARS}}},
+    ]})
+}
+
+/// `plan`: places the routing engine routes (needs `ETAPPE_ROUTER`). On creation `from` and
+/// `to` are required; on an update the fields absent keep their value.
+fn plan(creating: bool) -> Value {
+    let profiles: Vec<&str> = RideProfile::ALL.iter().map(|p| p.as_str()).collect();
+    let required: Vec<&str> = if creating { vec!["from", "to"] } else { vec![] };
+    json!({"type": "object", "required": required, "additionalProperties": false,
+    "description": "Places to route with the configured routing engine (refused with 422 not_configured when there is none); a name that is ambiguous is refused listing the candidates.",
+    "properties": {
+        "from": plan_place("Where the route starts"),
+        "to": plan_place("Where it ends"),
+        "via": {"type": "array", "maxItems": MAX_VIA, "items": plan_place("A place to pass"),
+            "description": "Places to pass, in order"},
+        "profile": {"type": "string", "enum": profiles,
+            "description": "How the route is ridden (default touring)"},
+    }})
+}
+
 fn update_settings() -> Value {
-    json!({"type": "object", "properties": settings_properties(NullMeans::Clear),
+    let mut properties = settings_properties(NullMeans::Clear);
+    properties.insert("plan".into(), plan(false));
+    json!({"type": "object", "properties": properties,
         "additionalProperties": false,
-        "description": "Only the settings present change; null clears a date. Changing endDate, fatigueFactor, elevationPenalty or maxDistancePerDay (or startDate when endDate is set) cuts the days again."})
+        "description": "Only the settings present change; null clears a date. Changing endDate, fatigueFactor, elevationPenalty or maxDistancePerDay (or startDate when endDate is set) cuts the days again; so does a planned trip's plan (other places or profile: routed again; the plan's fields absent keep their value). plan is refused on a trip from a link or file."})
 }
 
 /// Where a day ends: `distance` km from its start, or the route point nearest `endPoint` —

@@ -54,6 +54,7 @@ use crate::app::schema::{AccommodationTypeSchema, ComputationStatusSchema};
         super::stages::choose_accommodation,
         super::stages::rest_day,
         super::stages::add_waypoint,
+        super::stages::remove_detour,
         super::stages::manual_accommodation,
         super::stages::scan,
         super::stages::route,

@@ -11,13 +11,12 @@ use etappe_domain::trip::edits::input::parse_action;
 use etappe_store::{Page, TripFilter};
 use serde_json::{Map, Value, json};
 
-use super::arguments::EDIT_FIELDS;
+use super::arguments::{EDIT_FIELDS, PLAN_FIELDS};
 use super::call::{
     Answer, Call, Run, StageRef, TripRef, count, object, refusal, string, version, without, written,
 };
 use super::confirm::TokenConfirmation;
 use super::refusal::ToolError;
-use crate::app::confirmation::Unasked;
 use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
 use crate::app::trips::{
     BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, canonical_digest,
@@ -28,7 +27,7 @@ mod writes;
 
 use self::writes::{
     add_waypoint, analyze_trip, choose_accommodation, create_trip, delete_trip, edit_stages,
-    share_trip, unshare_trip, update_trip_details, update_trip_settings,
+    share_trip, unshare_trip, update_trip_settings,
 };
 
 /// Handlers as the catalogue names them: each boxes its tool's future (futures of different
@@ -52,7 +51,6 @@ pub mod run {
         search_places,
         create_trip,
         update_trip_settings,
-        update_trip_details,
         edit_stages,
         add_waypoint,
         choose_accommodation,

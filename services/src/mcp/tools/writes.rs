@@ -5,10 +5,24 @@ use super::*;
 
 const SETTINGS_EXAMPLE: &str = "{\"maxDistancePerDay\": 60}";
 
+/// The plan arguments (`from`, `to`, `via`, `profile`) gathered into the service's one
+/// `plan` object, when any is given.
+fn plan_of(call: &Call<'_>) -> Option<Value> {
+    let plan: Map<String, Value> = PLAN_FIELDS
+        .iter()
+        .filter_map(|&name| call.args.get(name).map(|v| (name.to_owned(), v.clone())))
+        .filter(|(_, v)| !v.is_null())
+        .collect();
+    (!plan.is_empty()).then_some(Value::Object(plan))
+}
+
 pub(super) async fn create_trip(call: &Call<'_>) -> Answer {
     let mut input = object(call.args, "settings", SETTINGS_EXAMPLE, "create_trip")?;
     if let Some(url) = call.args.get("sourceUrl") {
         input.insert("sourceUrl".into(), url.clone());
+    }
+    if let Some(plan) = plan_of(call) {
+        input.insert("plan".into(), plan);
     }
     // Derived idempotency: the same user, tool and canonical arguments within one 5-minute
     // window answer the same trip, so an agent's retry never creates a duplicate.
@@ -42,12 +56,15 @@ pub(super) async fn create_trip(call: &Call<'_>) -> Answer {
 pub(super) async fn update_trip_settings(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     let expected = version(call.args)?;
-    let patch = object(
+    let mut patch = object(
         call.args,
         "settings",
         SETTINGS_EXAMPLE,
         "update_trip_settings",
     )?;
+    if let Some(plan) = plan_of(call) {
+        patch.insert("plan".into(), plan);
+    }
     let confirmation = TokenConfirmation::of(call, "update_trip_settings");
     let updated = call
         .state
@@ -68,38 +85,11 @@ pub(super) async fn update_trip_settings(call: &Call<'_>) -> Answer {
                 .answer(
                     error,
                     &trip.raw,
-                    "Change the trip's dates or pacing (this re-cuts the days).",
+                    "Change the trip's settings; this re-cuts the days (new day ids; chosen accommodations and manual splits are gone).",
                 )
                 .await
         }
     }
-}
-
-/// The settings that keep the days: the same service call as `update_trip_settings` (the
-/// REST twin is one `PATCH`), without the confirmation, since nothing is lost.
-pub(super) async fn update_trip_details(call: &Call<'_>) -> Answer {
-    let trip = TripRef::read(call.args, "id")?;
-    let expected = version(call.args)?;
-    let patch = object(
-        call.args,
-        "settings",
-        "{\"averageSpeed\": 18}",
-        "update_trip_details",
-    )?;
-    let detail = call
-        .state
-        .trips
-        .update_settings(
-            call.principal,
-            trip.id,
-            &patch,
-            Some(BaseVersion::Exact(expected)),
-            call.context,
-            &Unasked,
-        )
-        .await
-        .map_err(refusal(Some(&trip.raw)))?;
-    Ok(settings_changed(&detail, expected, &trip.raw))
 }
 
 /// What a settings change did: nothing, a re-analysis, or new days.
@@ -175,6 +165,20 @@ pub(super) async fn edit_stages(call: &Call<'_>) -> Answer {
 pub(super) async fn add_waypoint(call: &Call<'_>) -> Answer {
     let day = StageRef::read(call.args)?;
     let input = without(call.args, &["tripId", "stageId"]);
+    if input.values().all(Value::is_null) {
+        // Nothing given clears, as with choose_accommodation: the detour is removed.
+        let detail = call
+            .state
+            .trips
+            .remove_detour(call.principal, day.trip.id, day.stage, call.context)
+            .await
+            .map_err(refusal(Some(&day.trip.raw)))?;
+        return Ok(written(
+            &detail,
+            "The detour was removed: the day rides its own roads again. The trip version has not moved.",
+            "Read get_stage for the day's figures; the analysis of its roads runs again.",
+        ));
+    }
     let accepted = call
         .state
         .trips
