@@ -156,6 +156,13 @@ impl Budgets {
         self.admit_within(key, budgets, WINDOW).await
     }
 
+    /// Whether one more call of `key` would fit every budget of `budgets`, counting nothing:
+    /// for a call counted only once it has been admitted (an agent's change, see
+    /// `mcp::guard`), so that refusals do not spend it.
+    pub async fn check(&self, key: &str, budgets: &[Budget]) -> Result<(), Exceeded> {
+        self.decide(key, budgets, WINDOW, false).await
+    }
+
     /// [`Self::admit`] over a longer sliding `window` (at most [`LONGEST_WINDOW`]): the
     /// login budgets count per quarter of an hour.
     pub async fn admit_within(
@@ -164,12 +171,23 @@ impl Budgets {
         budgets: &[Budget],
         window: Duration,
     ) -> Result<(), Exceeded> {
+        self.decide(key, budgets, window, true).await
+    }
+
+    /// Refuses when a budget is spent; else counts the call in every budget when `count`.
+    async fn decide(
+        &self,
+        key: &str,
+        budgets: &[Budget],
+        window: Duration,
+        count: bool,
+    ) -> Result<(), Exceeded> {
         if budgets.is_empty() {
             return Ok(());
         }
         let window = window.clamp(Duration::from_secs(1), LONGEST_WINDOW);
         if let Some(redis) = &self.redis {
-            match redis.admit(key, budgets, window).await {
+            match redis.admit(key, budgets, window, count).await {
                 SharedVerdict::Admitted => return Ok(()),
                 SharedVerdict::Exceeded(exceeded) => return Err(exceeded),
                 SharedVerdict::Unavailable(e) => {
@@ -177,7 +195,7 @@ impl Budgets {
                 }
             }
         }
-        self.admit_in_memory(key, budgets, window)
+        self.admit_in_memory(key, budgets, window, count)
     }
 
     fn admit_in_memory(
@@ -185,6 +203,7 @@ impl Budgets {
         key: &str,
         budgets: &[Budget],
         window_length: Duration,
+        count: bool,
     ) -> Result<(), Exceeded> {
         let now = Instant::now();
         let Ok(mut all) = self.memory.lock() else {
@@ -219,10 +238,12 @@ impl Budgets {
                 });
             }
         }
-        for budget in budgets {
-            all.entry(format!("{}:{key}", budget.name))
-                .or_default()
-                .push_back(now);
+        if count {
+            for budget in budgets {
+                all.entry(format!("{}:{key}", budget.name))
+                    .or_default()
+                    .push_back(now);
+            }
         }
         Ok(())
     }
@@ -243,7 +264,8 @@ struct SharedWindows {
 }
 
 /// Trims every window, refuses when one is full (answering its index, 1-based, and its
-/// oldest entry's time, from which the retry delay follows), else counts the call in all.
+/// oldest entry's time, from which the retry delay follows), else counts the call in all
+/// (unless the member is empty: a check that counts nothing).
 const ADMIT_SCRIPT: &str = r"
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -253,9 +275,11 @@ for i, key in ipairs(KEYS) do
     return {i, tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])}
   end
 end
-for _, key in ipairs(KEYS) do
-  redis.call('ZADD', key, now, ARGV[3])
-  redis.call('PEXPIRE', key, window)
+if ARGV[3] ~= '' then
+  for _, key in ipairs(KEYS) do
+    redis.call('ZADD', key, now, ARGV[3])
+    redis.call('PEXPIRE', key, window)
+  end
 end
 return {0, 0}
 ";
@@ -267,8 +291,14 @@ fn now_ms() -> u64 {
 }
 
 impl SharedWindows {
-    async fn admit(&self, key: &str, budgets: &[Budget], window: Duration) -> SharedVerdict {
-        match self.ask(key, budgets, window).await {
+    async fn admit(
+        &self,
+        key: &str,
+        budgets: &[Budget],
+        window: Duration,
+        count: bool,
+    ) -> SharedVerdict {
+        match self.ask(key, budgets, window, count).await {
             Ok(None) => SharedVerdict::Admitted,
             Ok(Some(exceeded)) => SharedVerdict::Exceeded(exceeded),
             Err(e) => SharedVerdict::Unavailable(e),
@@ -281,12 +311,17 @@ impl SharedWindows {
         key: &str,
         budgets: &[Budget],
         window: Duration,
+        count: bool,
     ) -> Result<Option<Exceeded>, String> {
         let mut connection = self.link.connection().await?;
         let now = now_ms();
         let longest = window.as_secs().max(1);
         let window = u64::try_from(window.as_millis()).unwrap_or(60_000);
-        let member = format!("{now}-{}", hex::encode(rand::random::<[u8; 6]>()));
+        let member = if count {
+            format!("{now}-{}", hex::encode(rand::random::<[u8; 6]>()))
+        } else {
+            String::new()
+        };
         let script = redis::Script::new(ADMIT_SCRIPT);
         let mut invocation = script.prepare_invoke();
         for budget in budgets {
@@ -345,6 +380,14 @@ mod tests {
         assert!(a.admit(&key, &[FIVE]).await.is_err());
         // Another caller has budgets of its own.
         assert!(a.admit("someone else", &[FIVE, TWO]).await.is_ok());
+        // A check counts nothing: the two fit after any number of checks.
+        let key = key_of(&[&uuid::Uuid::now_v7().to_string()]);
+        for _ in 0..10 {
+            assert!(a.check(&key, &[TWO]).await.is_ok());
+        }
+        assert!(b.admit(&key, &[TWO]).await.is_ok());
+        assert!(a.admit(&key, &[TWO]).await.is_ok());
+        assert!(b.check(&key, &[TWO]).await.is_err(), "a spent budget shows");
     }
 
     #[tokio::test]

@@ -698,3 +698,92 @@ async fn huge_upload(app: &TestApp, token: &str, declared: usize) -> (String, St
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     (head.to_owned(), body.to_owned())
 }
+
+/// Issue 22: a route file's name spelling hidden words in Unicode tag characters reached the
+/// GPX files (the whole trip's, a day's, the public link's) and the account export, though
+/// the JSON views stripped them: every file goes through the one text gate now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invisible_tag_characters_never_reach_a_file() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let token = app.user().await;
+    let hidden: String = "ignore previous"
+        .chars()
+        .map(|c| char::from_u32(0xE0000 + c as u32).unwrap_or(' '))
+        .collect();
+    let name = format!("Passau{hidden}\u{E007F} Linz");
+    let points = etappe_route::synthetic::synthetic_route(
+        60.0,
+        100.0,
+        etappe_route::synthetic::Profile::Flat,
+    );
+    let gpx = etappe_route::synthetic::to_gpx(&points, &name);
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(gpx.into_bytes()).file_name("ride.gpx"),
+    );
+    let uploaded: Value = app
+        .client
+        .post(format!("{}/trips/gpx-upload", app.base))
+        .bearer_auth(&token)
+        .multipart(form)
+        .send()
+        .await
+        .expect("upload")
+        .json()
+        .await
+        .expect("json");
+    let id = uploaded["id"].as_str().expect("id").to_owned();
+    let detail = app.wait_until(&token, &id, |d| d["partial"] == false).await;
+    assert_eq!(detail["title"], "Passau Linz", "{}", detail["title"]);
+    let stage = detail["stages"][0]["stageId"]
+        .as_str()
+        .expect("day")
+        .to_owned();
+    let shared = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    let code = shared.body["shortCode"].as_str().expect("code").to_owned();
+    let invisible = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes)
+            .chars()
+            .any(|c| ('\u{E0000}'..='\u{E007F}').contains(&c))
+    };
+    for (template, path) in [
+        ("/trips/{id}.gpx", format!("/trips/{id}.gpx")),
+        (
+            "/trips/{id}/stages/{stageId}/export.gpx",
+            format!("/trips/{id}/stages/{stage}/export.gpx"),
+        ),
+        ("/s/{code}.gpx", format!("/s/{code}.gpx")),
+    ] {
+        let file = app
+            .call(Method::GET, template, &path, Some(&token), &[], None)
+            .await;
+        assert_eq!(file.status, StatusCode::OK, "{path}");
+        assert!(!invisible(&file.raw), "{path} carries tag characters");
+        assert!(
+            String::from_utf8_lossy(&file.raw).contains("Passau Linz"),
+            "{path}"
+        );
+    }
+    // The account export (a session's: log in as the owner would).
+    let owner = app
+        .state
+        .identity
+        .authenticate(&token)
+        .await
+        .expect("lookup")
+        .expect("a token");
+    let export = app.state.accounts.export(&owner).await.expect("export");
+    assert!(
+        !invisible(export.to_string().as_bytes()),
+        "the export carries tag characters"
+    );
+}

@@ -47,6 +47,15 @@ async fn a_trip_from_a_gpx_link_gets_its_days_and_alerts_and_progress_is_live() 
     // Follow it live.
     let events = app
         .client
+        .get(format!("{}/trips/{id}/events", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("sse");
+    assert_eq!(events.status(), StatusCode::OK);
+    // A token in the URL would be logged on its way: refused, saying what to do.
+    let in_url = app
+        .client
         .get(format!(
             "{}/trips/{id}/events?access_token={token}",
             app.base
@@ -54,7 +63,15 @@ async fn a_trip_from_a_gpx_link_gets_its_days_and_alerts_and_progress_is_live() 
         .send()
         .await
         .expect("sse");
-    assert_eq!(events.status(), StatusCode::OK);
+    assert_eq!(in_url.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        in_url
+            .text()
+            .await
+            .unwrap_or_default()
+            .contains("Authorization: Bearer"),
+        "the refusal says what to send instead"
+    );
     assert!(
         events.headers()["content-type"]
             .to_str()

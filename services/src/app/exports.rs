@@ -158,10 +158,14 @@ impl ExportService {
         if stages.is_empty() {
             return Err(AppError::NotFound);
         }
+        // The one text gate, here too: a title from a route file may carry what the JSON
+        // views strip (tag characters spelling hidden words), and files travel further.
         let title = trip
             .settings
             .title
-            .clone()
+            .as_deref()
+            .map(etappe_domain::text::strip_controls)
+            .filter(|t| !t.trim().is_empty())
             .unwrap_or_else(|| "Etappe trip".into());
         let mut days: Vec<etappe_export::ExportDay> = Vec::with_capacity(stages.len());
         for stage in &stages {

@@ -187,7 +187,16 @@ impl TripService {
     ) -> Result<TripDetail, AppError> {
         let view = self.writable(principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
-        refuse_unknown(input, &["lat", "lon"])?;
+        refuse_unknown(input, &["lat", "lon", "name"])?;
+        // With a name, a place of the rider's own at lat/lon (no candidate needed).
+        if input.get("name").is_some_and(|n| !n.is_null()) {
+            let accommodation = parse_manual_accommodation(input)?;
+            let edit = StageEdit::ChooseAccommodation {
+                stage_id,
+                accommodation,
+            };
+            return self.apply_edit(principal, view, edit, base, context).await;
+        }
         let lat = input.get("lat").filter(|v| !v.is_null());
         let lon = input.get("lon").filter(|v| !v.is_null());
         let edit = match (lat, lon) {
@@ -227,7 +236,7 @@ impl TripService {
                     return Err(field(
                         "lat",
                         if stage.accommodations.is_empty() {
-                            "this day has no accommodation candidates: scan first (POST /trips/{id}/accommodations/scan), or enter one by hand".to_owned()
+                            "this day has no candidates to choose from: enter a place of your own with name, lat and lon (MCP choose_accommodation with name; REST also POST …/accommodations/manual), or let an OpenStreetMap source find some (import an extract with `etappe osm import`, configure ETAPPE_OVERPASS_URL, or start with ETAPPE_ONLINE=1; then analyze_trip, REST POST …/analyze)".to_owned()
                         } else {
                             format!(
                                 "no candidate of this day within {CANDIDATE_MATCH_M} m of these coordinates; the day's {} candidates are in its accommodations list (see etappe_help)",

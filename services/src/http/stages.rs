@@ -29,7 +29,7 @@ fn ids(trip: &str, stage: &str) -> Result<(etappe_domain::ids::TripId, Uuid), Ap
 /// `stageId` in two; the new day follows it.
 #[utoipa::path(post, path = "/trips/{id}/stages", operation_id = "addStage", tag = "days",
     summary = "Split a day in two",
-    description = "Scope trips:write, If-Match. The day `stageId` ends at `distance` km or at the route point nearest `endPoint` (its midpoint when neither is given); the new day follows it.",
+    description = "Scope trips:write, If-Match. The day `stageId` ends at `distance` km or at the route point nearest `endPoint` (one of them, not both); the new day follows it.",
     params(TripPathParam, IfMatchHeader),
     request_body(content = AddStage, content_type = "application/json"),
     responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),

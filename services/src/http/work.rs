@@ -121,15 +121,16 @@ fn trip_event(view: &etappe_domain::projection::TripView) -> Event {
 }
 
 /// `GET /trips/{id}/events`: the trip's live progress and "trip changed, now version N",
-/// starting from the current state. Browsers' `EventSource` cannot send headers, so the token
-/// may also come as `?access_token=`.
+/// starting from the current state. A browser's `EventSource` cannot send headers: it sends
+/// the session cookie by itself. A token in the URL is refused: URLs land in proxy logs and
+/// histories, and a personal token lives for months.
 #[utoipa::path(get, path = "/trips/{id}/events", operation_id = "followTrip", tag = "trips",
     summary = "Follow a trip live (server-sent events)",
-    description = "Scope trips:read. Events `trip` (`{version, streamVersion, partial, computationStatus}`), `progress`, `deleted` and `unauthorized`. The token may come as `?access_token=` for EventSource.",
-    params(TripPathParam, AccessTokenQuery),
+    description = "Scope trips:read. Events `trip` (`{version, streamVersion, partial, computationStatus}`), `progress`, `deleted` and `unauthorized`. Authenticated by `Authorization: Bearer` or, in a browser, the session cookie; a token in the URL (`?access_token=`) is refused.",
+    params(TripPathParam),
     responses((status = 200, description = "An event stream", content_type = "text/event-stream",
             body = String),
-        Unauthorized, Forbidden, NotFound, RateLimited))]
+        BadRequest, Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn events(
     State(state): State<App>,
     headers: HeaderMap,
@@ -279,11 +280,16 @@ async fn authenticate(
     headers: &HeaderMap,
     query: &HashMap<String, String>,
 ) -> Result<(Principal, StreamCredential), AppError> {
-    // A browser's EventSource cannot set headers: the token may come as `access_token`, or
-    // the session cookie stands for the person (a read: no CSRF token needed).
+    // A browser's EventSource cannot set headers: the session cookie stands for the person
+    // (a read: no CSRF token needed). A token in the URL would be written to every log on
+    // its way, so it is refused, saying what to do instead.
+    if query.contains_key("access_token") {
+        return Err(AppError::BadHeader(
+            "a token in the URL is not accepted (it would land in logs and histories): send Authorization: Bearer, or open the stream from the logged-in page (its session cookie)".into(),
+        ));
+    }
     let token = crate::auth::bearer_token(headers)
         .map(str::to_owned)
-        .or_else(|| query.get("access_token").map(|t| t.trim().to_owned()))
         .filter(|t| !t.is_empty());
     let Some(token) = token else {
         let (session, _) = crate::auth::session_of(&state.accounts, headers)

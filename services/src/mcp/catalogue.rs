@@ -164,7 +164,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "edit_stages",
         title: "Edit days",
-        description: "Edit days. add/update: distance (km into the day) or endPoint, label; move: toIndex.",
+        description: "Edit days. add/update: distance (km) or endPoint, label; move: toIndex.",
         read_only: false,
         destructive: true,
         idempotent: false,
@@ -172,7 +172,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &EDIT_ARGS,
-        help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (half way when neither), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based). delete: the day's route joins the previous day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id. Answers {result, version, partial, nextAction}; pass that version to the next edit.",
+        help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (one is required), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based). delete: the day's route joins the previous day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id. Answers {result, version, partial, nextAction}; pass that version to the next edit.",
         run: run::edit_stages,
     },
     ToolSpec {
@@ -214,8 +214,9 @@ pub const CATALOGUE: &[ToolSpec] = &[
                 "A candidate's; none clears",
             ),
             arg("lon", Kind::Number(schema::LON), ""),
+            arg("name", Kind::Text { min: 1, max: 200 }, "Your own place"),
         ],
-        help: "lat/lon of one of get_stage's accommodations (within 50 m). The day then ends at the route point nearest it and the next day starts there. Both absent clears the choice. Answers {result, version, nextAction}.",
+        help: "lat/lon of one of get_stage's accommodations (within 50 m); or name with lat/lon: a place of your own (when the day has no candidates, or none you want). The day then ends at the route point nearest it and the next day starts there. All absent clears the choice. Answers {result, version, nextAction}.",
         run: run::choose_accommodation,
     },
     ToolSpec {

@@ -4,7 +4,7 @@
 //!
 //! `/mcp` is stateless so that any API replica answers any call; what the guards keep must be
 //! shared the same way. With Redis configured, tokens live there, read and deleted at once
-//! (`GETDEL`), so a token minted on one replica is redeemed on another, exactly once. Without
+//! (a compare-and-delete script), so a token minted on one replica is redeemed on another, exactly once, and only with its own arguments. Without
 //! Redis (one process), they live in memory. If Redis stops answering, the guards fall back to
 //! memory and say so in the log: a confirmation must then come back to the replica that
 //! minted it — degraded, never refused.
@@ -52,24 +52,44 @@ impl Guards {
         }
     }
 
-    /// Counts a call of `credential`; refuses it (with when to retry) over a budget. A
-    /// change counts against the change budget REST spends from too.
+    /// Counts a call of `credential` against the call budget (60 a minute: refused calls
+    /// included, which bounds them); refuses it (with when to retry) over a budget. A tool that
+    /// changes trips must also find room in the change budget REST spends from too, but is
+    /// counted there only once it is admitted ([`Guards::settle`]): an agent correcting its
+    /// own mistakes is not locked out of the write it then gets right.
     pub async fn admit(
         &self,
         principal: &crate::identity::Principal,
         credential: &str,
         mutates: bool,
     ) -> Result<(), String> {
-        let key = crate::budgets::key_of(&[&principal.user_id.to_string(), credential]);
+        let key = Self::key(principal, credential);
         let settings = &self.budgets.settings;
-        let mut budgets = vec![settings.mcp_calls()];
         if mutates {
-            budgets.push(settings.changes());
+            self.budgets
+                .check(&key, &[settings.changes()])
+                .await
+                .map_err(|e| e.to_string())?;
         }
         self.budgets
-            .admit(&key, &budgets)
+            .admit(&key, &[settings.mcp_calls()])
             .await
             .map_err(|e| e.to_string())
+    }
+
+    /// Counts an admitted change of `credential` (a call the tool answered without refusing).
+    pub async fn settle(&self, principal: &crate::identity::Principal, credential: &str) {
+        let key = Self::key(principal, credential);
+        // The check before the call found room; a race with a parallel call may fill the
+        // window meanwhile, which the next call's check then sees.
+        let _ = self
+            .budgets
+            .admit(&key, &[self.budgets.settings.changes()])
+            .await;
+    }
+
+    fn key(principal: &crate::identity::Principal, credential: &str) -> String {
+        crate::budgets::key_of(&[&principal.user_id.to_string(), credential])
     }
 
     /// Mints a token for `binding` (the digest of user, client, tool and canonical arguments).
@@ -87,20 +107,20 @@ impl Guards {
         token
     }
 
-    /// Consumes `token` (even on a mismatch) and says whether it was minted for `binding`
-    /// less than five minutes ago.
+    /// Consumes `token` when it was minted for `binding` less than five minutes ago, and
+    /// says so. A call with other arguments leaves it for its own (a retry with a corrected
+    /// value must not cost the agent the confirmation it has already shown its person).
     pub async fn redeem(&self, token: &str, binding: &str) -> bool {
-        let shared = match &self.redis {
-            Some(redis) => redis.take(token).await.unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "confirmations: Redis does not answer; looking in this replica");
-                None
-            }),
-            None => None,
-        };
-        match shared.or_else(|| self.memory.take(token)) {
-            Some(bound) => bound == binding,
-            None => false,
+        if let Some(redis) = &self.redis {
+            match redis.take_if(token, binding).await {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "confirmations: Redis does not answer; looking in this replica");
+                }
+            }
         }
+        self.memory.take_if(token, binding)
     }
 }
 
@@ -119,12 +139,17 @@ impl MemoryGuards {
         }
     }
 
-    fn take(&self, token: &str) -> Option<String> {
-        let mut pending = self.confirmations.lock().ok()?;
-        pending
-            .remove(token)
-            .filter(|(_, at)| at.elapsed() < CONFIRMATION_TTL)
-            .map(|(bound, _)| bound)
+    fn take_if(&self, token: &str, binding: &str) -> bool {
+        let Ok(mut pending) = self.confirmations.lock() else {
+            return false;
+        };
+        let matches = pending
+            .get(token)
+            .is_some_and(|(bound, at)| bound == binding && at.elapsed() < CONFIRMATION_TTL);
+        if matches {
+            pending.remove(token);
+        }
+        matches
     }
 }
 
@@ -143,12 +168,19 @@ impl RedisGuards {
             .await
     }
 
-    async fn take(&self, token: &str) -> Result<Option<String>, String> {
+    /// Deletes the token when it is bound to `binding`, in one step (two replicas cannot both
+    /// redeem it), and says whether it did.
+    async fn take_if(&self, token: &str, binding: &str) -> Result<bool, String> {
         let mut connection = self.link.connection().await?;
         let key = format!("{}:confirm:{token}", self.prefix);
-        self.link
-            .bounded(connection.get_del::<_, Option<String>>(key))
-            .await
+        let script = redis::Script::new(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end",
+        );
+        let deleted: Result<i64, String> = self
+            .link
+            .bounded(script.key(key).arg(binding).invoke_async(&mut connection))
+            .await;
+        deleted.map(|n| n == 1)
     }
 }
 
@@ -197,6 +229,7 @@ mod tests {
         for i in 0..MUTATIONS_PER_MINUTE {
             let replica = if i % 2 == 0 { a } else { b };
             assert!(replica.admit(&alice, "agent", true).await.is_ok(), "{i}");
+            replica.settle(&alice, "agent").await;
         }
         let refused = b.admit(&alice, "agent", true).await;
         assert!(
@@ -216,9 +249,10 @@ mod tests {
         let token = a.mint("delete:a").await;
         assert!(!b.redeem(&token, "delete:b").await, "other arguments");
         assert!(
-            !a.redeem(&token, "delete:a").await,
-            "consumed by the mismatch"
+            a.redeem(&token, "delete:a").await,
+            "a mismatch leaves the token for its own arguments"
         );
+        assert!(!b.redeem(&token, "delete:a").await, "spent once used");
         let token = a.mint("delete:a").await;
         assert!(
             b.redeem(&token, "delete:a").await,
@@ -226,6 +260,34 @@ mod tests {
         );
         assert!(!a.redeem(&token, "delete:a").await, "single use");
         assert_ne!(a.mint("x").await, a.mint("x").await, "random, not derived");
+    }
+
+    async fn refused_changes_do_not_spend_the_change_budget(a: &Guards, b: &Guards) {
+        let bob = principal();
+        // Twice the change budget in refused writes (never settled)...
+        for _ in 0..2 * MUTATIONS_PER_MINUTE {
+            assert!(a.admit(&bob, "agent", true).await.is_ok());
+        }
+        // ...and the write it then gets right still goes through.
+        assert!(b.admit(&bob, "agent", true).await.is_ok());
+        b.settle(&bob, "agent").await;
+        // Refusals stay bounded by the call budget (60 a minute).
+        for _ in 2 * MUTATIONS_PER_MINUTE + 1..CALLS_PER_MINUTE {
+            assert!(a.admit(&bob, "agent", true).await.is_ok());
+        }
+        assert!(b.admit(&bob, "agent", true).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn in_one_process_refusals_are_bounded_by_calls_not_changes() {
+        let guards = Guards::default();
+        refused_changes_do_not_spend_the_change_budget(&guards, &guards).await;
+    }
+
+    #[tokio::test]
+    async fn across_replicas_refusals_are_bounded_by_calls_not_changes() {
+        let Some((a, b)) = replicas() else { return };
+        refused_changes_do_not_spend_the_change_budget(&a, &b).await;
     }
 
     #[tokio::test]

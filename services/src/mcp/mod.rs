@@ -13,6 +13,7 @@ mod arguments;
 pub mod call;
 pub mod catalogue;
 mod confirm;
+pub mod cors;
 mod elicit;
 pub mod guard;
 pub mod refusal;
@@ -288,6 +289,9 @@ impl ServerHandler for Etappe {
         {
             return Ok(CallToolResponse::InputRequired(form));
         }
+        if spec.mutates && outcome.is_ok() {
+            self.guards.settle(&principal, &client).await;
+        }
         Ok(match outcome {
             Ok(value) => CallToolResult::structured(value).into(),
             Err(error) => error.into_response(),
@@ -313,12 +317,18 @@ impl ServerHandler for Etappe {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         if request.uri != TOOLS_URI {
+            // SEP-2164: the error names the URI it did not find.
             return Err(McpError::resource_not_found(
                 format!(
                     "No resource {}; see resources/list.",
                     etappe_domain::text::quote(&request.uri)
                 ),
-                None,
+                Some(
+                    json!({"uri": etappe_domain::text::strip_controls(&request.uri)
+                    .chars()
+                    .take(2048)
+                    .collect::<String>()}),
+                ),
             ));
         }
         let tools: Vec<Value> = CATALOGUE
@@ -509,6 +519,7 @@ pub fn router(state: App) -> Router {
         "http://[::1]:*".to_owned(),
     ];
     origins.extend(settings.allowed_origins.iter().cloned());
+    let browsers = Arc::new(cors::Origins::new(origins.clone()));
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
@@ -526,5 +537,6 @@ pub fn router(state: App) -> Router {
         .route_layer(middleware::from_fn(scope_gate))
         .route_layer(middleware::from_fn(screen::screen))
         .route_layer(middleware::from_fn_with_state(state.clone(), bearer))
+        .route_layer(middleware::from_fn_with_state(browsers, cors::cors))
         .with_state(state)
 }

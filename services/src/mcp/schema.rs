@@ -111,7 +111,7 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
             s
         }
         Kind::Format(format) => json!({"type": "string", "format": format}),
-        Kind::Date { nullable: true } => json!({"type": ["string", "null"], "format": "date"}),
+        Kind::Date { nullable: true } => nullable_of(json!({"type": "string", "format": "date"})),
         Kind::Date { nullable: false } => json!({"type": "string", "format": "date"}),
         Kind::Integer { min, max } => {
             let mut s = json!({"type": "integer", "minimum": min});
@@ -154,13 +154,20 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
         }),
         Kind::Object(fields) => object(fields),
     };
-    if nullable && let Some(kind) = schema.get("type").cloned() {
-        schema["type"] = json!([kind, "null"]);
+    if nullable && schema.get("anyOf").is_none() {
+        schema = nullable_of(schema);
     }
     if !description.is_empty() {
         schema["description"] = json!(description);
     }
     schema
+}
+
+/// `schema` or `null`, as `anyOf`: single-type schema dialects (Gemini's function
+/// declarations, the Inspector's strict mode) refuse or drop a `type` array, and every
+/// dialect reads `anyOf`.
+fn nullable_of(schema: Value) -> Value {
+    json!({"anyOf": [schema, {"type": "null"}]})
 }
 
 /// An object of `fields`, none required. Other fields are refused by the tool, by name and
@@ -231,6 +238,38 @@ pub fn output(name: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every `type` in `schema`, anywhere, is one name: no dialect is handed a type array.
+    fn single_types(schema: &Value, path: &str) {
+        match schema {
+            Value::Object(map) => {
+                if let Some(kind) = map.get("type") {
+                    assert!(kind.is_string(), "{path}: type {kind}");
+                }
+                for (k, v) in map {
+                    single_types(v, &format!("{path}/{k}"));
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    single_types(v, &format!("{path}/{i}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn no_tool_publishes_a_type_array() {
+        for tool in crate::mcp::tool_definitions() {
+            let input = Value::Object(tool.input_schema.as_ref().clone());
+            single_types(&input, &tool.name);
+            if let Some(output) = &tool.output_schema {
+                single_types(&Value::Object(output.as_ref().clone()), &tool.name);
+            }
+        }
+        single_types(&error_schema(), "error");
+    }
     use etappe_domain::trip::settings::{ELEVATION_PENALTY, MAX_DISTANCE_PER_DAY};
 
     #[test]
@@ -245,11 +284,11 @@ mod tests {
         );
         assert_eq!(
             render(Kind::Text { min: 1, max: 255 }, "", true),
-            json!({"type": ["string", "null"], "minLength": 1, "maxLength": 255})
+            json!({"anyOf": [{"type": "string", "minLength": 1, "maxLength": 255}, {"type": "null"}]})
         );
         assert_eq!(
-            render(Kind::Date { nullable: true }, "", false),
-            json!({"type": ["string", "null"], "format": "date"})
+            render(Kind::Date { nullable: true }, "clears", false),
+            json!({"anyOf": [{"type": "string", "format": "date"}, {"type": "null"}], "description": "clears"})
         );
     }
 }

@@ -61,9 +61,41 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// A request naming a protocol revision this server does not serve: 400, as the
+/// specification asks (a client speaking 2025-03-26 or 2024-11-05 is told at once, not
+/// half-served). Requests without the header (an `initialize`, which names its revision in
+/// its body) pass.
+fn unsupported_version(request: &Request) -> Option<Rejection> {
+    let asked = request.headers().get("mcp-protocol-version")?;
+    let asked = asked.to_str().unwrap_or_default().trim();
+    if super::SUPPORTED_VERSIONS
+        .iter()
+        .any(|v| v.to_string() == asked)
+    {
+        return None;
+    }
+    let served: Vec<String> = super::SUPPORTED_VERSIONS
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    Some(Rejection {
+        status: StatusCode::BAD_REQUEST,
+        id: Value::Null,
+        code: -32600,
+        message: format!(
+            "Unsupported MCP-Protocol-Version {}: this server speaks {}.",
+            etappe_domain::text::quote(asked),
+            served.join(", ")
+        ),
+    })
+}
+
 /// The middleware: reads the body once, answers what the transport could not, and hands the
 /// same bytes on otherwise.
 pub async fn screen(request: Request, next: Next) -> Response {
+    if let Some(rejection) = unsupported_version(&request) {
+        return rejection.into_response();
+    }
     if request.method() != Method::POST || !is_json(&request) {
         return next.run(request).await;
     }

@@ -12,6 +12,7 @@ use etappe_analysis::{
 };
 use etappe_domain::ids::{TripId, derived_id};
 use etappe_domain::projection::TripView;
+use etappe_domain::text::strip_controls;
 use etappe_domain::trip::source::SourceType;
 use etappe_domain::trip::stage::{Alert, Point, RouteSummary, Stage, StageAlerts, Unavailable};
 use etappe_domain::trip::{Category, Trip, TripCommand, TripError};

@@ -199,7 +199,8 @@ impl Pipeline {
             .put_blob(&track_key, &track::encode_stored(&stored))
             .await?;
         let route = RouteSummary {
-            title: parsed.name.clone(),
+            // Third-party text: it becomes the trip's title when the rider gave none.
+            title: parsed.name.as_deref().map(strip_controls),
             total_distance_km: round(total_m / 1000.0, 2),
             ascent_m: climbing_known.then(|| ascent.round()),
             descent_m: climbing_known.then(|| descent.round()),

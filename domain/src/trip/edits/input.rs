@@ -46,12 +46,22 @@ pub fn parse_stage_edit(
     refuse_unknown(input, accepted_fields(action))?;
     let fail = |e: FieldError| InputError::Invalid(vec![e]);
     Ok(match action {
-        StageAction::Add => StageEdit::Add {
-            stage_id,
-            new_stage_id,
-            split: parse_boundary(input).map_err(fail)?,
-            label: parse_label(input).map_err(fail)?,
-        },
+        StageAction::Add => {
+            // Where to split is the caller's to say: a split nobody placed (half way, with
+            // the label on the second half) surprised agents, so it is refused, naming both.
+            let Some(split) = parse_boundary(input).map_err(fail)? else {
+                return Err(fail(FieldError::new(
+                    "distance",
+                    "add needs where to split the day: distance (km from the day's start) or endPoint {lat, lon}; the new day follows, with label if given",
+                )));
+            };
+            StageEdit::Add {
+                stage_id,
+                new_stage_id,
+                split: Some(split),
+                label: parse_label(input).map_err(fail)?,
+            }
+        }
         StageAction::Update => {
             let end = parse_boundary(input).map_err(fail)?;
             let label = parse_label(input).map_err(fail)?;
@@ -282,6 +292,17 @@ mod tests {
         assert!(
             matches!(refused, Err(InputError::UnknownFields { accepted, .. }) if accepted == vec!["toIndex"])
         );
+    }
+
+    #[test]
+    fn adding_a_day_needs_where_to_split_it() {
+        let refused = parse(StageAction::Add, json!({"label": "Brenner"}));
+        let Err(InputError::Invalid(errors)) = refused else {
+            panic!("refused: {refused:?}")
+        };
+        assert_eq!(errors[0].field, "distance");
+        assert!(errors[0].message.contains("distance") && errors[0].message.contains("endPoint"));
+        assert!(parse(StageAction::Add, json!({"distance": 20})).is_ok());
     }
 
     #[test]

@@ -126,14 +126,33 @@ fn merged_plan(change: &Value, current: Option<&etappe_domain::trip::plan::Route
 }
 
 /// The digest of a request's canonical form: object keys sorted at every depth (serde_json's
-/// map is ordered), so the same arguments in another order give the same digest.
+/// map is ordered), so the same arguments in another order give the same digest, and numbers
+/// by value (`65.0` is `65`), so one value written two ways is one argument.
 pub fn canonical_digest(parts: &[&Value]) -> String {
     let mut hasher = Sha256::new();
     for part in parts {
-        hasher.update(part.to_string().as_bytes());
+        hasher.update(canonical(part).to_string().as_bytes());
         hasher.update([0]);
     }
     hex::encode(hasher.finalize())
+}
+
+/// `value` with every whole number written as an integer (below 2^53, where a float is exact).
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                // Whole and exactly representable: the integer is the same number.
+                Value::from(f as i64)
+            }
+            _ => value.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), canonical(v))).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 fn metadata(principal: &Principal, context: &RequestContext) -> EventMetadata {
@@ -402,5 +421,24 @@ impl TripService {
     /// Whether the database answers.
     pub async fn ping(&self) -> Result<(), AppError> {
         Ok(self.store.ping().await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::canonical_digest;
+
+    #[test]
+    fn one_value_written_two_ways_is_one_argument() {
+        let digest = |v: serde_json::Value| canonical_digest(&[&v]);
+        assert_eq!(
+            digest(json!({"settings": {"maxDistancePerDay": 65.0}, "id": "a"})),
+            digest(json!({"id": "a", "settings": {"maxDistancePerDay": 65}}))
+        );
+        assert_eq!(digest(json!([1.0, -2.0])), digest(json!([1, -2])));
+        assert_ne!(digest(json!({"x": 65.5})), digest(json!({"x": 65})));
+        assert_ne!(digest(json!({"x": "65"})), digest(json!({"x": 65})));
     }
 }

@@ -271,7 +271,8 @@ fn add_stage() -> Value {
     );
     json!({"type": "object", "required": ["stageId"], "properties": properties,
         "additionalProperties": false, "not": {"required": ["distance", "endPoint"]},
-        "description": NOT_BOTH})
+        "anyOf": [{"required": ["distance"]}, {"required": ["endPoint"]}],
+        "description": format!("{NOT_BOTH}; one of them is required: where the day is split")})
 }
 
 fn update_stage() -> Value {
@@ -297,10 +298,13 @@ request_schema! {
     /// `PATCH /trips/{id}/stages/{stageId}/accommodation`: `lat` and `lon` of one of the
     /// day's candidates choose it; neither (or both null) clears the choice.
     ChooseAccommodation => json!({"type": "object", "additionalProperties": false,
-        "properties": {"lat": {"type": ["number", "null"]}, "lon": {"type": ["number", "null"]}},
+        "properties": {"lat": {"type": ["number", "null"]}, "lon": {"type": ["number", "null"]},
+            "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": VISIBLE,
+                "description": "With lat and lon: a place of your own (no candidate needed)"}},
         "anyOf": [
             {"required": ["lat", "lon"], "properties": {"lat": latitude(), "lon": longitude()}},
-            {"properties": {"lat": {"type": "null"}, "lon": {"type": "null"}}}
+            {"properties": {"lat": {"type": "null"}, "lon": {"type": "null"}},
+                "not": {"required": ["name"]}}
         ]});
     /// `POST /trips/{id}/stages/{stageId}/accommodations/manual`.
     ManualAccommodation => json!({"type": "object", "required": ["name", "lat", "lon"],

@@ -112,10 +112,6 @@ params! {
     VersionQuery => [json!({"name": "version", "in": "query", "required": false,
         "schema": {"type": "integer", "minimum": 1, "maximum": u64::MAX},
         "description": "Read the trip as it was at this version"})];
-    /// `GET /trips/{id}/events`.
-    AccessTokenQuery => [json!({"name": "access_token", "in": "query", "required": false,
-        "schema": {"type": "string"},
-        "description": "The token, for clients that cannot send headers (EventSource)"})];
     /// `GET /geocode/search`.
     PlaceQuery => [
         json!({"name": "q", "in": "query", "required": true,
