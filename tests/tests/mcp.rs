@@ -1094,7 +1094,7 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
     }
     assert_eq!(
         input("edit_stages")["properties"]["action"]["enum"],
-        json!(["add", "update", "move", "delete", "rest_day"])
+        json!(["add", "update", "move", "delete", "merge_next", "rest_day"])
     );
     // A value the schema refuses is one the domain refuses: the validator and the rule agree.
     let create = jsonschema::validator_for(&input("create_trip")).expect("schema");

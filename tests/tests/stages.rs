@@ -538,7 +538,168 @@ async fn a_trip_is_duplicated_once_per_key_with_its_days_and_without_its_link(ap
     );
 }
 
+/// Issue 23: the rules a rider met on the page, kept by the trip itself: riding days keep the
+/// route's order, a rest day is spent where the day before it ends, merging says which way,
+/// and a past version comes back with its own map, as one command.
+async fn day_order_merges_and_restoring_a_past_version(app: TestApp) {
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let created = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 60}),
+        )
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let trip = Trip {
+        app: &app,
+        token: token.clone(),
+        id: id.clone(),
+    };
+    let before = app.wait_until(&token, &id, analysed).await;
+    let v0 = before["version"].as_u64().expect("version");
+    let days = ids(&before);
+    assert!(days.len() >= 4, "{before}");
+    let tag = |v: u64| format!("\"{v}\"");
+
+    // A riding day moved past another is refused at the door, naming the rule.
+    let moved = trip
+        .call(
+            Method::PATCH,
+            "/trips/{id}/stages/{stageId}/move",
+            &format!("/stages/{}/move", days[0]),
+            Some(&tag(v0)),
+            Some(&json!({"toIndex": 2})),
+        )
+        .await;
+    assert_eq!(
+        moved.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        moved.body
+    );
+    assert!(
+        moved.body.to_string().contains("only a rest day moves"),
+        "{}",
+        moved.body
+    );
+
+    // A rest day after day 1, moved to the end: it is spent where the last day ends.
+    let rest = trip
+        .call(
+            Method::POST,
+            "/trips/{id}/stages/{stageId}/rest-day",
+            &format!("/stages/{}/rest-day", days[0]),
+            Some(&tag(v0)),
+            None,
+        )
+        .await;
+    assert_eq!(rest.status, StatusCode::OK, "{}", rest.body);
+    let rest_id = rest.body["stages"][1]["stageId"]
+        .as_str()
+        .expect("rest")
+        .to_owned();
+    let last = rest.body["stages"].as_array().expect("days").len() - 1;
+    let to_end = trip
+        .call(
+            Method::PATCH,
+            "/trips/{id}/stages/{stageId}/move",
+            &format!("/stages/{rest_id}/move"),
+            Some(&tag(v0 + 1)),
+            Some(&json!({"toIndex": last})),
+        )
+        .await;
+    assert_eq!(to_end.status, StatusCode::OK, "{}", to_end.body);
+    let stages = to_end.body["stages"].as_array().expect("days").clone();
+    let (rest_day, ride) = (&stages[last], &stages[last - 1]);
+    assert_eq!(rest_day["stageId"], json!(rest_id));
+    assert_eq!(
+        rest_day["startPoint"], ride["endPoint"],
+        "spent where the day before ends"
+    );
+    assert_eq!(rest_day["startLabel"], ride["endLabel"]);
+
+    // Merge day 2 into the next one: day 3 now starts where day 2 started.
+    let v = to_end.body["version"].as_u64().expect("v");
+    let merged = trip
+        .call(
+            Method::DELETE,
+            "/trips/{id}/stages/{stageId}",
+            &format!("/stages/{}?mergeInto=next", days[1]),
+            Some(&tag(v)),
+            None,
+        )
+        .await;
+    assert_eq!(merged.status, StatusCode::OK, "{}", merged.body);
+    let after: Vec<String> = ids(&merged.body);
+    assert!(!after.contains(&days[1]));
+    for axis in ["lat", "lon"] {
+        assert_eq!(
+            merged.body["stages"][1]["startPoint"][axis], before["stages"][1]["startPoint"][axis],
+            "the next day took the merged day's stretch"
+        );
+    }
+    assert_eq!(merged.body["stages"][1]["stageId"], json!(days[2]));
+    let wrong = trip
+        .call(
+            Method::DELETE,
+            "/trips/{id}/stages/{stageId}",
+            &format!("/stages/{}?mergeInto=sideways", days[2]),
+            Some(&tag(v + 1)),
+            None,
+        )
+        .await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST, "{}", wrong.body);
+
+    // The first version comes back, with its own map, in one step.
+    let v = v + 1;
+    let old_route = trip
+        .call(
+            Method::GET,
+            "/trips/{id}/route",
+            &format!("/route?version={v0}"),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(old_route.status, StatusCode::OK);
+    assert_eq!(
+        old_route.body["days"].as_array().map(Vec::len),
+        Some(days.len()),
+        "the past version's own lines"
+    );
+    let restored = trip
+        .call(
+            Method::POST,
+            "/trips/{id}/restore",
+            "/restore",
+            Some(&tag(v)),
+            Some(&json!({"version": v0})),
+        )
+        .await;
+    assert_eq!(restored.status, StatusCode::OK, "{}", restored.body);
+    assert_eq!(
+        restored.body["version"],
+        json!(v + 1),
+        "restoring moves the version"
+    );
+    assert_eq!(ids(&restored.body), days, "the past days are back");
+    let history = trip
+        .call(Method::GET, "/trips/{id}/history", "/history", None, None)
+        .await;
+    assert!(
+        history
+            .body
+            .to_string()
+            .contains(&format!("Version {v0} restored")),
+        "{}",
+        history.body
+    );
+    app.wait_until(&token, &id, analysed).await;
+}
+
 etappe_tests::on_both_backends!(
+    day_order_merges_and_restoring_a_past_version,
     the_days_are_edited_with_stable_ids_and_guards,
     a_locked_trip_refuses_day_edits_and_detours,
     a_trip_is_duplicated_once_per_key_with_its_days_and_without_its_link,

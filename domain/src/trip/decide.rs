@@ -312,6 +312,50 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 },
             ])
         }
+        TripCommand::Restore {
+            past,
+            expected_version,
+            today,
+        } => {
+            let trip = live.ok_or(TripError::NotFound)?;
+            if trip.is_locked(today) {
+                return Err(TripError::Locked);
+            }
+            if expected_version != trip.version {
+                return Err(TripError::StaleVersion {
+                    expected: expected_version,
+                    current: trip.version,
+                });
+            }
+            if past.version >= trip.version {
+                return Ok(vec![]);
+            }
+            if !past.has_days() {
+                return Err(TripError::Invalid(vec![FieldError::new(
+                    "version",
+                    format!(
+                        "version {} has no days to restore (they were still being computed); pick a version that has days",
+                        past.version
+                    ),
+                )]));
+            }
+            let generation = trip.generation + 1;
+            Ok(vec![
+                TripEvent::TripRestored {
+                    from_version: past.version,
+                    source: past.source.clone(),
+                    settings: past.settings.clone(),
+                    route: past.route.clone(),
+                    stages: past.stages.clone(),
+                    generation,
+                    version: trip.version + 1,
+                },
+                TripEvent::AnalysisRequested {
+                    generation,
+                    categories: ANALYSIS_CATEGORIES.to_vec(),
+                },
+            ])
+        }
         TripCommand::RemoveDetour {
             stage_id,
             own,

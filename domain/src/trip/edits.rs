@@ -93,6 +93,8 @@ pub enum StageEdit {
     /// Remove the day; a riding day's stretch of route joins the previous riding day (or the
     /// next one when it is the first).
     Delete { stage_id: Uuid },
+    /// Merge a riding day into the next riding day (its stretch joins that day's start).
+    MergeNext { stage_id: Uuid },
     /// Insert a rest day, `new_stage_id`, right after `stage_id`.
     RestDay { stage_id: Uuid, new_stage_id: Uuid },
     /// Sleep at this candidate (or hand-entered place): the day ends at the route point
@@ -113,6 +115,7 @@ pub enum StageAction {
     Update,
     Move,
     Delete,
+    MergeNext,
     RestDay,
     ChooseAccommodation,
     ClearAccommodation,
@@ -126,6 +129,7 @@ impl StageAction {
             Self::Update => "update",
             Self::Move => "move",
             Self::Delete => "delete",
+            Self::MergeNext => "merge_next",
             Self::RestDay => "rest_day",
             Self::ChooseAccommodation => "choose_accommodation",
             Self::ClearAccommodation => "clear_accommodation",
@@ -140,6 +144,7 @@ impl StageEdit {
             Self::Update { .. } => StageAction::Update,
             Self::Move { .. } => StageAction::Move,
             Self::Delete { .. } => StageAction::Delete,
+            Self::MergeNext { .. } => StageAction::MergeNext,
             Self::RestDay { .. } => StageAction::RestDay,
             Self::ChooseAccommodation { .. } => StageAction::ChooseAccommodation,
             Self::ClearAccommodation { .. } => StageAction::ClearAccommodation,
@@ -152,6 +157,7 @@ impl StageEdit {
             | Self::Update { stage_id, .. }
             | Self::Move { stage_id, .. }
             | Self::Delete { stage_id }
+            | Self::MergeNext { stage_id }
             | Self::RestDay { stage_id, .. }
             | Self::ChooseAccommodation { stage_id, .. }
             | Self::ClearAccommodation { stage_id } => *stage_id,
@@ -241,6 +247,7 @@ pub(crate) fn decide_stage_edit(
     let action = edit.action();
     let mut stages = trip.stages.clone();
     let impact = apply(&mut stages, index, edit, route)?;
+    apply::settle_rest_days(&mut stages);
     for (i, stage) in stages.iter_mut().enumerate() {
         stage.day_number = i as u32 + 1;
     }

@@ -139,6 +139,18 @@ pub enum TripEvent {
         ascent_m: Option<f64>,
         descent_m: Option<f64>,
     },
+    /// The trip was made what it was at version `from_version`: its source, settings, days and
+    /// route, under a new pacing generation; `version` is the structural version after it.
+    #[serde(rename_all = "camelCase")]
+    TripRestored {
+        from_version: u64,
+        source: SourceUrl,
+        settings: TripSettings,
+        route: Option<RouteSummary>,
+        stages: Vec<Stage>,
+        generation: u64,
+        version: u64,
+    },
     /// A planned trip's plan changed (places or profile): its route is routed again.
     /// `version` is the structural version after the change.
     #[serde(rename_all = "camelCase")]
@@ -181,7 +193,7 @@ pub struct StageAccommodations {
 }
 
 /// Every trip event type, as stored in `event_type`.
-pub const EVENT_TYPES: [&str; 21] = [
+pub const EVENT_TYPES: [&str; 22] = [
     "TripCreated",
     "RouteRequested",
     "TripSettingsUpdated",
@@ -203,6 +215,7 @@ pub const EVENT_TYPES: [&str; 21] = [
     "DetourFailed",
     "DetourRemoved",
     "TripReplanned",
+    "TripRestored",
 ];
 
 /// A stored event that is not a trip event of a known shape.
@@ -243,6 +256,7 @@ impl TripEvent {
             Self::DetourFailed { .. } => "DetourFailed",
             Self::DetourRemoved { .. } => "DetourRemoved",
             Self::TripReplanned { .. } => "TripReplanned",
+            Self::TripRestored { .. } => "TripRestored",
         }
     }
 

@@ -279,6 +279,33 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
             }
             Some(trip)
         }
+        (
+            Some(mut trip),
+            TripEvent::TripRestored {
+                source,
+                settings,
+                route,
+                stages,
+                generation,
+                version,
+                ..
+            },
+        ) => {
+            // Work still running for the generation being replaced is superseded.
+            for category in Category::ALL {
+                if trip.status(category) == ComputationStatus::Running {
+                    trip.set_status([category], ComputationStatus::Superseded);
+                }
+            }
+            trip.source = source.clone();
+            trip.settings = settings.clone();
+            trip.route = route.clone();
+            trip.stages = stages.clone();
+            trip.generation = *generation;
+            trip.version = *version;
+            trip.set_status([Category::Route], ComputationStatus::Done);
+            Some(trip)
+        }
         (Some(mut trip), TripEvent::TripReplanned { plan, version }) => {
             trip.source = super::source::SourceUrl::planned(plan.clone());
             trip.version = *version;

@@ -243,6 +243,14 @@ pub enum TripCommand {
         ascent_m: Option<f64>,
         descent_m: Option<f64>,
     },
+    /// Make the trip what it was at an earlier version (`past`, folded from the log up to it):
+    /// its source, settings, days and route come back under a new version and a new pacing
+    /// generation (late results of the current one are dropped); the analysis runs again.
+    Restore {
+        past: Box<Trip>,
+        expected_version: u64,
+        today: NaiveDate,
+    },
     /// Remove a day's detour: the day rides its own roads again, measured as `own` (not
     /// structural, like adding it).
     RemoveDetour {

@@ -942,3 +942,81 @@ fn a_detour_result_arriving_after_its_removal_is_dropped() {
     );
     assert!(given_when(&history, record(detour_to("detour:new", 45.3))).is_ok());
 }
+
+#[test]
+fn a_past_version_comes_back_under_a_new_version_and_generation() {
+    let mut history = created(TripSettings::default());
+    route_done(&mut history);
+    let at_two = fold(&history).expect("trip");
+    assert_eq!(at_two.version, 2);
+    history.extend(
+        given_when(
+            &history,
+            update(
+                SettingsPatch {
+                    max_distance_per_day: Some(120.0),
+                    title: Some("Longer days".into()),
+                    ..Default::default()
+                },
+                2,
+            ),
+        )
+        .expect("re-paced"),
+    );
+    let now = fold(&history).expect("trip");
+    assert_eq!((now.version, now.generation, now.stages.len()), (3, 2, 0));
+    let restore = |expected_version| TripCommand::Restore {
+        past: Box::new(at_two.clone()),
+        expected_version,
+        today: today(),
+    };
+    assert_eq!(
+        given_when(&history, restore(2)),
+        Err(TripError::StaleVersion {
+            expected: 2,
+            current: 3
+        })
+    );
+    let events = given_when(&history, restore(3)).expect("restored");
+    assert!(matches!(
+        &events[..],
+        [
+            TripEvent::TripRestored {
+                from_version: 2,
+                version: 4,
+                generation: 3,
+                ..
+            },
+            TripEvent::AnalysisRequested { generation: 3, .. }
+        ]
+    ));
+    history.extend(events);
+    let restored = fold(&history).expect("trip");
+    assert_eq!(restored.version, 4);
+    assert_eq!(restored.stages, at_two.stages);
+    assert_eq!(restored.settings, at_two.settings);
+    assert_eq!(restored.route, at_two.route);
+    assert!(!restored.is_partial());
+    // A late result of the generation the restore replaced is dropped.
+    assert!(matches!(
+        decide(
+            Some(&restored),
+            TripCommand::FailRoute {
+                generation: 2,
+                reason: "late".into()
+            }
+        ),
+        Err(TripError::Superseded { .. })
+    ));
+    // A version without days cannot be restored.
+    let at_one = fold(&history[..2]).expect("trip");
+    let refused = decide(
+        Some(&restored),
+        TripCommand::Restore {
+            past: Box::new(at_one),
+            expected_version: 4,
+            today: today(),
+        },
+    );
+    assert!(matches!(refused, Err(TripError::Invalid(e)) if e[0].field == "version"));
+}

@@ -73,6 +73,7 @@ pub fn router(state: App) -> Router {
         ),
         ("/s/{code}", get(share::public)),
         ("/trips/{id}/history", get(trips::history)),
+        ("/trips/{id}/restore", axum::routing::post(trips::restore)),
         (
             "/trips/{id}/duplicate",
             axum::routing::post(trips::duplicate),

@@ -98,10 +98,12 @@ pub(super) async fn update(
     .await
 }
 
-/// `DELETE /trips/{id}/stages/{stageId}`: the day's route joins its neighbour.
+/// `DELETE /trips/{id}/stages/{stageId}[?mergeInto=previous|next]`: the day's route joins
+/// the neighbour named (the previous riding day by default; a rest day is simply removed).
 #[utoipa::path(delete, path = "/trips/{id}/stages/{stageId}", operation_id = "deleteStage", tag = "days",
-    summary = "Delete a day", description = "Scope trips:write, If-Match. Its route joins its neighbour.",
-    params(StagePathParams, IfMatchHeader),
+    summary = "Delete a day (merge it into a neighbour)",
+    description = "Scope trips:write, If-Match. A riding day's route joins the previous riding day (`mergeInto=previous`, the default; the first day joins the next) or the next one (`mergeInto=next`); a rest day is removed.",
+    params(StagePathParams, IfMatchHeader, MergeIntoQuery),
     responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, Conflict, Stale, Invalid,
         Locked, PreconditionRequired, RateLimited))]
@@ -111,14 +113,30 @@ pub(super) async fn delete(
     context: RequestContext,
     Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let action = match query.get("mergeInto").map(String::as_str) {
+        None | Some("previous") => StageAction::Delete,
+        Some("next") => StageAction::MergeNext,
+        Some(other) => {
+            return Err(AppError::InvalidQuery(vec![
+                etappe_domain::trip::FieldError::new(
+                    "mergeInto",
+                    format!(
+                        "mergeInto must be previous or next; got {}",
+                        etappe_domain::text::quote(other)
+                    ),
+                ),
+            ]));
+        }
+    };
     edit(
         &state,
         &principal,
         &context,
         (trip_id, stage_id),
-        StageAction::Delete,
+        action,
         &serde_json::Map::new(),
         base,
     )
@@ -326,8 +344,8 @@ pub(super) async fn scan(
 /// `GET /trips/{id}/route`: the days' lines; 304 when `If-None-Match` names the current tag.
 #[utoipa::path(get, path = "/trips/{id}/route", operation_id = "getRoute", tag = "days",
     summary = "The days' lines, for a map",
-    description = "Scope trips:read. 304 when If-None-Match names the current ETag.",
-    params(TripPathParam, IfNoneMatchHeader),
+    description = "Scope trips:read. 304 when If-None-Match names the current ETag. `version` reads the lines as they were at a past version.",
+    params(TripPathParam, IfNoneMatchHeader, VersionQuery),
     responses((status = 200, description = "The lines", body = RouteLines,
             headers(("ETag" = String))),
         (status = 304, description = "Unchanged"),
@@ -337,8 +355,26 @@ pub(super) async fn route(
     Caller(principal): Caller,
     TripPath(trip_id): TripPath,
     headers: HeaderMap,
+    axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, AppError> {
-    let lines = state.trips.route_lines(&principal, trip_id).await?;
+    let lines = match query.get("version") {
+        None => state.trips.route_lines(&principal, trip_id).await?,
+        Some(raw) => {
+            let version = raw.parse::<u64>().ok().filter(|v| *v >= 1).ok_or_else(|| {
+                AppError::InvalidQuery(vec![etappe_domain::trip::FieldError::new(
+                    "version",
+                    format!(
+                        "version must be a whole number from 1; got {}",
+                        etappe_domain::text::quote(raw)
+                    ),
+                )])
+            })?;
+            state
+                .trips
+                .route_lines_at(&principal, trip_id, version)
+                .await?
+        }
+    };
     Ok(route_response(&lines, &headers))
 }
 

@@ -15,7 +15,7 @@ use etappe_store::{Page, TripFilter};
 use super::App;
 use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
-use super::openapi::inputs::{CreateTrip, UpdateSettings};
+use super::openapi::inputs::{CreateTrip, RestoreVersion, UpdateSettings};
 use super::openapi::params::*;
 use crate::app::confirmation::Unasked;
 use crate::app::exports::CachedExport;
@@ -269,6 +269,47 @@ pub(super) async fn detail(
             state.trips.detail_at(&principal, trip_id, version).await?
         }
     };
+    detail_response(StatusCode::OK, &detail)
+}
+
+/// `POST /trips/{id}/restore` `{version}`: the trip made what it was at that version.
+#[utoipa::path(post, path = "/trips/{id}/restore", operation_id = "restoreVersion", tag = "trips",
+    summary = "Restore a past version",
+    description = "Scope trips:write, If-Match. The trip's source, settings, days and route become what they were at `version` (read it first with `GET /trips/{id}/detail?version=N`); the version moves, the history says so, and the analysis runs again.",
+    params(TripPathParam, IfMatchHeader),
+    request_body(content = RestoreVersion, content_type = "application/json"),
+    responses((status = 200, description = "The trip after the restore", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Stale, TooLarge, NotJson,
+        Invalid, Locked, PreconditionRequired, RateLimited))]
+pub(super) async fn restore(
+    State(state): State<App>,
+    Caller(principal): Caller,
+    context: RequestContext,
+    TripPath(trip_id): TripPath,
+    IfMatch(base): IfMatch,
+    super::extract::OptionalJsonObject(body): super::extract::OptionalJsonObject,
+) -> Result<Response, AppError> {
+    if let Some(name) = body.keys().find(|k| k.as_str() != "version") {
+        return Err(etappe_domain::trip::InputError::UnknownFields {
+            unknown: vec![name.clone()],
+            accepted: vec!["version".into()],
+        }
+        .into());
+    }
+    let version = body
+        .get("version")
+        .and_then(|v| etappe_domain::trip::input::whole_number(v))
+        .filter(|v| *v >= 1)
+        .ok_or_else(|| {
+            etappe_domain::trip::InputError::Invalid(vec![FieldError::new(
+                "version",
+                "version is required: the whole number (from 1) of the version to restore",
+            )])
+        })?;
+    let detail = state
+        .trips
+        .restore(&principal, trip_id, version, base, &context)
+        .await?;
     detail_response(StatusCode::OK, &detail)
 }
 

@@ -187,7 +187,7 @@ pub(super) const UPDATE_ARGS: [Arg; 6] = [
 pub(super) const PLAN_FIELDS: [&str; 4] = ["from", "to", "via", "profile"];
 
 /// The actions of `edit_stages`.
-pub const EDIT_ACTIONS: &[&str] = &["add", "update", "move", "delete", "rest_day"];
+pub const EDIT_ACTIONS: &[&str] = &["add", "update", "move", "delete", "merge_next", "rest_day"];
 
 /// The fields of a day edit, each read by some actions (the tool's description says which):
 /// flat arguments beside `action` (a `oneOf` per action would cost about 120 tokens more in

@@ -172,7 +172,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &EDIT_ARGS,
-        help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (one is required), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based). delete: the day's route joins the previous day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id. Answers {result, version, partial, nextAction}; pass that version to the next edit.",
+        help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (one is required), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based); riding days keep the route's order, only a rest day moves, and it is spent where the day before it ends. delete: the day's route joins the previous day (the first day's joins the next); merge_next: it joins the next day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id. Answers {result, version, partial, nextAction}; pass that version to the next edit.",
         run: run::edit_stages,
     },
     ToolSpec {
@@ -376,6 +376,13 @@ fn etappe_help<'a>(call: &'a Call<'_>) -> Run<'a> {
 mod tests {
     use super::*;
     use etappe_domain::trip::settings::AccommodationType;
+
+    #[test]
+    fn the_published_edit_actions_are_the_domains() {
+        use etappe_domain::trip::edits::input::EDIT_ACTIONS as DOMAIN;
+        let domain: Vec<&str> = DOMAIN.iter().map(|a| a.as_str()).collect();
+        assert_eq!(domain, EDIT_ACTIONS);
+    }
 
     #[test]
     fn the_published_profiles_are_the_domains() {

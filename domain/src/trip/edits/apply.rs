@@ -28,6 +28,12 @@ pub(super) fn apply(
             Ok(impact)
         }
         StageEdit::Move { to_index, .. } => {
+            let riding_order = |days: &[Stage]| -> Vec<Uuid> {
+                days.iter()
+                    .filter(|s| !s.is_rest_day)
+                    .map(|s| s.id)
+                    .collect()
+            };
             if to_index >= stages.len() {
                 return Err(invalid(
                     "toIndex",
@@ -41,14 +47,29 @@ pub(super) fn apply(
             if to_index == index {
                 return Ok(Impact::default());
             }
+            let before = riding_order(stages);
             let stage = stages.remove(index);
+            let rest = stage.is_rest_day;
             stages.insert(to_index, stage);
+            if riding_order(stages) != before {
+                return Err(invalid(
+                    "toIndex",
+                    "riding days keep the route's order (each day starts where the one before ends): only a rest day moves; to change a day's length, move its end".into(),
+                ));
+            }
+            if rest && !stages.iter().take(to_index).any(|s| !s.is_rest_day) {
+                return Err(invalid(
+                    "toIndex",
+                    "a rest day comes after a riding day (it is spent where that day ends): toIndex must be after the first riding day".into(),
+                ));
+            }
             Ok(Impact {
                 geometry: false,
                 dates: true,
             })
         }
-        StageEdit::Delete { .. } => delete(stages, index, route),
+        StageEdit::Delete { .. } => delete(stages, index, route, Into::Previous),
+        StageEdit::MergeNext { .. } => delete(stages, index, route, Into::Next),
         StageEdit::RestDay { new_stage_id, .. } => {
             let Some(day) = stages.get(index) else {
                 return Err(TripError::StageNotFound);
@@ -108,6 +129,40 @@ pub(super) fn apply(
                 stage.accommodation = None;
             }
             Ok(Impact::default())
+        }
+    }
+}
+
+/// Puts every rest day where it is spent: at the end of the riding day before it (a rest day
+/// that an edit left first moves after the first riding day). Run after every edit, so a rest
+/// day moved, or whose riding day moved its end or was merged away, never keeps a stale place.
+pub(super) fn settle_rest_days(stages: &mut Vec<Stage>) {
+    let leading = stages.iter().take_while(|s| s.is_rest_day).count();
+    if leading > 0 && leading < stages.len() {
+        let rests: Vec<Stage> = stages.drain(..leading).collect();
+        let at = stages
+            .iter()
+            .position(|s| !s.is_rest_day)
+            .map_or(0, |i| i + 1);
+        for (k, rest) in rests.into_iter().enumerate() {
+            stages.insert(at + k, rest);
+        }
+    }
+    let mut previous: Option<Stage> = None;
+    for stage in stages.iter_mut() {
+        if !stage.is_rest_day {
+            previous = Some(stage.clone());
+            continue;
+        }
+        if let Some(day) = &previous {
+            stage.first_point = day.last_point;
+            stage.last_point = day.last_point;
+            stage.start = day.end;
+            stage.end = day.end;
+            stage.start_label.clone_from(&day.end_label);
+            stage.end_label.clone_from(&day.end_label);
+            stage.start_country.clone_from(&day.end_country);
+            stage.end_country.clone_from(&day.end_country);
         }
     }
 }
@@ -274,14 +329,30 @@ fn move_end(
     })
 }
 
+/// Which neighbour a merged day joins.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Into {
+    /// The previous riding day (the next one when there is none: the first day).
+    Previous,
+    /// The next riding day.
+    Next,
+}
+
 fn delete(
     stages: &mut Vec<Stage>,
     index: usize,
     route: &dyn RouteGeometry,
+    into: Into,
 ) -> Result<Impact, TripError> {
     let Some(day) = stages.get(index).cloned() else {
         return Err(TripError::StageNotFound);
     };
+    if into == Into::Next && day.is_rest_day {
+        return Err(invalid(
+            "stageId",
+            "a rest day has no route to merge: delete it instead".into(),
+        ));
+    }
     if day.is_rest_day {
         stages.remove(index);
         return Ok(Impact {
@@ -295,7 +366,7 @@ fn delete(
             "a trip keeps at least one riding day: delete the trip instead".into(),
         ));
     }
-    let previous = stages
+    let mut previous = stages
         .iter()
         .take(index)
         .rposition(|s| !s.is_rest_day && s.last_point <= day.first_point);
@@ -305,6 +376,16 @@ fn delete(
         .skip(index + 1)
         .find(|(_, s)| !s.is_rest_day && s.first_point >= day.last_point)
         .map(|(i, _)| i);
+    if into == Into::Next {
+        if following.is_none() {
+            return Err(invalid(
+                "stageId",
+                "the last day has no next day to merge into: merge it into the previous one (delete)".into(),
+            ));
+        }
+        // Joining the next day is what "no previous day" already does.
+        previous = None;
+    }
     stages.remove(index);
     let touched: Vec<usize> = match (previous, following) {
         (Some(p), _) => {

@@ -16,17 +16,21 @@ pub fn accepted_fields(action: StageAction) -> &'static [&'static str] {
     match action {
         StageAction::Add | StageAction::Update => &["distance", "endPoint", "label"],
         StageAction::Move => &["toIndex"],
-        StageAction::Delete | StageAction::RestDay | StageAction::ClearAccommodation => &[],
+        StageAction::Delete
+        | StageAction::MergeNext
+        | StageAction::RestDay
+        | StageAction::ClearAccommodation => &[],
         StageAction::ChooseAccommodation => &["lat", "lon"],
     }
 }
 
-/// The five actions `edit_stages` dispatches, in the order they are documented.
-pub const EDIT_ACTIONS: [StageAction; 5] = [
+/// The actions `edit_stages` dispatches, in the order they are documented.
+pub const EDIT_ACTIONS: [StageAction; 6] = [
     StageAction::Add,
     StageAction::Update,
     StageAction::Move,
     StageAction::Delete,
+    StageAction::MergeNext,
     StageAction::RestDay,
 ];
 
@@ -101,6 +105,7 @@ pub fn parse_stage_edit(
             }
         }
         StageAction::Delete => StageEdit::Delete { stage_id },
+        StageAction::MergeNext => StageEdit::MergeNext { stage_id },
         StageAction::RestDay => StageEdit::RestDay {
             stage_id,
             new_stage_id,
@@ -381,7 +386,10 @@ mod tests {
     #[test]
     fn the_action_names_are_those_of_edit_stages() {
         let names: Vec<&str> = EDIT_ACTIONS.iter().map(|a| a.as_str()).collect();
-        assert_eq!(names, ["add", "update", "move", "delete", "rest_day"]);
+        assert_eq!(
+            names,
+            ["add", "update", "move", "delete", "merge_next", "rest_day"]
+        );
         assert_eq!(parse_action("rest_day"), Some(StageAction::RestDay));
         assert_eq!(parse_action("choose_accommodation"), None);
     }

@@ -301,28 +301,121 @@ fn the_last_days_end_cannot_move_and_a_boundary_must_stay_inside_the_two_days() 
 }
 
 #[test]
-fn moving_a_day_reorders_and_shifts_only_dates() {
-    let trip = trip();
+fn a_rest_day_moves_and_is_spent_where_the_day_before_it_ends() {
+    let (with_rest, _) = days_after(
+        &trip(),
+        StageEdit::RestDay {
+            stage_id: id(1),
+            new_stage_id: id(9),
+        },
+    );
     let (after, events) = days_after(
-        &trip,
+        &with_rest,
         StageEdit::Move {
-            stage_id: id(3),
-            to_index: 0,
+            stage_id: id(9),
+            to_index: 3,
         },
     );
     assert_eq!(
-        after
-            .stages
-            .iter()
-            .map(|s| s.id.as_u128())
-            .collect::<Vec<_>>(),
-        vec![3, 1, 2]
+        spans(&after),
+        vec![
+            (1, 0, 33, false),
+            (2, 33, 66, false),
+            (3, 66, 99, false),
+            (9, 99, 99, true)
+        ],
+        "the rest day is spent where the day before it now ends"
     );
+    assert_eq!(after.stages[3].start, after.stages[2].end);
+    assert_eq!(after.stages[3].end_label, after.stages[2].end_label);
     assert!(matches!(
         events.last(),
         Some(TripEvent::AnalysisRequested { categories, .. })
             if categories == &vec![Category::Weather, Category::Context]
     ));
+    // ...and the rest day at the end can be removed.
+    let (removed, _) = days_after(&after, StageEdit::Delete { stage_id: id(9) });
+    assert_eq!(removed.stages.len(), 3);
+}
+
+#[test]
+fn riding_days_keep_the_routes_order_and_a_rest_day_never_comes_first() {
+    let refused = edit(
+        &trip(),
+        StageEdit::Move {
+            stage_id: id(1),
+            to_index: 2,
+        },
+    );
+    assert!(
+        matches!(&refused, Err(TripError::Invalid(e)) if e[0].field == "toIndex" && e[0].message.contains("only a rest day moves")),
+        "{refused:?}"
+    );
+    let (with_rest, _) = days_after(
+        &trip(),
+        StageEdit::RestDay {
+            stage_id: id(2),
+            new_stage_id: id(9),
+        },
+    );
+    let first = edit(
+        &with_rest,
+        StageEdit::Move {
+            stage_id: id(9),
+            to_index: 0,
+        },
+    );
+    assert!(
+        matches!(&first, Err(TripError::Invalid(e)) if e[0].message.contains("after a riding day")),
+        "{first:?}"
+    );
+    // Moving a riding day across a rest day keeps the riding order: allowed, and the rest
+    // day follows the day now before it.
+    let (swapped, _) = days_after(
+        &with_rest,
+        StageEdit::Move {
+            stage_id: id(3),
+            to_index: 2,
+        },
+    );
+    assert_eq!(
+        spans(&swapped),
+        vec![
+            (1, 0, 33, false),
+            (2, 33, 66, false),
+            (3, 66, 99, false),
+            (9, 99, 99, true)
+        ]
+    );
+}
+
+#[test]
+fn merging_into_the_next_day_says_so_and_does_it() {
+    let (after, _) = days_after(&trip(), StageEdit::MergeNext { stage_id: id(2) });
+    assert_eq!(spans(&after), vec![(1, 0, 33, false), (3, 33, 99, false)]);
+    let (previous, _) = days_after(&trip(), StageEdit::Delete { stage_id: id(2) });
+    assert_eq!(
+        spans(&previous),
+        vec![(1, 0, 66, false), (3, 66, 99, false)]
+    );
+    let last = edit(&trip(), StageEdit::MergeNext { stage_id: id(3) });
+    assert!(
+        matches!(&last, Err(TripError::Invalid(e)) if e[0].message.contains("no next day")),
+        "{last:?}"
+    );
+    // A rest day that sat after the merged day follows the day it now comes after.
+    let (with_rest, _) = days_after(
+        &trip(),
+        StageEdit::RestDay {
+            stage_id: id(2),
+            new_stage_id: id(9),
+        },
+    );
+    let (merged, _) = days_after(&with_rest, StageEdit::MergeNext { stage_id: id(2) });
+    assert_eq!(
+        spans(&merged),
+        vec![(1, 0, 33, false), (9, 33, 33, true), (3, 33, 99, false)]
+    );
 }
 
 #[test]
@@ -514,7 +607,7 @@ fn random_edit_sequences_keep_the_days_a_cover_of_the_route() {
     for _ in 0..400 {
         let pick = trip.stages[next(trip.stages.len() as u64) as usize].id;
         minted += 1;
-        let change = match next(5) {
+        let change = match next(7) {
             0 => StageEdit::Add {
                 stage_id: pick,
                 new_stage_id: id(minted),
@@ -531,6 +624,11 @@ fn random_edit_sequences_keep_the_days_a_cover_of_the_route() {
                 stage_id: pick,
                 new_stage_id: id(minted),
             },
+            5 => StageEdit::MergeNext { stage_id: pick },
+            6 => StageEdit::Move {
+                stage_id: pick,
+                to_index: next(trip.stages.len() as u64) as usize,
+            },
             _ => StageEdit::Update {
                 stage_id: pick,
                 end: None,
@@ -543,6 +641,17 @@ fn random_edit_sequences_keep_the_days_a_cover_of_the_route() {
             }
         }
         let riding: Vec<&Stage> = trip.stages.iter().filter(|s| !s.is_rest_day).collect();
+        assert!(!trip.stages[0].is_rest_day, "a rest day never comes first");
+        for pair in trip.stages.windows(2) {
+            if pair[1].is_rest_day {
+                assert_eq!(
+                    pair[1].first_point,
+                    pair[0].last_point,
+                    "{:?}",
+                    spans(&trip)
+                );
+            }
+        }
         assert_eq!(riding.first().map(|s| s.first_point), Some(0));
         assert_eq!(riding.last().map(|s| s.last_point), Some(99));
         for pair in riding.windows(2) {

@@ -34,6 +34,60 @@ impl TripService {
         version: u64,
     ) -> Result<TripDetail, AppError> {
         require(principal, Scope::TripsRead)?;
+        let view = self.view_at(principal, trip_id, version).await?;
+        Ok(TripDetail::of(&view, today()))
+    }
+
+    /// The days' lines as they were at `version`: a past version shows its own map and
+    /// profile, not today's.
+    pub async fn route_lines_at(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        version: u64,
+    ) -> Result<crate::app::stages::RouteLines, AppError> {
+        require(principal, Scope::TripsRead)?;
+        let view = self.view_at(principal, trip_id, version).await?;
+        self.route_lines_of(&view).await
+    }
+
+    /// Makes the trip what it was at `version` (`POST /trips/{id}/restore`): one command
+    /// that appends events, so the version moves and REST, MCP and the history see it.
+    pub async fn restore(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        version: u64,
+        base: Option<BaseVersion>,
+        context: &RequestContext,
+    ) -> Result<TripDetail, AppError> {
+        require(principal, Scope::TripsWrite)?;
+        let current = self.owned_view(principal, trip_id).await?;
+        if current.trip.is_locked(today()) {
+            return Err(AppError::Locked);
+        }
+        let base = base.ok_or(AppError::PreconditionRequired)?;
+        let past = self.view_at(principal, trip_id, version).await?;
+        let after = self
+            .execute(principal, trip_id, current, context, |trip| {
+                TripCommand::Restore {
+                    past: Box::new(past.trip.clone()),
+                    expected_version: base.expected(trip.map_or(0, |t| t.version)),
+                    today: today(),
+                }
+            })
+            .await?;
+        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
+    }
+
+    /// The trip's state at structural version `version` (the last state that had it),
+    /// folded from its log; ownership checked first.
+    async fn view_at(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        version: u64,
+    ) -> Result<TripView, AppError> {
         self.owned_view(principal, trip_id).await?;
         let events = self.store.read_stream(&trip_id.stream_id()).await?;
         let mut state: Option<TripView> = None;
@@ -44,8 +98,7 @@ impl TripService {
                 found = Some(view.clone());
             }
         }
-        let view = found.ok_or(AppError::NoSuchVersion(version))?;
-        Ok(TripDetail::of(&view, today()))
+        found.ok_or(AppError::NoSuchVersion(version))
     }
 }
 
@@ -71,6 +124,15 @@ fn describe(event: &TripEvent) -> String {
                 source.source_type
             ),
         },
+        TripEvent::TripRestored {
+            from_version,
+            version,
+            stages,
+            ..
+        } => format!(
+            "Version {from_version} restored: its {} days are back (version {version})",
+            stages.len()
+        ),
         TripEvent::TripReplanned { plan, version } => {
             format!("Plan changed: {} (version {version})", plan.describe())
         }

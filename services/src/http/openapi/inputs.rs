@@ -292,6 +292,10 @@ request_schema! {
     /// `PATCH /trips/{id}/stages/{stageId}`.
     UpdateStage => update_stage();
     /// `PATCH /trips/{id}/stages/{stageId}/move`.
+    /// `POST /trips/{id}/restore`.
+    RestoreVersion => json!({"type": "object", "required": ["version"], "additionalProperties": false,
+        "properties": {"version": {"type": "integer", "minimum": 1,
+            "description": "The version to make the trip again"}}});
     MoveStage => json!({"type": "object", "required": ["toIndex"], "additionalProperties": false,
         "properties": {"toIndex": {"type": "integer", "minimum": 0,
             "description": "The 0-based position the day moves to"}}});

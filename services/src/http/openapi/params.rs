@@ -112,6 +112,10 @@ params! {
     VersionQuery => [json!({"name": "version", "in": "query", "required": false,
         "schema": {"type": "integer", "minimum": 1, "maximum": u64::MAX},
         "description": "Read the trip as it was at this version"})];
+    /// `DELETE /trips/{id}/stages/{stageId}`.
+    MergeIntoQuery => [json!({"name": "mergeInto", "in": "query", "required": false,
+        "schema": {"type": "string", "enum": ["previous", "next"], "default": "previous"},
+        "description": "Which riding day the deleted day's route joins"})];
     /// `GET /geocode/search`.
     PlaceQuery => [
         json!({"name": "q", "in": "query", "required": true,
