@@ -6,7 +6,7 @@
 //! beyond the extract is named; a broken file leaves the index answering.
 
 use etappe_tests::{Backend, TestApp, fixtures};
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 fn fixture(name: &str) -> String {
@@ -74,6 +74,7 @@ async fn an_imported_extract_analyses_a_trip_with_no_third_party() {
         let status = &detail["computationStatus"];
         assert_eq!(status["points_of_interest"], json!("done"), "{detail}");
         assert_eq!(status["accommodations"], json!("done"), "{detail}");
+        let id = detail["id"].as_str().expect("id").to_owned();
         let days = detail["stages"].as_array().expect("days");
         assert_eq!(days.len(), 1, "{detail}");
         let day = &days[0];
@@ -115,6 +116,24 @@ async fn an_imported_extract_analyses_a_trip_with_no_third_party() {
             .find(|f| f["category"] == json!("bike_shop"))
             .expect("a bike shop");
         assert_eq!(shop["name"], json!("Cycles Martin"));
+        // The files carry what was found, so the device shows it on the road.
+        let gpx = app
+            .call(
+                Method::GET,
+                "/trips/{id}.gpx",
+                &format!("/trips/{id}.gpx"),
+                Some(&token),
+                &[],
+                None,
+            )
+            .await;
+        let text = String::from_utf8_lossy(&gpx.raw).into_owned();
+        assert_eq!(
+            text.matches("<sym>Drinking Water</sym>").count(),
+            4,
+            "one a water point"
+        );
+        assert!(text.contains("Cycles Martin") && text.contains("<sym>Bike Trail</sym>"));
         // The night's candidates from the index, priced by type.
         let beds: Vec<&str> = day["accommodations"]
             .as_array()

@@ -54,6 +54,11 @@ pub fn to_gpx(trip_name: &str, days: &[ExportDay], waypoints: &[ExportWaypoint])
         match w.kind {
             // "Lodging" is the symbol name Garmin devices and BaseCamp use for hotels.
             WaypointKind::Lodging => out.push_str("    <sym>Lodging</sym>\n"),
+            // Garmin's symbol names, which most apps read too.
+            WaypointKind::Water => out.push_str("    <sym>Drinking Water</sym>\n"),
+            WaypointKind::Food => out.push_str("    <sym>Restaurant</sym>\n"),
+            WaypointKind::BikeShop => out.push_str("    <sym>Bike Trail</sym>\n"),
+            WaypointKind::Station => out.push_str("    <sym>Ground Transportation</sym>\n"),
             WaypointKind::Generic => {}
         }
         out.push_str("  </wpt>\n");
@@ -142,16 +147,25 @@ mod tests {
             ],
             breaks: vec![3],
         }];
-        let wpts = vec![ExportWaypoint {
-            name: "Hotel".into(),
-            lat: 48.1,
-            lon: 11.1,
-            kind: WaypointKind::Lodging,
-        }];
+        let wpts = vec![
+            ExportWaypoint {
+                name: "Hotel".into(),
+                lat: 48.1,
+                lon: 11.1,
+                kind: WaypointKind::Lodging,
+            },
+            ExportWaypoint {
+                name: "Water (day 1 km 3.5)".into(),
+                lat: 48.05,
+                lon: 11.05,
+                kind: WaypointKind::Water,
+            },
+        ];
         let gpx = to_gpx("Trip", &days, &wpts);
         assert!(gpx.contains("<metadata>\n    <name>Trip</name>\n  </metadata>"));
         assert!(gpx.contains("<ele>520.00</ele>"));
         assert!(gpx.contains("<sym>Lodging</sym>"));
+        assert!(gpx.contains("<sym>Drinking Water</sym>"));
         assert_eq!(gpx.matches("<trkpt ").count(), 3);
         // The break starts a second segment: the jump to 49°N is not drawn.
         assert_eq!(gpx.matches("<trkseg>").count(), 2);

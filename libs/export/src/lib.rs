@@ -108,6 +108,14 @@ pub struct ExportWaypoint {
 pub enum WaypointKind {
     /// Where the rider sleeps (hotel, hostel, campsite...).
     Lodging,
+    /// Drinking water along the way.
+    Water,
+    /// Food along the way (a shop, a bakery, a restaurant).
+    Food,
+    /// A bike shop or repair station.
+    BikeShop,
+    /// A railway station.
+    Station,
     /// Anything else.
     Generic,
 }

@@ -193,8 +193,13 @@ fn three_day_trip_round_trips() {
         };
         assert!((num(cp, "distance") - num(recs[nearest], "distance")).abs() < 0.02);
         assert!((deg(cp, "position_lat") - w.lat).abs() < 1e-6);
-        // The FIT profile has no lodging type, so every waypoint is generic.
-        assert_eq!(text(cp, "type"), "generic");
+        // Food is the profile's food; the profile has no lodging type, so a night is generic.
+        let expected = if name.starts_with("Café") {
+            "food"
+        } else {
+            "generic"
+        };
+        assert_eq!(text(cp, "type"), expected);
         assert_eq!(
             num(cp, "message_index") as usize,
             names.iter().position(|n| n == name).unwrap_or(99)

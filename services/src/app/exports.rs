@@ -213,6 +213,40 @@ impl ExportService {
                 kind: etappe_export::WaypointKind::Lodging,
             })
             .collect();
+        // What the analysis found along each day travels too, so the device shows the water,
+        // food, shops and stations on the road ("Water 34.5: Fontaine"; in FIT the name first).
+        for stage in &stages {
+            for found in stage.found.iter().flatten() {
+                let (kind, what) = match found.category.as_str() {
+                    "water" => (etappe_export::WaypointKind::Water, "Water"),
+                    "resupply" => (etappe_export::WaypointKind::Food, "Food"),
+                    "bike_shop" => (etappe_export::WaypointKind::BikeShop, "Bike"),
+                    "railway_station" => (etappe_export::WaypointKind::Station, "Station"),
+                    _ => continue,
+                };
+                let named = found
+                    .name
+                    .as_deref()
+                    .map(etappe_domain::text::strip_controls);
+                let name = match format {
+                    ExportFormat::Gpx => match &named {
+                        Some(n) => {
+                            format!("{what} (day {} km {}): {n}", stage.day_number, found.km)
+                        }
+                        None => format!("{what} (day {} km {})", stage.day_number, found.km),
+                    },
+                    ExportFormat::Fit => {
+                        etappe_export::course_point_name(named.as_deref().unwrap_or(what), "")
+                    }
+                };
+                waypoints.push(etappe_export::ExportWaypoint {
+                    name,
+                    lat: found.lat,
+                    lon: found.lon,
+                    kind,
+                });
+            }
+        }
         // The source file's own waypoints, each with the day that passes closest to it.
         for stage in &stages {
             for w in stored.waypoints_within(stage.first_point, stage.last_point) {

@@ -350,8 +350,14 @@ fn write_event(enc: &mut Encoder, timestamp: u32, event_type: u8) {
 /// The FIT profile (checked up to 21.202) has no lodging type: the nearest entries,
 /// `campsite` and `shelter`, would put a tent or hut icon on a hotel, so lodging falls
 /// back to `generic` and keeps its name as the label.
+/// The FIT profile's `course_point` types (water 3, food 4, service 31, transport 51), so a
+/// device draws each with its own icon.
 const fn course_point_type(kind: WaypointKind) -> u8 {
     match kind {
+        WaypointKind::Water => 3,
+        WaypointKind::Food => 4,
+        WaypointKind::BikeShop => 31,
+        WaypointKind::Station => 51,
         WaypointKind::Lodging | WaypointKind::Generic => COURSE_POINT_GENERIC,
     }
 }

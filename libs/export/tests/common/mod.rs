@@ -68,7 +68,7 @@ pub(crate) fn trip_waypoints(days: &[ExportDay]) -> Vec<ExportWaypoint> {
         name: "Café am See".into(),
         lat: mid.lat + 0.000_2,
         lon: mid.lon,
-        kind: WaypointKind::Generic,
+        kind: WaypointKind::Food,
     });
     for (d, day) in days.iter().enumerate().take(days.len().saturating_sub(1)) {
         let end = day.points[day.points.len() - 1];
