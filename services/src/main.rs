@@ -83,6 +83,10 @@ enum OsmAction {
     Import {
         /// The `.osm.pbf` file.
         file: std::path::PathBuf,
+        /// Load it even if it holds no point, road or ferry the analysis reads (an empty
+        /// region answers "nothing here" along every route inside it).
+        #[arg(long)]
+        allow_empty: bool,
     },
     /// What is loaded: each dataset's name, box, counts and import time.
     Status {
@@ -236,7 +240,7 @@ async fn osm(config: &Config, action: OsmAction) -> anyhow::Result<()> {
         Database::Sqlite(store) => IndexDb::Sqlite(store.pool().clone()),
     };
     match action {
-        OsmAction::Import { file } => {
+        OsmAction::Import { file, allow_empty } => {
             let shown = file.display().to_string();
             let mut show = |p: &etappe_osm_index::Progress| {
                 eprintln!(
@@ -250,7 +254,9 @@ async fn osm(config: &Config, action: OsmAction) -> anyhow::Result<()> {
                     p.elapsed.as_secs_f64()
                 );
             };
-            let report = etappe_osm_index::import(&index_db, &file, &mut show).await?;
+            let options = etappe_osm_index::ImportOptions { allow_empty };
+            let report =
+                etappe_osm_index::import_with(&index_db, &file, &options, &mut show).await?;
             let seconds = report.elapsed.as_secs_f64().max(1e-3);
             println!(
                 "imported {:?}: {} points, {} road ways, {} ferry lines from {:.1} MB in {seconds:.1} s ({:.1} MB/s)",

@@ -132,7 +132,7 @@ class Person {
       },
       body: fields,
     });
-    check(decided.status === 302, `the decision answered ${decided.status}: ${(await decided.text()).slice(0, 300)}`);
+    check(decided.status === 303, `the decision answered ${decided.status}: ${(await decided.text()).slice(0, 300)}`);
     const location = new URL(decided.headers.get('location'));
     check(location.href.startsWith(REDIRECT_URI), `redirected to ${location.href}`);
     check(location.searchParams.get('iss') !== null, 'no iss in the redirect (RFC 9207)');

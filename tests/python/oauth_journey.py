@@ -144,7 +144,7 @@ class Person:
             data=fields,
             headers={"Cookie": self.cookie, "Origin": self.base},
         )
-        check(decided.status_code == 302, f"the decision answered {decided.status_code}: {decided.text[:300]}")
+        check(decided.status_code == 303, f"the decision answered {decided.status_code}: {decided.text[:300]}")
         location = decided.headers["location"]
         check(location.startswith(REDIRECT_URI), f"redirected to {location}")
         query = parse_qs(urlsplit(location).query)

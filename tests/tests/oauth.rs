@@ -5,7 +5,9 @@
 //! replayed (the grant dies); a read-only agent calling a write tool (403
 //! `insufficient_scope`); an agent token on REST; client registration's rules; client
 //! metadata documents that name another id, redirect, sit on a private address or are too
-//! large, or come over https from a CA not trusted; the rate limit of the token endpoint.
+//! large, or come over https from a CA not trusted; the rate limit of the token endpoint;
+//! an unapproved client's errors shown on a page of ours (no open redirector); HSTS under
+//! an https public URL.
 //!
 //! Codes are issued here through the application service (`validate` then `approve`, what
 //! the consent page's POST does); the consent page itself, with a session, is exercised in
@@ -61,6 +63,9 @@ both_backends!(
     bad_requests_get_an_error_page_not_a_redirect,
     a_session_cookie_is_not_a_credential_on_mcp,
     the_agents_page_lists_and_revokes,
+    an_unapproved_client_gets_every_error_on_a_page_of_ours,
+    an_unknown_client_at_the_token_endpoint_is_invalid_client,
+    a_code_exchange_repeats_the_redirect_uri_its_request_named,
 );
 
 async fn spawn(backend: Backend) -> Option<TestApp> {
@@ -245,10 +250,15 @@ async fn discovery_documents_name_the_issuer_and_resource_exactly(backend: Backe
     let Some(app) = spawn(backend).await else {
         return;
     };
-    for path in [
-        "/.well-known/oauth-protected-resource",
-        "/.well-known/oauth-protected-resource/mcp",
-    ] {
+    // The root would describe the origin (RFC 9728 §3.3), which is not a protected resource.
+    let root = app
+        .client
+        .get(format!("{}/.well-known/oauth-protected-resource", app.base))
+        .send()
+        .await
+        .expect("root prm");
+    assert_eq!(root.status(), 404);
+    for path in ["/.well-known/oauth-protected-resource/mcp"] {
         let answer = app
             .client
             .get(format!("{}{path}", app.base))
@@ -489,10 +499,44 @@ async fn unregistered_redirects_and_foreign_resources_are_refused(backend: Backe
         app.state.authorization.validate(&unknown, &app.base).await,
         Err(AuthorizeFailure::Page(_))
     ));
-    // A resource that is not /mcp goes back to the client as invalid_target.
+    // A resource that is not /mcp: a page for no one in particular and for a person who
+    // has not approved the client; back to the client as invalid_target once they have.
     let mut foreign = params(&client, &challenge);
     foreign.resource = Some("https://other.example/mcp".into());
-    match app.state.authorization.validate(&foreign, &app.base).await {
+    assert!(matches!(
+        app.state.authorization.validate(&foreign, &app.base).await,
+        Err(AuthorizeFailure::Page(e)) if e.code() == "invalid_target"
+    ));
+    let person = app
+        .state
+        .identity
+        .ensure_user(&format!("rider-{}@example.org", uuid::Uuid::now_v7()))
+        .await
+        .expect("user");
+    assert!(matches!(
+        app.state
+            .authorization
+            .validate_as(&foreign, &app.base, Some(person))
+            .await,
+        Err(AuthorizeFailure::Page(_))
+    ));
+    let request = app
+        .state
+        .authorization
+        .validate(&params(&client, &challenge), &app.base)
+        .await
+        .expect("valid");
+    app.state
+        .authorization
+        .approve(person, &request, &app.base)
+        .await
+        .expect("approved");
+    match app
+        .state
+        .authorization
+        .validate_as(&foreign, &app.base, Some(person))
+        .await
+    {
         Err(AuthorizeFailure::Redirect { url, error }) => {
             assert_eq!(error.code(), "invalid_target");
             let url = url::Url::parse(&url).expect("url");
@@ -807,6 +851,30 @@ async fn registration_accepts_what_hosts_use_and_refuses_the_rest(backend: Backe
         assert_eq!(status, 201, "{body}");
         assert_eq!(body["redirect_uris"], uris);
     }
+    // A native application registers its private-use scheme; Cursor's own registration
+    // (three URIs, no application_type) is taken as native; a web one as web.
+    for (metadata, kind) in [
+        (
+            json!({"redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/callback"], "application_type": "native"}),
+            "native",
+        ),
+        (
+            json!({"client_name": "Cursor", "token_endpoint_auth_method": "none", "redirect_uris": [
+                "cursor://anysphere.cursor-mcp/oauth/callback",
+                "https://www.cursor.com/agents/mcp/oauth/callback",
+                "http://localhost:8787/callback"
+            ]}),
+            "native",
+        ),
+        (
+            json!({"redirect_uris": ["http://127.0.0.1:33418", "https://vscode.dev/redirect"]}),
+            "web",
+        ),
+    ] {
+        let (status, body) = post(metadata.clone()).await;
+        assert_eq!(status, 201, "{metadata} → {body}");
+        assert_eq!(body["application_type"], kind, "{body}");
+    }
     for (body, error) in [
         (
             json!({"redirect_uris": ["http://evil.example/cb"]}),
@@ -827,6 +895,30 @@ async fn registration_accepts_what_hosts_use_and_refuses_the_rest(backend: Backe
             "invalid_client_metadata",
         ),
         (json!(["not an object"]), "invalid_client_metadata"),
+        (
+            json!({"redirect_uris": ["https://user@claude.ai/cb"]}),
+            "invalid_redirect_uri",
+        ),
+        (
+            json!({"redirect_uris": ["http://user:pw@127.0.0.1:7777/callback"]}),
+            "invalid_redirect_uri",
+        ),
+        (
+            json!({"redirect_uris": ["http:/127.0.0.1:7777/callback"]}),
+            "invalid_redirect_uri",
+        ),
+        (
+            json!({"redirect_uris": ["https://*.example.org/cb"]}),
+            "invalid_redirect_uri",
+        ),
+        (
+            json!({"redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/callback"], "application_type": "web"}),
+            "invalid_redirect_uri",
+        ),
+        (
+            json!({"redirect_uris": [REDIRECT], "application_type": "desktop"}),
+            "invalid_client_metadata",
+        ),
     ] {
         let (status, answer) = post(body.clone()).await;
         assert_eq!(
@@ -870,6 +962,33 @@ async fn document_server() -> (String, Arc<AtomicUsize>) {
             get({
                 let b = b.clone();
                 move || async move { (axum::http::StatusCode::FOUND, [("location", format!("{b}/good"))]) }
+            }),
+        )
+        .route(
+            "/web-scheme",
+            get({
+                let b = b.clone();
+                move || async move {
+                    axum::Json(json!({"client_id": format!("{b}/web-scheme"), "application_type": "web", "redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/callback"]}))
+                }
+            }),
+        )
+        .route(
+            "/credentials",
+            get({
+                let b = b.clone();
+                move || async move {
+                    axum::Json(json!({"client_id": format!("{b}/credentials"), "redirect_uris": ["http://user@127.0.0.1:7777/callback"]}))
+                }
+            }),
+        )
+        .route(
+            "/native",
+            get({
+                let b = b.clone();
+                move || async move {
+                    axum::Json(json!({"client_id": format!("{b}/native"), "application_type": "native", "redirect_uris": ["cursor://anysphere.cursor-mcp/oauth/callback"]}))
+                }
             }),
         )
         .route(
@@ -935,6 +1054,20 @@ async fn client_metadata_documents_are_fetched_checked_and_cached(backend: Backe
             .await
             .contains("larger than")
     );
+    assert!(
+        refused(format!("{docs}/web-scheme"))
+            .await
+            .contains("application_type")
+    );
+    assert!(
+        refused(format!("{docs}/credentials"))
+            .await
+            .contains("credentials")
+    );
+    // A document that declares a native application may name its private-use scheme.
+    let mut native = params(&format!("{docs}/native"), challenge);
+    native.redirect_uri = Some("cursor://anysphere.cursor-mcp/oauth/callback".into());
+    assert!(auth.validate(&native, base).await.is_ok());
     assert!(
         refused("https://10.0.0.1/client.json".into())
             .await
@@ -1122,6 +1255,11 @@ async fn consent_needs_a_session_and_its_csrf_token(backend: Backend) {
         csp.contains("frame-ancestors 'none'") && !csp.contains("script-src"),
         "{csp}"
     );
+    // The form posts here, and its answer may lead to the client's redirect origin only.
+    assert!(
+        csp.contains("form-action 'self' http://127.0.0.1:7777;"),
+        "{csp}"
+    );
     assert_eq!(page.headers()["x-frame-options"], "DENY");
     let html = page.text().await.expect("html");
     assert!(
@@ -1166,9 +1304,10 @@ async fn consent_needs_a_session_and_its_csrf_token(backend: Backend) {
             .status(),
         403
     );
-    // Denied: back to the client with access_denied, state and iss.
+    // Denied: back to the client with access_denied, state and iss; a POST's answer is a
+    // 303 (RFC 9700 §4.12: a 307 would repeat the form, CSRF token included, at the client).
     let denied = decide(&app, &browser, &fields, "deny", &app.base).await;
-    assert_eq!(denied.status(), 302);
+    assert_eq!(denied.status(), 303);
     let to =
         url::Url::parse(denied.headers()["location"].to_str().expect("location")).expect("url");
     assert_eq!(query(&to, "error").as_deref(), Some("access_denied"));
@@ -1177,7 +1316,7 @@ async fn consent_needs_a_session_and_its_csrf_token(backend: Backend) {
     assert!(query(&to, "code").is_none());
     // Approved: a code, the state and the issuer.
     let approved = decide(&app, &browser, &fields, "approve", &app.base).await;
-    assert_eq!(approved.status(), 302);
+    assert_eq!(approved.status(), 303);
     let to =
         url::Url::parse(approved.headers()["location"].to_str().expect("location")).expect("url");
     assert!(to.as_str().starts_with(REDIRECT));
@@ -1303,14 +1442,31 @@ async fn bad_requests_get_an_error_page_not_a_redirect(backend: Backend) {
         let html = answer.text().await.expect("page");
         assert!(html.contains(words), "{url}: {html}");
     }
-    // A foreign resource, with a trusted redirect, goes back as invalid_target.
-    let foreign = get(authorize_url(
+    // A foreign resource of a client the person has not approved: a page too (the
+    // redirect is registered, but anyone may register one).
+    let foreign_url = authorize_url(
         &app,
         &client,
         &challenge,
         &[("resource", "https://other.example/mcp")],
-    ))
-    .await;
+    );
+    let foreign = get(foreign_url.clone()).await;
+    assert_eq!(foreign.status(), 400);
+    assert!(foreign.headers().get("location").is_none());
+    assert!(
+        foreign
+            .text()
+            .await
+            .expect("page")
+            .contains("invalid_target")
+    );
+    // Once the person approved the client, its errors go back to it as invalid_target.
+    let consent = get(authorize_url(&app, &client, &challenge, &[])).await;
+    assert_eq!(consent.status(), 200);
+    let fields = form_fields(&consent.text().await.expect("html"));
+    let approved = decide(&app, &browser, &fields, "approve", &app.base).await;
+    assert_eq!(approved.status(), 303);
+    let foreign = get(foreign_url).await;
     assert_eq!(foreign.status(), 302);
     assert!(
         foreign.headers()["location"]
@@ -1552,6 +1708,11 @@ async fn the_agents_page_lists_and_revokes(backend: Backend) {
         .expect("page");
     assert_eq!(page.status(), 200);
     assert_eq!(page.headers()["x-frame-options"], "DENY");
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .expect("csp")
+        .to_owned();
+    assert!(csp.contains("form-action 'self';"), "{csp}");
     let html = page.text().await.expect("html");
     assert!(
         html.contains("Test agent") && html.contains(&client),
@@ -1719,4 +1880,224 @@ async fn an_https_document_is_fetched_only_when_its_ca_is_trusted() {
     assert_eq!(client.client_name, "Document over https");
     assert_eq!(client.kind, "cimd");
     assert_eq!(server.hits("/client.json"), 1);
+}
+
+/// A client registered a minute ago (anyone may register one) is not trusted with a
+/// redirect before the person approved it: an unknown scope, `response_type=token` and a
+/// foreign resource are each a page of ours, with no `Location` to the client.
+async fn an_unapproved_client_gets_every_error_on_a_page_of_ours(backend: Backend) {
+    use etappe_tests::browser::{log_in, no_redirects};
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let landing = "https://evil.example/landing";
+    let client = register(&app, landing).await;
+    let browser = log_in(&app, &format!("rider-{}@example.org", uuid::Uuid::now_v7())).await;
+    let (_, challenge) = pkce();
+    let url = |extra: &[(&str, &str)]| {
+        authorize_url(&app, &client, &challenge, extra).replace(
+            &url::form_urlencoded::byte_serialize(REDIRECT.as_bytes()).collect::<String>(),
+            &url::form_urlencoded::byte_serialize(landing.as_bytes()).collect::<String>(),
+        )
+    };
+    for (url, code) in [
+        (url(&[("scope", "nonexistent")]), "invalid_scope"),
+        (
+            url(&[]).replace("response_type=code", "response_type=token"),
+            "unsupported_response_type",
+        ),
+        (
+            url(&[("resource", "https://other.example/mcp")]),
+            "invalid_target",
+        ),
+    ] {
+        assert!(url.contains("evil.example"), "{url}");
+        let answer = no_redirects()
+            .get(&url)
+            .header("cookie", &browser.cookie)
+            .send()
+            .await
+            .expect("authorize");
+        assert_eq!(answer.status(), 400, "{url}");
+        assert!(answer.headers().get("location").is_none(), "{url}");
+        assert!(
+            answer.headers()["content-type"]
+                .to_str()
+                .expect("type")
+                .starts_with("text/html")
+        );
+        let html = answer.text().await.expect("page");
+        assert!(html.contains(code), "{url}: {html}");
+        assert!(html.contains("href=\"/\""), "a link back: {html}");
+        assert!(!html.contains("evil.example"), "{html}");
+    }
+    // The consent form's POST is held to the same rule: a bad scope there is a page too.
+    let consent = no_redirects()
+        .get(url(&[]))
+        .header("cookie", &browser.cookie)
+        .send()
+        .await
+        .expect("consent");
+    assert_eq!(consent.status(), 200);
+    let mut fields = form_fields(&consent.text().await.expect("html"));
+    fields.retain(|(k, _)| k != "scope");
+    fields.push(("scope".into(), "nonexistent".into()));
+    let answer = decide(&app, &browser, &fields, "approve", &app.base).await;
+    assert_eq!(answer.status(), 400);
+    assert!(answer.headers().get("location").is_none());
+}
+
+/// RFC 6749 §5.2: a token request naming no registered client is `invalid_client` (400 for
+/// a public client, 401 with a challenge when it tried the `Authorization` header), for a
+/// code and a refresh alike, and the code it carried stays good for its client.
+async fn an_unknown_client_at_the_token_endpoint_is_invalid_client(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (client, code, verifier) = code(&app, None).await;
+    let (status, body) = exchange(&app, "dcr_nobody", &code, &verifier).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_client")),
+        "{body}"
+    );
+    let answer = app
+        .client
+        .post(format!("{}/oauth/token", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .basic_auth("dcr_nobody", Some("secret"))
+        .body(form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", "dcr_nobody"),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", &verifier),
+        ]))
+        .send()
+        .await
+        .expect("token");
+    assert_eq!(answer.status(), 401);
+    assert!(
+        answer.headers()["www-authenticate"]
+            .to_str()
+            .expect("challenge")
+            .starts_with("Basic ")
+    );
+    assert_eq!(
+        answer.json::<Value>().await.expect("json")["error"],
+        "invalid_client"
+    );
+    let (status, tokens) = exchange(&app, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{tokens}");
+    let (status, body) = token(
+        &app,
+        &[
+            ("grant_type", "refresh_token"),
+            (
+                "refresh_token",
+                tokens["refresh_token"].as_str().expect("r"),
+            ),
+            ("client_id", "dcr_nobody"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_client")),
+        "{body}"
+    );
+}
+
+/// RFC 6749 §4.1.3: when the authorization request named `redirect_uri`, the exchange must
+/// repeat it; when it named none (one URI registered), the exchange may omit it.
+async fn a_code_exchange_repeats_the_redirect_uri_its_request_named(backend: Backend) {
+    let Some(app) = spawn(backend).await else {
+        return;
+    };
+    let (client, code, verifier) = code(&app, None).await;
+    let without = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("client_id", client.as_str()),
+        ("code_verifier", verifier.as_str()),
+    ];
+    let (status, body) = token(&app, &without).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{body}"
+    );
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("redirect_uri"),
+        "{body}"
+    );
+    // The refusal spent nothing: repeated, the exchange holds.
+    let (status, body) = exchange(&app, &client, &code, &verifier).await;
+    assert_eq!(status, 200, "{body}");
+    // A request that named no redirect_uri: its exchange may omit it, or name the one URI.
+    for named in [false, true] {
+        let client = register(&app, REDIRECT).await;
+        let (verifier, challenge) = pkce();
+        let mut p = params(&client, &challenge);
+        p.redirect_uri = None;
+        let back = approve(&app, &p).await;
+        assert!(back.as_str().starts_with(REDIRECT), "{back}");
+        let code = query(&back, "code").expect("code");
+        let mut pairs = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("client_id", client.as_str()),
+            ("code_verifier", verifier.as_str()),
+        ];
+        if named {
+            pairs.push(("redirect_uri", REDIRECT));
+        }
+        let (status, body) = token(&app, &pairs).await;
+        assert_eq!(status, 200, "named {named}: {body}");
+    }
+}
+
+/// Under an https public URL every answer, of every transport (and a 404), carries HSTS;
+/// under an http one (a local run) none does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hsts_is_sent_on_every_answer_under_an_https_public_url() {
+    let app = spawn_with(Backend::Sqlite, |c| {
+        c.public_url = Some("https://etappe.example".into());
+    })
+    .await
+    .expect("sqlite");
+    for path in [
+        "/livez",
+        "/login",
+        "/.well-known/oauth-authorization-server",
+        "/trips",
+        "/no-such-page",
+    ] {
+        let answer = app
+            .client
+            .get(format!("{}{path}", app.base))
+            .send()
+            .await
+            .expect("answer");
+        assert_eq!(
+            answer
+                .headers()
+                .get("strict-transport-security")
+                .and_then(|v| v.to_str().ok()),
+            Some("max-age=31536000"),
+            "{path}: {}",
+            answer.status()
+        );
+    }
+    let local = spawn(Backend::Sqlite).await.expect("sqlite");
+    let answer = local
+        .client
+        .get(format!("{}/livez", local.base))
+        .send()
+        .await
+        .expect("answer");
+    assert!(answer.headers().get("strict-transport-security").is_none());
 }

@@ -5,6 +5,12 @@
 //!
 //! Both build the same RFC 5322 message with lettre's builder, so what the file mailbox holds
 //! is byte for byte what SMTP would have sent.
+//!
+//! Every message of the file mailbox holds a live login link, so the mailbox is the owner's
+//! alone: its directory is made (or, when it already existed, set) 0700 and each file is
+//! created 0600, whatever the modes of the directories above it and the process's umask.
+//! [`Mailer::forget`] deletes what was kept for an address (a deleted account's mail); an
+//! SMTP server's mail, once sent, is out of reach.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,6 +46,13 @@ pub enum MailError {
 #[async_trait]
 pub trait Mailer: Send + Sync + std::fmt::Debug {
     async fn send(&self, mail: &Mail) -> Result<(), MailError>;
+
+    /// Deletes the messages this mailer still keeps for `to` (compared without regard to
+    /// case); answers how many. A mailer that keeps nothing (SMTP: sent is gone) answers 0.
+    async fn forget(&self, to: &str) -> Result<usize, MailError> {
+        let _ = to;
+        Ok(0)
+    }
 }
 
 fn build(from: &Mailbox, mail: &Mail) -> Result<lettre::Message, MailError> {
@@ -118,7 +131,7 @@ pub struct FileMailbox {
 }
 
 impl FileMailbox {
-    /// A mailbox under `dir` (created when the first message arrives), sending as `from`.
+    /// A mailbox under `dir` (created 0700 when the first message arrives), sending as `from`.
     pub fn new(dir: impl Into<PathBuf>, from: &str) -> Result<Self, MailError> {
         Ok(Self {
             dir: dir.into(),
@@ -136,7 +149,7 @@ impl FileMailbox {
 impl Mailer for FileMailbox {
     async fn send(&self, mail: &Mail) -> Result<(), MailError> {
         let message = build(&self.from, mail)?;
-        tokio::fs::create_dir_all(&self.dir).await?;
+        make_private_dir(&self.dir).await?;
         // The time first, so that names sort in arrival order; the id keeps two messages of
         // the same microsecond apart. Written under a temporary name and renamed, so a reader
         // never sees half a message.
@@ -146,10 +159,99 @@ impl Mailer for FileMailbox {
             uuid::Uuid::now_v7().simple()
         );
         let partial = self.dir.join(format!(".{name}.partial"));
-        tokio::fs::write(&partial, message.formatted()).await?;
+        write_private(&partial, &message.formatted()).await?;
         tokio::fs::rename(&partial, self.dir.join(&name)).await?;
         Ok(())
     }
+
+    async fn forget(&self, to: &str) -> Result<usize, MailError> {
+        let mut entries = match tokio::fs::read_dir(&self.dir).await {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e.into()),
+        };
+        let mut deleted = 0;
+        while let Some(entry) = entries.next_entry().await? {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // Half-written messages too (`.<name>.partial`): they hold the same link.
+            if !(name.ends_with(".eml") || name.ends_with(".eml.partial")) {
+                continue;
+            }
+            let text = match tokio::fs::read_to_string(&path).await {
+                Ok(text) => text,
+                // Renamed or deleted meanwhile: nothing left to forget under this name.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e.into()),
+            };
+            if addressed_to(&text, to) {
+                match tokio::fs::remove_file(&path).await {
+                    Ok(()) => deleted += 1,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(deleted)
+    }
+}
+
+/// Creates `dir` (and what is missing above it) and sets it 0700: a directory that already
+/// existed with a wider mode is narrowed too, so no other local user can list or read it.
+async fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = tokio::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    builder.mode(0o700);
+    builder.create(dir).await?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tokio::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).await?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to a new file created 0600 (never readable by others, not for an instant).
+async fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    let mut options = tokio::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    let mut file = options.open(path).await?;
+    file.write_all(bytes).await?;
+    file.flush().await?;
+    Ok(())
+}
+
+/// Whether the message `text` is addressed to `to`: an address of its `To:` header (the
+/// header block unfolded; `Name <addr>` or a bare address) equals `to`, ignoring case.
+pub fn addressed_to(text: &str, to: &str) -> bool {
+    let headers = text
+        .split_once("\r\n\r\n")
+        .or_else(|| text.split_once("\n\n"))
+        .map_or(text, |(headers, _)| headers);
+    let unfolded = headers
+        .replace("\r\n", "\n")
+        .replace("\n ", " ")
+        .replace("\n\t", " ");
+    let wanted = to.trim();
+    unfolded
+        .lines()
+        .filter_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.trim().eq_ignore_ascii_case("to").then_some(value)
+        })
+        .flat_map(|value| value.split(','))
+        .map(|one| {
+            let one = one.trim();
+            match (one.rfind('<'), one.rfind('>')) {
+                (Some(open), Some(close)) if open < close => &one[open + 1..close],
+                _ => one,
+            }
+        })
+        .any(|address| address.trim().eq_ignore_ascii_case(wanted))
 }
 
 /// The newest message of the mailbox under `dir`, as its file holds it (`None`: empty).
@@ -242,6 +344,82 @@ mod tests {
             "{text}"
         );
         assert_eq!(std::fs::read_dir(mailbox.dir()).expect("dir").count(), 3);
+    }
+
+    fn mail_to(to: &str, n: usize) -> Mail {
+        Mail {
+            to: to.into(),
+            subject: format!("message {n}"),
+            text: format!(
+                "link http://127.0.0.1:8080/auth/magic?token={}\n",
+                "cd".repeat(32)
+            ),
+        }
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_mailbox_is_the_owners_alone_even_in_a_directory_that_existed_open() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let open = dir.path().join("mailbox");
+        std::fs::create_dir(&open).expect("mkdir");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let mailbox = FileMailbox::new(&open, "Etappe <etappe@localhost>").expect("mailbox");
+        mailbox
+            .send(&mail_to("rider@example.org", 1))
+            .await
+            .expect("sent");
+        let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+        assert_eq!(
+            mode(&open),
+            0o700,
+            "the directory that existed 0755 is narrowed"
+        );
+        let (file, _) = last_message(&open).expect("read").expect("a message");
+        assert_eq!(mode(&file), 0o600);
+        // A mailbox made afresh (with its parents) is 0700 from the start.
+        let fresh = dir.path().join("data").join("mailbox");
+        let mailbox = FileMailbox::new(&fresh, "Etappe <etappe@localhost>").expect("mailbox");
+        mailbox
+            .send(&mail_to("rider@example.org", 2))
+            .await
+            .expect("sent");
+        assert_eq!(mode(&fresh), 0o700);
+    }
+
+    #[tokio::test]
+    async fn forgetting_an_address_deletes_its_messages_and_only_those() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mailbox = FileMailbox::new(dir.path().join("mailbox"), "Etappe <etappe@localhost>")
+            .expect("mailbox");
+        assert_eq!(mailbox.forget("gone@example.org").await.expect("empty"), 0);
+        for (n, to) in ["gone@example.org", "stays@example.org", "gone@example.org"]
+            .into_iter()
+            .enumerate()
+        {
+            mailbox.send(&mail_to(to, n)).await.expect("sent");
+        }
+        // The address is compared without regard to case, as accounts are.
+        assert_eq!(mailbox.forget("GONE@example.org").await.expect("forget"), 2);
+        let (_, left) = last_message(mailbox.dir())
+            .expect("read")
+            .expect("one left");
+        assert!(addressed_to(&left, "stays@example.org"), "{left}");
+        assert_eq!(std::fs::read_dir(mailbox.dir()).expect("dir").count(), 1);
+        // An address that is only a suffix, or in the body, is another address.
+        assert!(!addressed_to(
+            "To: agone@example.org\r\n\r\nbody",
+            "gone@example.org"
+        ));
+        assert!(!addressed_to(
+            "To: x@example.org\r\n\r\nTo: gone@example.org",
+            "gone@example.org"
+        ));
+        assert!(addressed_to(
+            "Subject: s\r\nTo: Rider\r\n <gone@example.org>\r\n\r\nb",
+            "gone@example.org"
+        ));
     }
 
     #[test]

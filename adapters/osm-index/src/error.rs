@@ -35,6 +35,22 @@ pub enum IndexError {
         at: u64,
         detail: String,
     },
+    /// A block over the format's limits, lying about its size, or compressed in a way Etappe
+    /// does not read: refused before it can cost memory or import as an empty region.
+    /// `detail` continues the sentence: "declares no raw_size", "claims 1,073,741,824 bytes…".
+    #[error("{}: the block at byte {at} {detail}", path.display())]
+    BadBlock {
+        path: PathBuf,
+        at: u64,
+        detail: String,
+    },
+    /// Nothing the analysis reads: activated, the region would answer "covered, nothing
+    /// found" along every route inside it, which a broken or wrongly cut file also gives.
+    #[error(
+        "{}: holds no features Etappe reads (0 points, 0 road ways, 0 ferry lines), so it was not loaded; if the region really is empty, import it with `etappe osm import --allow-empty`",
+        path.display()
+    )]
+    Empty { path: PathBuf },
     #[error("no OpenStreetMap index is loaded; run `etappe osm import <file.osm.pbf>`")]
     NotLoaded,
     #[error("invalid request: {0}")]

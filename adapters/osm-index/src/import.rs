@@ -13,17 +13,21 @@
 //! the older dataset of the same name and make this one `active`. So a crash, a corrupt
 //! file or a cut download leaves the previous index answering, and re-running an import
 //! gives the same index (the leftovers of a failed run are purged first). The file's
-//! framing is checked before any row is written ([`crate::framing`]).
+//! framing and each block's declared sizes are checked before any row is written, and
+//! every pass reads the blocks through [`crate::framing::BlockReader`], which refuses one
+//! that inflates past (or short of) its declared size or over the format's limits.
+//!
+//! A file with nothing the analysis reads is not activated unless asked for
+//! ([`ImportOptions::allow_empty`]): an empty region answers "covered, nothing found"
+//! along every route inside it, and that is what a broken file used to import as.
 
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use osmpbf::{BlobDecode, BlobReader, Element, PrimitiveBlock};
+use osmpbf::{BlobDecode, Element, PrimitiveBlock};
 use serde::Serialize;
 
 use crate::db::{Bbox, IndexDb, PointRow, WayRow};
@@ -106,11 +110,30 @@ pub fn dataset_name(path: &Path) -> String {
     }
 }
 
+/// How an import treats what it finds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Activate the dataset even if it holds no point, road or ferry (`--allow-empty`);
+    /// otherwise such an import fails with [`IndexError::Empty`] and changes nothing.
+    pub allow_empty: bool,
+}
+
 /// Imports the extract at `path` into `db`, replacing the dataset of the same name once it
 /// is complete. `progress` is called every ~2 s or 5 %, and at the end of each pass.
+/// With the default options: an empty region is refused.
 pub async fn import(
     db: &IndexDb,
     path: &Path,
+    progress: &mut (dyn FnMut(&Progress) + Send),
+) -> Result<ImportReport, IndexError> {
+    import_with(db, path, &ImportOptions::default(), progress).await
+}
+
+/// [`import()`] with `options`.
+pub async fn import_with(
+    db: &IndexDb,
+    path: &Path,
+    options: &ImportOptions,
     progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<ImportReport, IndexError> {
     let started = Instant::now();
@@ -150,7 +173,15 @@ pub async fn import(
         ticker: Ticker::new(),
         kept: 0,
     };
-    match run.passes().await {
+    let outcome = match run.passes().await {
+        Ok(report) if report.points + report.ways + report.ferries == 0 && !options.allow_empty => {
+            Err(IndexError::Empty {
+                path: path.to_owned(),
+            })
+        }
+        other => other,
+    };
+    match outcome {
         Ok(mut report) => {
             db.activate(
                 id,
@@ -531,30 +562,16 @@ pub(crate) fn decode_geometry(bytes: &[u8]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// A reader that counts the bytes it hands out, for progress.
-struct Counting {
-    inner: File,
-    read: Arc<AtomicU64>,
-}
-
-impl Read for Counting {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
-}
-
 /// A decoded block.
 enum Decoded {
     Header(Option<Bbox>),
     Data(PrimitiveBlock),
 }
 
-/// The blocks of a file, in order, with errors that name it.
+/// The blocks of a file, in order, checked ([`framing::BlockReader`]) and decoded, with
+/// errors that name the file and the block.
 struct Blocks {
-    reader: BlobReader<BufReader<Counting>>,
-    read: Arc<AtomicU64>,
+    reader: framing::BlockReader<BufReader<File>>,
     path: PathBuf,
 }
 
@@ -564,37 +581,28 @@ impl Blocks {
             path: path.to_owned(),
             detail: e.to_string(),
         })?;
-        let read = Arc::new(AtomicU64::new(0));
-        let counting = Counting {
-            inner: file,
-            read: Arc::clone(&read),
-        };
         Ok(Self {
-            reader: BlobReader::new(BufReader::with_capacity(1 << 20, counting)),
-            read,
+            reader: framing::BlockReader::new(BufReader::with_capacity(1 << 20, file), path),
             path: path.to_owned(),
         })
     }
 
+    /// Bytes of the file read, for progress.
     fn read(&self) -> u64 {
-        self.read.load(Ordering::Relaxed)
-    }
-
-    fn corrupt(&self, detail: impl std::fmt::Display) -> IndexError {
-        IndexError::Corrupt {
-            path: self.path.clone(),
-            at: self.read(),
-            detail: detail.to_string(),
-        }
+        self.reader.offset()
     }
 
     fn next(&mut self) -> Result<Option<Decoded>, IndexError> {
         loop {
-            let Some(blob) = self.reader.next() else {
+            let Some(block) = self.reader.next()? else {
                 return Ok(None);
             };
-            let blob = blob.map_err(|e| self.corrupt(e))?;
-            match blob.decode().map_err(|e| self.corrupt(e))? {
+            let decoded = block.blob.decode().map_err(|e| IndexError::Corrupt {
+                path: self.path.clone(),
+                at: block.at,
+                detail: e.to_string(),
+            })?;
+            match decoded {
                 BlobDecode::OsmHeader(header) => {
                     let bbox = header.bbox().map(|b| Bbox {
                         south: b.bottom,

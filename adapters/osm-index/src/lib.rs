@@ -5,11 +5,14 @@
 //! party at run time.
 //!
 //! - [`import()`](import::import): three streaming passes, a new dataset made active in one
-//!   transaction at the end (a failed import leaves the previous one answering);
+//!   transaction at the end (a failed import leaves the previous one answering); every
+//!   block checked against the format's limits (`framing.rs`) and an empty region refused
+//!   unless [`ImportOptions::allow_empty`];
 //! - [`LocalIndex`]: the port, plus [`LocalIndex::status`] for `etappe osm status`;
 //! - [`IndexDb`]: the pool it uses, the same database as the rest of Etappe.
 
 mod db;
+mod decoded;
 mod error;
 mod framing;
 mod grid;
@@ -19,5 +22,5 @@ mod tags;
 
 pub use db::{Bbox, DatasetInfo, IndexDb};
 pub use error::IndexError;
-pub use import::{ImportReport, Progress, dataset_name, import};
+pub use import::{ImportOptions, ImportReport, Progress, dataset_name, import, import_with};
 pub use query::LocalIndex;

@@ -11,8 +11,9 @@
 //!   never when it is asked for.
 //! - Sessions slide: each use moves the expiry, written at most every [`TOUCH_EVERY`] so a busy
 //!   page does not turn every read into a write.
-//! - Deletion removes the person's trips (streams, read models, share links, files) and
-//!   identity rows at once and leaves an audit row with no personal data as the tombstone.
+//! - Deletion removes the person's trips (streams, read models, share links, files),
+//!   identity rows and the login mail the mailer keeps for them, and leaves an audit row
+//!   with no personal data as the tombstone.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -161,6 +162,19 @@ impl std::fmt::Debug for Accounts {
 
 fn invalid(field: &str, message: impl Into<String>) -> AppError {
     AppError::Input(InputError::Invalid(vec![FieldError::new(field, message)]))
+}
+
+/// Why a link that is not live is refused (the page and the POST say the same).
+fn link_refusal(found: &Redeemed) -> AppError {
+    match found {
+        Redeemed::Used => {
+            AppError::LoginLinkSpent("this login link was used already: ask for a new one".into())
+        }
+        Redeemed::Expired => {
+            AppError::LoginLinkSpent("this login link has expired: ask for a new one".into())
+        }
+        Redeemed::Email(_) | Redeemed::Unknown => AppError::LoginLinkInvalid,
+    }
 }
 
 /// `next` if it is a path on this server (`/trips/…`), else `None`: an open redirect would
@@ -314,22 +328,27 @@ impl Accounts {
         Ok(self.link_url(&token, None))
     }
 
+    /// `GET /auth/magic`: the address the link `token` logs into, spending nothing, so the
+    /// page can name it (a link handed over by someone else opens *their* account: the page
+    /// says whose). A link that redeeming would refuse is refused the same way here.
+    pub async fn link_preview(&self, token: &str) -> Result<String, AppError> {
+        match self.identity.peek_magic_link(token).await? {
+            Redeemed::Email(email) => Ok(email),
+            refused => Err(link_refusal(&refused)),
+        }
+    }
+
+    /// The address of `user`'s account (`None`: no such account).
+    pub async fn email_of(&self, user: UserId) -> Result<Option<String>, AppError> {
+        Ok(self.identity.user(user).await?.map(|row| row.email))
+    }
+
     /// `POST /auth/magic`: spends the link, creates the account on first use, opens a new
     /// session (a login always gets a new session id: fixation is impossible).
     pub async fn redeem(&self, token: &str, user_agent: &str) -> Result<NewSession, AppError> {
         let email = match self.identity.redeem_magic_link(token).await? {
             Redeemed::Email(email) => email,
-            Redeemed::Used => {
-                return Err(AppError::LoginLinkSpent(
-                    "this login link was used already: ask for a new one".into(),
-                ));
-            }
-            Redeemed::Expired => {
-                return Err(AppError::LoginLinkSpent(
-                    "this login link has expired: ask for a new one".into(),
-                ));
-            }
-            Redeemed::Unknown => return Err(AppError::LoginLinkInvalid),
+            refused => return Err(link_refusal(&refused)),
         };
         let user = self.identity.ensure_user(&email).await?;
         let session = self
@@ -519,7 +538,7 @@ impl Accounts {
             trips.push(json!({
                 "tripId": trip_id,
                 "deleted": view.is_none(),
-                "title": view.as_ref().and_then(|v| v.trip.settings.title.clone()),
+                "title": view.as_ref().and_then(|v| v.trip.settings.title.as_deref().map(etappe_domain::text::strip_controls)),
                 "events": events.iter().map(|e| json!({
                     "streamVersion": e.version,
                     "eventId": e.event_id,
@@ -547,8 +566,9 @@ impl Accounts {
 
     /// `DELETE /users/me`: needs a session and the account's address as confirmation.
     /// Removes every trip (events, read models, share links, files), then the user row,
-    /// which takes its sessions and tokens with it in one statement; leaves one PII-free
-    /// audit row (`account_deleted`, the number of trips) as the tombstone.
+    /// which takes its sessions and tokens with it in one statement, then the mail the file
+    /// mailbox keeps for the address; leaves one PII-free audit row (`account_deleted`, the
+    /// number of trips) as the tombstone.
     pub async fn delete(
         &self,
         session: Option<&SessionInfo>,
@@ -573,6 +593,11 @@ impl Accounts {
         let trips: Vec<TripId> = self.store.owned_trips(user).await?;
         self.store.purge_trips(&trips).await?;
         self.identity.delete_user(user).await?;
+        // The login mails kept for the address go with the account: each holds a link that
+        // would open an account under that address again.
+        if let Err(error) = self.mailer.forget(&row.email).await {
+            tracing::warn!(%error, "the deleted account's mail could not be deleted");
+        }
         self.identity
             .audit(user, "account_deleted", &format!("{} trips", trips.len()))
             .await?;

@@ -6,10 +6,19 @@
 //!   client id is an https URL whose JSON is fetched (no redirects, 5 s, 5 KB, only a 200),
 //!   must name itself, and is cached per `Cache-Control` within 5 minutes to 24 hours;
 //!   failures are never cached.
+//! - **Redirect URIs** are https, loopback http, or (a native client's only) a private-use
+//!   scheme; never with credentials, a wildcard host, a fragment, or text the parser would
+//!   mend (`http:/host`). A registration or document that omits `application_type` is
+//!   native when it lists a private-use scheme (desktop hosts such as Cursor omit it), web
+//!   otherwise; one that says `web` cannot list one.
 //! - **Authorization** needs PKCE with S256 (a missing method is `plain`, refused), an exact
 //!   redirect URI (a loopback one may vary its port, RFC 8252 §7.3), and defaults a missing
 //!   `scope` to both scopes and a missing `resource` to `{public}/mcp`; any other resource
-//!   is `invalid_target`.
+//!   is `invalid_target`. A refusal is redirected to the client only when the person holds
+//!   a live grant to it; for any other client it is a page (no open redirector, RFC 9700
+//!   §4.11.2).
+//! - **The token endpoint** answers an unknown `client_id` with `invalid_client`, and
+//!   refuses a code exchange without the `redirect_uri` its authorization request named.
 //! - **Codes** live 2 minutes and are consumed by a conditional UPDATE: a second use revokes
 //!   the grant with every token it issued (RFC 6749 §4.1.2).
 //! - **Tokens** are opaque, 256-bit, stored as SHA-256 digests: access `eta_` (15 minutes by
@@ -138,7 +147,11 @@ pub struct AuthorizeParams {
 #[derive(Clone, Debug)]
 pub struct Authorization {
     pub client: ClientRecord,
+    /// Where the answer goes: the URI asked for, or the client's one registered URI.
     pub redirect_uri: String,
+    /// Whether the request named `redirect_uri` (then the code exchange must repeat it,
+    /// RFC 6749 §4.1.3).
+    pub redirect_uri_given: bool,
     pub state: Option<String>,
     pub code_challenge: String,
     pub scopes: Vec<Scope>,
@@ -150,7 +163,8 @@ pub struct Authorization {
 }
 
 /// Why an authorization request fails: shown as a page (the redirect URI cannot be
-/// trusted), or sent back to the client's redirect URI.
+/// trusted, or the person has not approved the client yet), or sent back to the client's
+/// redirect URI (a client the person holds a live grant to).
 #[derive(Debug)]
 pub enum AuthorizeFailure {
     Page(OAuthError),
@@ -328,10 +342,61 @@ pub fn redirect_matches(registered: &str, asked: &str) -> bool {
         && a.username().is_empty()
 }
 
+/// What a client says it is (OpenID Connect Dynamic Client Registration's
+/// `application_type`): a web application redirects over https (or loopback http); only a
+/// native one may also use a private-use scheme (`cursor://…`, RFC 8252 §7.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApplicationType {
+    Web,
+    Native,
+}
+
+impl ApplicationType {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Web => "web",
+            Self::Native => "native",
+        }
+    }
+}
+
+/// Whether `uri`'s scheme is http or https (which redirect to a web origin).
+fn is_web_scheme(uri: &str) -> bool {
+    Url::parse(uri)
+        .ok()
+        .is_some_and(|u| matches!(u.scheme(), "http" | "https"))
+}
+
+/// The application type of registration metadata or of a metadata document: `native` or
+/// `web` as it says; when it says nothing, `native` if it registers a private-use scheme
+/// (what desktop hosts that omit the field, such as Cursor, register: a web application
+/// cannot receive one) and `web` otherwise. Anything else is `invalid_client_metadata`.
+pub fn application_type(
+    value: Option<&Value>,
+    redirect_uris: &[&str],
+) -> Result<ApplicationType, OAuthError> {
+    match value {
+        Some(Value::String(t)) if t == "native" => Ok(ApplicationType::Native),
+        Some(Value::String(t)) if t == "web" => Ok(ApplicationType::Web),
+        None | Some(Value::Null) => Ok(if redirect_uris.iter().any(|u| !is_web_scheme(u)) {
+            ApplicationType::Native
+        } else {
+            ApplicationType::Web
+        }),
+        Some(other) => Err(OAuthError::InvalidClientMetadata(format!(
+            "application_type: {} is not one of native, web",
+            quote(&other.to_string())
+        ))),
+    }
+}
+
 /// Checks one redirect URI a client registers: https; http on loopback only (any port);
-/// or a private-use scheme of a native app (`cursor://…`); never a fragment, and never a
-/// scheme that runs or reads something (`javascript:`, `data:`, `file:`).
-pub fn check_redirect_uri(uri: &str) -> Result<(), OAuthError> {
+/// or, for a native client only, a private-use scheme (`cursor://…`); never a fragment,
+/// credentials (`https://user@host`), a wildcard host (`https://*.example`), a web URI
+/// whose text is not what a browser reads (`http:/host` with one slash, backslashes), nor
+/// a scheme that runs or reads something (`javascript:`, `data:`, `file:`).
+pub fn check_redirect_uri(uri: &str, kind: ApplicationType) -> Result<(), OAuthError> {
     let bad =
         |why: &str| OAuthError::InvalidRedirectUri(format!("redirect_uris: {} {why}", quote(uri)));
     if uri.len() > 2000 {
@@ -341,13 +406,36 @@ pub fn check_redirect_uri(uri: &str) -> Result<(), OAuthError> {
     if url.fragment().is_some() {
         return Err(bad("has a fragment"));
     }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("carries credentials (user@)"));
+    }
+    if url.host_str().is_some_and(|h| h.contains('*')) || uri.contains('\\') {
+        return Err(bad("has a wildcard or a backslash"));
+    }
     match url.scheme() {
-        "https" if url.host_str().is_none() => return Err(bad("names no host")),
+        "http" | "https" => {
+            // The parser mends `http:/host` and `http:host` into `http://host/`: the text
+            // registered would then not be where the browser goes.
+            let text = uri.to_ascii_lowercase();
+            if !(text.starts_with("http://") || text.starts_with("https://")) {
+                return Err(bad("is not written scheme://host/…"));
+            }
+        }
+        _ => {}
+    }
+    match url.scheme() {
+        "https" if url.host_str().is_none_or(str::is_empty) => return Err(bad("names no host")),
         "http" if !url.host_str().is_some_and(is_loopback_host) => {
             return Err(bad("uses http on a host that is not loopback (use https)"));
         }
+        "http" | "https" => {}
         "javascript" | "data" | "file" | "vbscript" | "blob" | "about" | "ftp" | "ws" | "wss" => {
             return Err(bad("uses a scheme that is not a redirect"));
+        }
+        _ if kind == ApplicationType::Web => {
+            return Err(bad(
+                "uses a private-use scheme, which only a native application may register (application_type: native)",
+            ));
         }
         _ => {}
     }
@@ -520,8 +608,12 @@ impl AuthorizationService {
             let uri = uri.as_str().ok_or_else(|| {
                 OAuthError::InvalidRedirectUri("redirect_uris: every entry must be a string".into())
             })?;
-            check_redirect_uri(uri)?;
             redirect_uris.push(uri.to_owned());
+        }
+        let listed: Vec<&str> = redirect_uris.iter().map(String::as_str).collect();
+        let kind = application_type(fields.get("application_type"), &listed)?;
+        for uri in &listed {
+            check_redirect_uri(uri, kind)?;
         }
         match fields.get("token_endpoint_auth_method").map(|v| v.as_str()) {
             None | Some(Some("none")) => {}
@@ -559,6 +651,7 @@ impl AuthorizationService {
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
             "token_endpoint_auth_method": "none",
+            "application_type": kind.as_str(),
         }))
     }
 
@@ -695,8 +788,14 @@ impl AuthorizationService {
             let uri = uri
                 .as_str()
                 .ok_or_else(|| refused("has a redirect URI that is not a string".into()))?;
-            check_redirect_uri(uri).map_err(|e| refused(e.to_string()))?;
             redirect_uris.push(uri.to_owned());
+        }
+        // A document declares its kind as a registration does (`application_type`).
+        let listed: Vec<&str> = redirect_uris.iter().map(String::as_str).collect();
+        let kind = application_type(fields.get("application_type"), &listed)
+            .map_err(|e| refused(e.to_string()))?;
+        for uri in &listed {
+            check_redirect_uri(uri, kind).map_err(|e| refused(e.to_string()))?;
         }
         let client_name =
             client_name(fields.get("client_name")).map_err(|e| refused(e.to_string()))?;
@@ -715,11 +814,27 @@ impl AuthorizationService {
 
     // ---- authorization
 
-    /// Checks an authorization request. `public` is the issuer (the public base URL).
+    /// Checks an authorization request for no one in particular: every refusal is a page.
+    /// `public` is the issuer (the public base URL).
     pub async fn validate(
         &self,
         params: &AuthorizeParams,
         public: &str,
+    ) -> Result<Authorization, AuthorizeFailure> {
+        self.validate_as(params, public, None).await
+    }
+
+    /// Checks an authorization request of `person`. A refusal goes back to the client's
+    /// redirect URI only when that is trusted twice over: it is one the client registered
+    /// (exact match), and the person already holds a live grant to the client. Registration
+    /// is open to anyone, so for any other client a redirect would make this server an open
+    /// redirector (RFC 9700 §4.11.2): a registered `https://evil.example/` plus an unknown
+    /// scope would send a signed-in person there without a click. Those refusals are pages.
+    pub async fn validate_as(
+        &self,
+        params: &AuthorizeParams,
+        public: &str,
+        person: Option<UserId>,
     ) -> Result<Authorization, AuthorizeFailure> {
         let page = AuthorizeFailure::Page;
         let client_id = params.client_id.as_deref().unwrap_or_default();
@@ -776,9 +891,23 @@ impl AuthorizationService {
                 "code_challenge: not an S256 challenge (43 base64url characters)".into(),
             )));
         }
-        let back = |error: OAuthError| AuthorizeFailure::Redirect {
-            url: error_redirect(&redirect_uri, &error, params.state.as_deref(), public),
-            error,
+        let approved = match person {
+            Some(user) => self
+                .store
+                .has_live_grant(user, &client.client_id)
+                .await
+                .map_err(|e| page(e.into()))?,
+            None => false,
+        };
+        let back = |error: OAuthError| {
+            if approved {
+                AuthorizeFailure::Redirect {
+                    url: error_redirect(&redirect_uri, &error, params.state.as_deref(), public),
+                    error,
+                }
+            } else {
+                AuthorizeFailure::Page(error)
+            }
         };
         if params.response_type.as_deref() != Some("code") {
             return Err(back(OAuthError::UnsupportedResponseType(
@@ -809,6 +938,7 @@ impl AuthorizationService {
         Ok(Authorization {
             client,
             redirect_uri,
+            redirect_uri_given: params.redirect_uri.is_some(),
             state: params.state.clone(),
             code_challenge: challenge.to_owned(),
             scopes,
@@ -833,13 +963,20 @@ impl AuthorizationService {
             .await?;
         let code = random_token("etc_");
         let expires = Utc::now() + chrono::Duration::from_std(CODE_TTL).unwrap_or_default();
+        // The code keeps the redirect URI the request named, or "" when it named none: the
+        // exchange must then repeat it, or may omit it.
+        let asked = if request.redirect_uri_given {
+            request.redirect_uri.as_str()
+        } else {
+            ""
+        };
         self.store
             .put_code(
                 &digest(&code),
                 grant,
                 &request.client.client_id,
                 user,
-                &request.redirect_uri,
+                asked,
                 &request.code_challenge,
                 &scopes,
                 &request.resource,
@@ -911,6 +1048,7 @@ impl AuthorizationService {
         let code = required(&params.code, "code")?;
         let client_id = required(&params.client_id, "client_id")?;
         let verifier = required(&params.code_verifier, "code_verifier")?;
+        let client = self.known_client(&client_id).await?;
         let code_digest = digest(&code);
         let Some(record) = self.store.code(&code_digest).await? else {
             return Err(OAuthError::InvalidGrant("code: unknown or expired".into()));
@@ -936,14 +1074,25 @@ impl AuthorizationService {
                 "code: issued to another client".into(),
             ));
         }
-        if params
-            .redirect_uri
-            .as_deref()
-            .is_some_and(|r| r != record.redirect_uri)
-        {
-            return Err(OAuthError::InvalidGrant(
-                "redirect_uri: not the one the code was issued for".into(),
-            ));
+        match (
+            record.redirect_uri.as_str(),
+            params.redirect_uri.as_deref().filter(|r| !r.is_empty()),
+        ) {
+            ("", None) => {}
+            // The request named none, so it went to the one registered URI.
+            ("", Some(given)) if client.redirect_uris.iter().any(|r| r == given) => {}
+            (asked, Some(given)) if !asked.is_empty() && asked == given => {}
+            (asked, None) if !asked.is_empty() => {
+                return Err(OAuthError::InvalidGrant(
+                    "redirect_uri: missing; the authorization request named one, so the exchange must repeat it"
+                        .into(),
+                ));
+            }
+            _ => {
+                return Err(OAuthError::InvalidGrant(
+                    "redirect_uri: not the one the code was issued for".into(),
+                ));
+            }
         }
         if !is_pkce_text(&verifier) || !constant_eq(&s256(&verifier), &record.code_challenge) {
             return Err(OAuthError::InvalidGrant(
@@ -990,6 +1139,18 @@ impl AuthorizationService {
         .await
     }
 
+    /// The client a token request names, from storage only (the token endpoint never fetches
+    /// a metadata document: every client that holds a code or token was stored when the
+    /// person authorized it). Unknown: `invalid_client` (RFC 6749 §5.2), not a grant error.
+    async fn known_client(&self, client_id: &str) -> Result<ClientRecord, OAuthError> {
+        self.store.client(client_id).await?.ok_or_else(|| {
+            OAuthError::InvalidClient(format!(
+                "client_id: no client {} is registered",
+                quote(client_id)
+            ))
+        })
+    }
+
     async fn refresh(
         &self,
         params: &TokenParams,
@@ -1005,6 +1166,7 @@ impl AuthorizationService {
             .as_deref()
             .filter(|s| !s.is_empty())
             .ok_or_else(|| OAuthError::InvalidRequest("client_id: missing".into()))?;
+        self.known_client(client_id).await?;
         let old = digest(token);
         let Some(record) = self
             .store
@@ -1357,10 +1519,21 @@ mod tests {
             "https://claude.ai/api/mcp/auth_callback",
             "http://localhost:6274/oauth/callback",
             "http://127.0.0.1:33418",
-            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "https://vscode.dev/redirect",
         ] {
-            assert!(check_redirect_uri(ok).is_ok(), "{ok}");
+            assert!(check_redirect_uri(ok, ApplicationType::Web).is_ok(), "{ok}");
+            assert!(
+                check_redirect_uri(ok, ApplicationType::Native).is_ok(),
+                "{ok}"
+            );
         }
+        assert!(
+            check_redirect_uri(
+                "cursor://anysphere.cursor-mcp/oauth/callback",
+                ApplicationType::Native
+            )
+            .is_ok()
+        );
         for bad in [
             "http://evil.example/cb",
             "javascript:alert(1)",
@@ -1368,8 +1541,70 @@ mod tests {
             "not a uri",
             "data:text/html,x",
         ] {
-            assert!(check_redirect_uri(bad).is_err(), "{bad}");
+            assert!(
+                check_redirect_uri(bad, ApplicationType::Native).is_err(),
+                "{bad}"
+            );
         }
+    }
+
+    #[test]
+    fn credentials_one_slash_wildcards_and_web_app_schemes_are_refused() {
+        for bad in [
+            "https://user@claude.ai/cb",
+            "https://user:pw@claude.ai/cb",
+            "http://user@127.0.0.1:7777/cb",
+            "http:/127.0.0.1:7777/cb",
+            "https:/claude.ai/cb",
+            "https:claude.ai/cb",
+            "https://*.example.org/cb",
+            "https://claude.ai\\@evil.example/cb",
+            "cursor://user@anysphere.cursor-mcp/oauth/callback",
+        ] {
+            let refused = check_redirect_uri(bad, ApplicationType::Native);
+            assert!(
+                matches!(refused, Err(OAuthError::InvalidRedirectUri(_))),
+                "{bad}: {refused:?}"
+            );
+        }
+        // A private-use scheme is a native application's; a web one cannot register it.
+        let web = check_redirect_uri(
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            ApplicationType::Web,
+        );
+        assert!(
+            matches!(&web, Err(OAuthError::InvalidRedirectUri(m)) if m.contains("application_type")),
+            "{web:?}"
+        );
+    }
+
+    #[test]
+    fn the_application_type_is_what_the_client_says_or_follows_its_schemes() {
+        let cursor = [
+            "cursor://anysphere.cursor-mcp/oauth/callback",
+            "https://www.cursor.com/agents/mcp/oauth/callback",
+            "http://localhost:8787/callback",
+        ];
+        assert_eq!(
+            application_type(None, &cursor).ok(),
+            Some(ApplicationType::Native)
+        );
+        assert_eq!(
+            application_type(Some(&Value::from("native")), &["http://127.0.0.1/cb"]).ok(),
+            Some(ApplicationType::Native)
+        );
+        assert_eq!(
+            application_type(None, &["https://claude.ai/api/mcp/auth_callback"]).ok(),
+            Some(ApplicationType::Web)
+        );
+        assert_eq!(
+            application_type(Some(&Value::from("web")), &cursor).ok(),
+            Some(ApplicationType::Web)
+        );
+        assert!(matches!(
+            application_type(Some(&Value::from("desktop")), &cursor),
+            Err(OAuthError::InvalidClientMetadata(_))
+        ));
     }
 
     #[test]

@@ -298,7 +298,7 @@ pub(super) async fn restore(
     }
     let version = body
         .get("version")
-        .and_then(|v| etappe_domain::trip::input::whole_number(v))
+        .and_then(etappe_domain::trip::input::whole_number)
         .filter(|v| *v >= 1)
         .ok_or_else(|| {
             etappe_domain::trip::InputError::Invalid(vec![FieldError::new(

@@ -11,10 +11,10 @@ use super::{Identity, IdentityDb, IdentityError, random_secret, sqlite_time, tok
 /// click) before it is swept.
 const KEEP_SPENT: Duration = Duration::days(1);
 
-/// What redeeming a link found.
+/// What redeeming a link found (or, from [`Identity::peek_magic_link`], would find).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Redeemed {
-    /// The link was live and is now spent: the address it was sent to.
+    /// The link was live and is now spent (peeked: is live): the address it was sent to.
     Email(String),
     /// It was used before.
     Used,
@@ -66,6 +66,57 @@ impl Identity {
             }
         }
         Ok(token)
+    }
+
+    /// What redeeming `token` would find, spending nothing: the address a live link logs
+    /// into (the page a link opens names it), or why it would be refused.
+    pub async fn peek_magic_link(&self, token: &str) -> Result<Redeemed, IdentityError> {
+        let token = token.trim();
+        if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(Redeemed::Unknown);
+        }
+        let digest = token_digest(token);
+        let now = Utc::now();
+        let row = match &self.db {
+            IdentityDb::Sqlite(pool) => sqlx::query(
+                "SELECT email, used_at IS NOT NULL AS used, expires_at > ?1 AS live \
+                 FROM magic_links WHERE token_sha256 = ?2",
+            )
+            .bind(sqlite_time(now))
+            .bind(&digest)
+            .fetch_optional(pool)
+            .await?
+            .map(|r| {
+                Ok::<_, sqlx::Error>((
+                    r.try_get::<String, _>("email")?,
+                    r.try_get::<bool, _>("used")?,
+                    r.try_get::<bool, _>("live")?,
+                ))
+            })
+            .transpose()?,
+            IdentityDb::Postgres(pool) => sqlx::query(
+                "SELECT email, used_at IS NOT NULL AS used, expires_at > $1 AS live \
+                 FROM magic_links WHERE token_sha256 = $2",
+            )
+            .bind(now)
+            .bind(&digest)
+            .fetch_optional(pool)
+            .await?
+            .map(|r| {
+                Ok::<_, sqlx::Error>((
+                    r.try_get::<String, _>("email")?,
+                    r.try_get::<bool, _>("used")?,
+                    r.try_get::<bool, _>("live")?,
+                ))
+            })
+            .transpose()?,
+        };
+        Ok(match row {
+            Some((_, true, _)) => Redeemed::Used,
+            Some((_, false, false)) => Redeemed::Expired,
+            Some((email, false, true)) => Redeemed::Email(email),
+            None => Redeemed::Unknown,
+        })
     }
 
     /// Spends the link `token` if it is live; else says why not.

@@ -373,6 +373,22 @@ impl OAuthStore {
         Ok(id)
     }
 
+    /// Whether `user` holds a live grant to `client_id`: a client the person approved
+    /// before, whose redirect URI the authorization endpoint may send errors to.
+    pub async fn has_live_grant(
+        &self,
+        user: UserId,
+        client_id: &str,
+    ) -> Result<bool, IdentityError> {
+        Ok(self
+            .fetch_optional(
+                "SELECT grant_id FROM oauth_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL",
+                &[user.0.into(), client_id.into()],
+            )
+            .await?
+            .is_some())
+    }
+
     /// The live grants of `user`, newest first, with their clients' names.
     pub async fn grants_of(&self, user: UserId) -> Result<Vec<GrantRecord>, IdentityError> {
         let rows = self

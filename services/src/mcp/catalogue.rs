@@ -164,7 +164,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "edit_stages",
         title: "Edit days",
-        description: "Edit days. add/update: distance (km) or endPoint, label; move: toIndex.",
+        description: "Edit days; add/update take distance (km) or endPoint, label; move toIndex.",
         read_only: false,
         destructive: true,
         idempotent: false,

@@ -111,7 +111,7 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
             s
         }
         Kind::Format(format) => json!({"type": "string", "format": format}),
-        Kind::Date { nullable: true } => nullable_of(json!({"type": "string", "format": "date"})),
+        Kind::Date { nullable: true } => nullable_of(&json!({"type": "string", "format": "date"})),
         Kind::Date { nullable: false } => json!({"type": "string", "format": "date"}),
         Kind::Integer { min, max } => {
             let mut s = json!({"type": "integer", "minimum": min});
@@ -155,7 +155,7 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
         Kind::Object(fields) => object(fields),
     };
     if nullable && schema.get("anyOf").is_none() {
-        schema = nullable_of(schema);
+        schema = nullable_of(&schema);
     }
     if !description.is_empty() {
         schema["description"] = json!(description);
@@ -166,7 +166,7 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
 /// `schema` or `null`, as `anyOf`: single-type schema dialects (Gemini's function
 /// declarations, the Inspector's strict mode) refuse or drop a `type` array, and every
 /// dialect reads `anyOf`.
-fn nullable_of(schema: Value) -> Value {
+fn nullable_of(schema: &Value) -> Value {
     json!({"anyOf": [schema, {"type": "null"}]})
 }
 

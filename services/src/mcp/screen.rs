@@ -34,15 +34,17 @@ pub struct Rejection {
     pub id: Value,
     pub code: i64,
     pub message: String,
+    /// The error's `data`, when it has one.
+    pub data: Option<Value>,
 }
 
 impl IntoResponse for Rejection {
     fn into_response(self) -> Response {
-        let body = json!({
-            "jsonrpc": "2.0",
-            "id": self.id,
-            "error": {"code": self.code, "message": self.message},
-        });
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(data) = self.data {
+            error["data"] = data;
+        }
+        let body = json!({"jsonrpc": "2.0", "id": self.id, "error": error});
         (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
@@ -61,40 +63,62 @@ fn is_json(request: &Request) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// A request naming a protocol revision this server does not serve: 400, as the
-/// specification asks (a client speaking 2025-03-26 or 2024-11-05 is told at once, not
-/// half-served). Requests without the header (an `initialize`, which names its revision in
-/// its body) pass.
-fn unsupported_version(request: &Request) -> Option<Rejection> {
+/// The revision a request names in `MCP-Protocol-Version` when this server does not serve
+/// it (a client speaking 2025-03-26 or 2024-11-05 is told at once, not half-served). Requests
+/// without the header (an `initialize`, which names its revision in its body) pass.
+fn unsupported_version(request: &Request) -> Option<String> {
     let asked = request.headers().get("mcp-protocol-version")?;
     let asked = asked.to_str().unwrap_or_default().trim();
-    if super::SUPPORTED_VERSIONS
+    (!super::SUPPORTED_VERSIONS
         .iter()
-        .any(|v| v.to_string() == asked)
-    {
-        return None;
-    }
+        .any(|v| v.to_string() == asked))
+    .then(|| {
+        etappe_domain::text::strip_controls(asked)
+            .chars()
+            .take(64)
+            .collect()
+    })
+}
+
+/// The answer to an unsupported revision: 400, as the specification asks, with the request's
+/// id and the protocol's error `-32022`, whose data lists what is served (SEP-2575), so a
+/// client can pick a revision it shares.
+fn version_refusal(requested: &str, id: Value) -> Rejection {
     let served: Vec<String> = super::SUPPORTED_VERSIONS
         .iter()
         .map(ToString::to_string)
         .collect();
-    Some(Rejection {
+    Rejection {
         status: StatusCode::BAD_REQUEST,
-        id: Value::Null,
-        code: -32600,
+        id,
+        code: i64::from(rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0),
         message: format!(
             "Unsupported MCP-Protocol-Version {}: this server speaks {}.",
-            etappe_domain::text::quote(asked),
+            etappe_domain::text::quote(requested),
             served.join(", ")
         ),
-    })
+        data: Some(json!({"requested": requested, "supported": served})),
+    }
 }
 
 /// The middleware: reads the body once, answers what the transport could not, and hands the
 /// same bytes on otherwise.
 pub async fn screen(request: Request, next: Next) -> Response {
-    if let Some(rejection) = unsupported_version(&request) {
-        return rejection.into_response();
+    if let Some(requested) = unsupported_version(&request) {
+        // The refusal names the request it answers, so the body is read for its id.
+        let id = if request.method() == Method::POST {
+            let body = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
+                .await
+                .unwrap_or_default();
+            serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|m| m.get("id").cloned())
+                .filter(|id| id.is_string() || id.is_number())
+                .unwrap_or(Value::Null)
+        } else {
+            Value::Null
+        };
+        return version_refusal(&requested, id).into_response();
     }
     if request.method() != Method::POST || !is_json(&request) {
         return next.run(request).await;
@@ -133,12 +157,14 @@ pub fn check(body: &Bytes) -> Result<(), Rejection> {
             "Parse error: the body is not JSON ({}).",
             bounded(&e.to_string())
         ),
+        data: None,
     })?;
     let invalid_request = |id: Value, message: String| Rejection {
         status: StatusCode::BAD_REQUEST,
         id,
         code: -32600,
         message,
+        data: None,
     };
     let Value::Object(object) = &message else {
         return Err(if message.is_array() {
@@ -163,6 +189,7 @@ pub fn check(body: &Bytes) -> Result<(), Rejection> {
         id: id.clone(),
         code: -32602,
         message,
+        data: None,
     };
     if method == Some("tools/call") {
         let params = object.get("params");

@@ -97,7 +97,10 @@ pub(super) async fn revoke(
 /// (a form POST carrying the session's CSRF token). Without a session: to the login page.
 pub(super) async fn page(State(app): State<App>, headers: HeaderMap) -> Response {
     let Some(session) = super::session::signed_in(&app, &headers).await else {
-        return super::authorize::redirect(&super::session::login_url("/agents"));
+        return super::authorize::redirect(
+            StatusCode::FOUND,
+            &super::session::login_url("/agents"),
+        );
     };
     let agents = match app.authorization.agents(session.user_id).await {
         Ok(a) => a,
@@ -144,7 +147,10 @@ pub(super) async fn revoke_from_page(
     body: axum::body::Bytes,
 ) -> Response {
     let Some(session) = super::session::signed_in(&app, &headers).await else {
-        return super::authorize::redirect(&super::session::login_url("/agents"));
+        return super::authorize::redirect(
+            StatusCode::SEE_OTHER,
+            &super::session::login_url("/agents"),
+        );
     };
     let token = serde_urlencoded::from_bytes::<RevokeForm>(&body)
         .ok()

@@ -3,18 +3,22 @@
 //! Without a session the browser goes to the login page and comes back. A request whose
 //! client or redirect URI cannot be trusted, or without PKCE S256, is answered with an
 //! error page, never a redirect (RFC 6749 §4.1.2.1: a redirect would hand the error, or a
-//! code, to whoever forged the request). Otherwise the consent page shows the client's
-//! name (as text), its id, its redirect hosts (with a warning when they are all loopback)
-//! and the scopes. The page cannot be framed (`frame-ancestors 'none'`, `X-Frame-Options:
-//! DENY`) and runs no script. The decision is a POST carrying the session's CSRF token,
-//! from this origin; the whole request is checked again on it, so nothing the page showed
-//! has to be trusted on the way back.
+//! code, to whoever forged the request); so is every other refusal unless the person
+//! already holds a live grant to the client (anyone may register a client, so a redirect
+//! before consent would make this an open redirector, RFC 9700 §4.11.2). Otherwise the
+//! consent page shows the client's name (as text), its id, its redirect hosts (with a
+//! warning when they are all loopback) and the scopes. The page cannot be framed
+//! (`frame-ancestors 'none'`, `X-Frame-Options: DENY`), runs no script, and its form may
+//! lead to this server and the client's redirect origin only (`form-action`). The decision
+//! is a POST carrying the session's CSRF token, from this origin, answered by a 303 to the
+//! client; the whole request is checked again on it, so nothing the page showed has to be
+//! trusted on the way back.
 
 use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::html::{esc, page};
+use super::html::{esc, form_target, page, page_posting_to};
 use super::session::{SignedIn, csrf_holds, login_url, signed_in};
 use super::{issuer, peer};
 use crate::app::App;
@@ -31,17 +35,21 @@ fn error_page(error: &OAuthError) -> Response {
         "Authorization refused",
         &format!(
             "<h1>This authorization request cannot be served</h1><p><strong>{}</strong>: {}</p>\
-             <p>Nothing was authorized. Tell the application that sent you here.</p>",
+             <p>Nothing was authorized, and you were not sent on anywhere. Tell the application that sent you here.</p>\
+             <p><a href=\"/\">Back to Etappe</a></p>",
             esc(error.code()),
             esc(&error.to_string())
         ),
     )
 }
 
-pub(super) fn redirect(to: &str) -> Response {
+/// A redirect: `302 Found` for a GET (the login page, an approved client's error), `303
+/// See Other` for the consent form's POST, so the browser does not repeat the POST (and
+/// its body) at the client (RFC 9700 §4.12).
+pub(super) fn redirect(status: StatusCode, to: &str) -> Response {
     match HeaderValue::from_str(to) {
         Ok(location) => (
-            StatusCode::FOUND,
+            status,
             [(header::LOCATION, location)],
             [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
         )
@@ -52,10 +60,10 @@ pub(super) fn redirect(to: &str) -> Response {
     }
 }
 
-fn failure(failure: AuthorizeFailure) -> Response {
+fn failure(failure: AuthorizeFailure, status: StatusCode) -> Response {
     match failure {
         AuthorizeFailure::Page(error) => error_page(&error),
-        AuthorizeFailure::Redirect { url, .. } => redirect(&url),
+        AuthorizeFailure::Redirect { url, .. } => redirect(status, &url),
     }
 }
 
@@ -94,7 +102,8 @@ fn consent_page(request: &Authorization, params: &AuthorizeParams, session: &Sig
     let fields = [
         hidden("response_type", params.response_type.as_deref()),
         hidden("client_id", params.client_id.as_deref()),
-        hidden("redirect_uri", Some(&request.redirect_uri)),
+        // As the request named it (or not): the code exchange must repeat what it named.
+        hidden("redirect_uri", params.redirect_uri.as_deref()),
         hidden("state", params.state.as_deref()),
         hidden("code_challenge", params.code_challenge.as_deref()),
         hidden(
@@ -106,7 +115,7 @@ fn consent_page(request: &Authorization, params: &AuthorizeParams, session: &Sig
         hidden("csrf", Some(&session.csrf)),
     ]
     .concat();
-    page(
+    page_posting_to(
         StatusCode::OK,
         "Authorize an agent",
         &format!(
@@ -121,6 +130,7 @@ fn consent_page(request: &Authorization, params: &AuthorizeParams, session: &Sig
             id = esc(&request.client.client_id),
             resource = esc(&request.resource),
         ),
+        &form_target(&request.redirect_uri),
     )
 }
 
@@ -153,11 +163,15 @@ pub(super) async fn authorize(
             .uri()
             .path_and_query()
             .map_or("/oauth/authorize", |p| p.as_str());
-        return redirect(&login_url(next));
+        return redirect(StatusCode::FOUND, &login_url(next));
     };
-    match app.authorization.validate(&params, &public).await {
+    match app
+        .authorization
+        .validate_as(&params, &public, Some(session.user_id))
+        .await
+    {
         Ok(valid) => consent_page(&valid, &params, &session),
-        Err(f) => failure(f),
+        Err(f) => failure(f, StatusCode::FOUND),
     }
 }
 
@@ -202,19 +216,27 @@ pub(super) async fn decide(
             "<h1>This decision did not come from Etappe's consent page</h1><p>Nothing was authorized. Start again from the application.</p>",
         );
     }
-    let valid = match app.authorization.validate(&decision.params, &public).await {
+    let valid = match app
+        .authorization
+        .validate_as(&decision.params, &public, Some(session.user_id))
+        .await
+    {
         Ok(v) => v,
-        Err(f) => return failure(f),
+        Err(f) => return failure(f, StatusCode::SEE_OTHER),
     };
+    // After the consent screen the answer goes to the client whatever the person chose.
     match decision.decision.as_deref() {
         Some("approve") => match app
             .authorization
             .approve(session.user_id, &valid, &public)
             .await
         {
-            Ok(to) => redirect(&to),
+            Ok(to) => redirect(StatusCode::SEE_OTHER, &to),
             Err(e) => error_page(&e),
         },
-        _ => redirect(&app.authorization.deny(&valid, &public)),
+        _ => redirect(
+            StatusCode::SEE_OTHER,
+            &app.authorization.deny(&valid, &public),
+        ),
     }
 }

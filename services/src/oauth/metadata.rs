@@ -1,6 +1,7 @@
-//! Discovery: RFC 9728 protected-resource metadata (the same document at the root and at the
-//! path-inserted `/mcp` address, since `/mcp` is the one resource) and RFC 8414
-//! authorization-server metadata. Both are public and unauthenticated.
+//! Discovery: RFC 9728 protected-resource metadata at the path-inserted `/mcp` address
+//! (`/mcp` is the one resource; the root would describe the origin, RFC 9728 §3.3, and
+//! answers 404) and RFC 8414 authorization-server metadata. Both are public and
+//! unauthenticated.
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -16,7 +17,7 @@ pub(super) async fn preflight() -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-/// `GET /.well-known/oauth-protected-resource[/mcp]`.
+/// `GET /.well-known/oauth-protected-resource/mcp`.
 pub(super) async fn protected_resource(State(app): State<App>, headers: HeaderMap) -> Response {
     let public = match issuer(&app, &headers) {
         Ok(p) => p,

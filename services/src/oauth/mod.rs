@@ -52,11 +52,12 @@ fn peer(request_extensions: &axum::http::Extensions) -> String {
         .map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string())
 }
 
-/// An OAuth JSON error (RFC 6749 §5.2): 400, 401 for `invalid_client`, 429 with
+/// An OAuth JSON error (RFC 6749 §5.2): 400 (`invalid_client` too: the clients served
+/// are public and authenticate with nothing, and RFC 6749 §5.2 keeps 401 for a client that
+/// tried the `Authorization` header, which the token endpoint answers itself), 429 with
 /// `Retry-After` over a rate limit, 500 for ours.
 pub(crate) fn error_response(error: &OAuthError) -> Response {
     let status = match error {
-        OAuthError::InvalidClient(_) => StatusCode::UNAUTHORIZED,
         OAuthError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
         OAuthError::Server(_) => StatusCode::INTERNAL_SERVER_ERROR,
         _ => StatusCode::BAD_REQUEST,
@@ -111,10 +112,9 @@ async fn open_cors(request: Request, next: Next) -> Response {
 /// The authorization server's routes.
 pub fn router(app: App) -> Router {
     let open = Router::new()
-        .route(
-            "/.well-known/oauth-protected-resource",
-            get(metadata::protected_resource).options(metadata::preflight),
-        )
+        // Only the path-inserted document (RFC 9728 §3.1): the one protected resource is
+        // `/mcp`, and a document at the root would describe the origin (§3.3), which is not
+        // one. Clients find this one through the 401's `resource_metadata`.
         .route(
             "/.well-known/oauth-protected-resource/mcp",
             get(metadata::protected_resource).options(metadata::preflight),

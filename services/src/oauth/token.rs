@@ -3,7 +3,7 @@
 //! are never cached (`Cache-Control: no-store`).
 
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
@@ -47,8 +47,32 @@ fn form<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// `POST /oauth/token`.
+/// The scheme of the request's `Authorization` header, when the client tried to
+/// authenticate with one (`Basic` with a secret it should not have).
+fn auth_scheme(request: &Request) -> Option<String> {
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let scheme = value.split_whitespace().next()?;
+    Some(
+        if scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        {
+            scheme.to_owned()
+        } else {
+            "Basic".to_owned()
+        },
+    )
+}
+
+/// `POST /oauth/token`. An unknown client is `invalid_client`: 400 for a public client
+/// (which authenticates with nothing), 401 with `WWW-Authenticate` naming the scheme when
+/// it tried the `Authorization` header (RFC 6749 §5.2).
 pub(super) async fn token(State(app): State<App>, request: Request) -> Response {
+    let tried = auth_scheme(&request);
     let answer = async {
         app.authorization
             .admit_token_request(&peer(request.extensions()))
@@ -68,6 +92,20 @@ pub(super) async fn token(State(app): State<App>, request: Request) -> Response 
             axum::Json(tokens),
         )
             .into_response(),
+        Err(e @ OAuthError::InvalidClient(_)) if tried.is_some() => {
+            let mut response = error_response(&e);
+            *response.status_mut() = StatusCode::UNAUTHORIZED;
+            let challenge = format!(
+                "{} realm=\"etappe\", error=\"invalid_client\"",
+                tried.unwrap_or_default()
+            );
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
+            }
+            response
+        }
         Err(e) => error_response(&e),
     }
 }

@@ -3,10 +3,16 @@
 //! neither (errors become problem+json through the neutral `problem` module).
 //!
 //! Login: `POST /auth/login {email}` always answers 202 with the same body; the link mailed
-//! opens `GET /auth/magic?token=…`, a page whose button POSTs the token back (mail scanners
-//! open links, they do not submit forms), and that POST spends it, opens a session, sets the
-//! cookie and redirects (303) to `next` (a path on this server) or `/`. A used or expired
-//! link answers 410 (`login_link_spent`), an unknown one 400 (`login_link_invalid`).
+//! opens `GET /auth/magic?token=…`, a page that names the address the link logs into (and
+//! the account the browser leaves, if it is signed in to another) and whose button POSTs
+//! the token back (mail scanners open links, they do not submit forms); that POST spends
+//! it, opens a session, sets the cookie and redirects (303) to `next` (a path on this
+//! server) or `/`. A used or expired link answers 410 (`login_link_spent`), an unknown one
+//! 400 (`login_link_invalid`), on the page already and on the POST.
+//!
+//! Under an https public URL every answer, whichever transport gives it, carries
+//! `Strict-Transport-Security` (set by [`share_page`], the one layer of this transport the
+//! composition root puts over all of them).
 
 mod account;
 mod assets;
@@ -126,12 +132,35 @@ async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
     assets::shell(app.accounts.tile_url(), false)
 }
 
-/// Content negotiation of a share link, as a layer the composition root puts over every
-/// transport (the REST transport owns `/s/{code}`, this one the page): a browser asking
+/// The layer the composition root puts over every transport: content negotiation of a
+/// share link (the REST transport owns `/s/{code}`, this one the page: a browser asking
 /// `GET /s/{code}` for `text/html` gets the read-only page, which reads the same path as
-/// JSON; JSON clients and `.gpx`/`.fit` files pass through unchanged.
+/// JSON; JSON clients and `.gpx`/`.fit` files pass through unchanged), and, under an https
+/// public URL, `Strict-Transport-Security` on every answer.
 pub async fn share_page(
     State(app): State<App>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let mut response = negotiate_share(&app, request, next).await;
+    transport_security(&app, &mut response);
+    response
+}
+
+/// HSTS for a year when the public URL is https: a browser that reached Etappe over TLS
+/// once never sends it (its cookie, a login link) over plain http again. Under an http
+/// public URL (a local run) it is never sent: a browser would then refuse the address.
+fn transport_security(app: &App, response: &mut Response) {
+    if app.accounts.web.secure {
+        response.headers_mut().insert(
+            header::STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=31536000"),
+        );
+    }
+}
+
+async fn negotiate_share(
+    app: &App,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
@@ -194,14 +223,34 @@ async fn login(State(app): State<App>, Peer(peer): Peer, fields: Fields) -> Resp
         .into_response()
 }
 
-/// `GET /auth/magic?token=…&next=…`: the "Continue" page; spends nothing.
-async fn magic_page(Query(query): Query<HashMap<String, String>>) -> Response {
+/// `GET /auth/magic?token=…&next=…`: the "Continue" page; spends nothing. It names the
+/// account the link logs into, and, when the browser is signed in to another one, that
+/// continuing leaves it: a link someone else hands over opens *their* account, where what
+/// one plans would be theirs to read. A link the POST would refuse is refused here already.
+async fn magic_page(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
     let Some(token) = query.get("token").filter(|t| !t.trim().is_empty()) else {
         return refusal(&AppError::LoginLinkInvalid, true);
+    };
+    let email = match app.accounts.link_preview(token).await {
+        Ok(email) => email,
+        Err(error) => return refusal(&error, true),
+    };
+    let current = match crate::auth::session_of(&app.accounts, &headers).await {
+        Ok(Some((session, _))) => match app.accounts.email_of(session.user_id).await {
+            Ok(current) => current,
+            Err(error) => return refusal(&error, true),
+        },
+        _ => None,
     };
     pages::continue_login(
         token,
         safe_next(query.get("next").map(String::as_str)).as_deref(),
+        &email,
+        current.as_deref(),
     )
 }
 

@@ -71,8 +71,14 @@ pub(super) fn sent() -> Response {
 }
 
 /// The page a login link opens: a button, so that mail scanners which open links do not
-/// spend them (only the POST does).
-pub(super) fn continue_login(token: &str, next: Option<&str>) -> Response {
+/// spend them (only the POST does). It says which account the link opens (`email`), and,
+/// when the browser is signed in to another account (`current`), that continuing leaves it.
+pub(super) fn continue_login(
+    token: &str,
+    next: Option<&str>,
+    email: &str,
+    current: Option<&str>,
+) -> Response {
     let next = next
         .map(|n| {
             format!(
@@ -81,13 +87,46 @@ pub(super) fn continue_login(token: &str, next: Option<&str>) -> Response {
             )
         })
         .unwrap_or_default();
+    let (said, button) = match current {
+        Some(current) if !current.eq_ignore_ascii_case(email) => (
+            format!(
+                "<p>You are signed in as <strong>{current}</strong>; continuing logs you out and \
+                 into <strong>{email}</strong>.</p>\
+                 <p>If <strong>{email}</strong> is not your address, do not continue: whoever \
+                 sent you this link could read everything you plan there.</p>",
+                current = escape(current),
+                email = escape(email),
+            ),
+            format!(
+                "Log out of {} and continue as {}",
+                escape(current),
+                escape(email)
+            ),
+        ),
+        Some(_) => (
+            format!(
+                "<p>You are signed in as <strong>{}</strong> already; this link opens the same account.</p>",
+                escape(email)
+            ),
+            format!("Continue as {}", escape(email)),
+        ),
+        None => (
+            format!(
+                "<p>This link logs you in as <strong>{email}</strong>.</p>\
+                 <p>If this is not your address, do not continue: whoever sent you this link \
+                 could read everything you plan there.</p>",
+                email = escape(email),
+            ),
+            format!("Continue as {}", escape(email)),
+        ),
+    };
     page(
         StatusCode::OK,
         "Log in to Etappe",
         &format!(
-            "<form method=\"post\" action=\"/auth/magic\">\
+            "{said}<form method=\"post\" action=\"/auth/magic\">\
              <input type=\"hidden\" name=\"token\" value=\"{}\">{next}\
-             <button type=\"submit\">Continue</button></form>",
+             <button type=\"submit\">{button}</button></form>",
             escape(token)
         ),
     )
