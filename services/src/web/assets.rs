@@ -40,13 +40,38 @@ const FILES: &[(&str, &str)] = &[
     ),
     ("dom.js", include_str!("../../web-assets/app/dom.js")),
     ("api.js", include_str!("../../web-assets/app/api.js")),
+    ("words.js", include_str!("../../web-assets/app/words.js")),
     ("map.js", include_str!("../../web-assets/app/map.js")),
     (
         "profile.js",
         include_str!("../../web-assets/app/profile.js"),
     ),
+    (
+        "offline.js",
+        include_str!("../../web-assets/app/offline.js"),
+    ),
+    (
+        "settings.js",
+        include_str!("../../web-assets/app/settings.js"),
+    ),
+    ("day.js", include_str!("../../web-assets/app/day.js")),
+    ("trip.js", include_str!("../../web-assets/app/trip.js")),
+    ("trips.js", include_str!("../../web-assets/app/trips.js")),
+    (
+        "history.js",
+        include_str!("../../web-assets/app/history.js"),
+    ),
+    (
+        "account.js",
+        include_str!("../../web-assets/app/account.js"),
+    ),
     ("app.js", include_str!("../../web-assets/app/app.js")),
+    ("icon.svg", include_str!("../../web-assets/app/icon.svg")),
 ];
+
+/// The service worker's own code; `/sw.js` serves it after the list of the hashed files
+/// it keeps, so a changed page changes the worker and the browser updates it.
+const WORKER: &str = include_str!("../../web-assets/app/sw.js");
 
 /// One embedded file under its hashed name.
 struct Asset {
@@ -65,6 +90,8 @@ struct Table {
 fn media(name: &str) -> &'static str {
     if name.ends_with(".js") {
         "text/javascript; charset=utf-8"
+    } else if name.ends_with(".svg") {
+        "image/svg+xml"
     } else {
         "text/css; charset=utf-8"
     }
@@ -163,6 +190,59 @@ pub(super) async fn serve(Path(name): Path<String>, headers: HeaderMap) -> Respo
     response
 }
 
+/// `GET /sw.js`: the service worker (at the root, so its scope is the whole page): the
+/// hashed files to keep, then its code. Never cached by the browser's HTTP cache, so an
+/// update is seen at the next visit.
+pub(super) async fn worker() -> Response {
+    let mut keep: Vec<String> = FILES.iter().map(|(name, _)| url(name)).collect();
+    keep.sort();
+    let list = serde_json::to_string(&keep).unwrap_or_else(|_| "[]".to_owned());
+    let code = text_of("sw.js", WORKER);
+    let version = hex::encode(Sha256::digest(format!("{list}{code}").as_bytes()));
+    let body = format!(
+        "const ASSETS = {list};\nconst VERSION = '{}';\n{code}",
+        &version[..12]
+    );
+    let mut response = Body::from(body).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/javascript; charset=utf-8"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// `GET /manifest.webmanifest`: what makes the page an installable web app.
+pub(super) async fn manifest() -> Response {
+    let body = serde_json::json!({
+        "name": "Etappe",
+        "short_name": "Etappe",
+        "description": "Multi-day bicycle trips cut into days, with what each day passes and where you sleep.",
+        "start_url": "/",
+        "scope": "/",
+        "display": "standalone",
+        "background_color": "#ffffff",
+        "theme_color": "#0a58ca",
+        "icons": [{"src": url("icon.svg"), "sizes": "any", "type": "image/svg+xml", "purpose": "any"}],
+    });
+    let mut response = Body::from(body.to_string()).into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/manifest+json"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
+    response
+}
+
 /// The origin (`scheme://host[:port]`) of a tile URL template, for the CSP's `img-src`.
 fn tile_origin(template: &str) -> Option<String> {
     let probe = template
@@ -181,7 +261,8 @@ pub(super) fn policy(tile_url: &str) -> String {
         .unwrap_or_default();
     format!(
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:{tiles}; \
-         connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+         connect-src 'self'; manifest-src 'self'; worker-src 'self'; form-action 'self'; \
+         frame-ancestors 'none'; base-uri 'none'"
     )
 }
 
@@ -193,7 +274,9 @@ pub(super) fn shell(tile_url: &str, public: bool) -> Response {
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"color-scheme\" content=\"light dark\">\
-         <title>Etappe</title><link rel=\"icon\" href=\"data:,\">\
+         <meta name=\"theme-color\" content=\"#0a58ca\">\
+         <title>Etappe</title><link rel=\"icon\" href=\"{icon}\">\
+         <link rel=\"manifest\" href=\"/manifest.webmanifest\">\
          <link rel=\"stylesheet\" href=\"{lcss}\"><link rel=\"stylesheet\" href=\"{ucss}\">\
          <link rel=\"stylesheet\" href=\"{css}\">\
          <script defer src=\"{leaflet}\"></script><script defer src=\"{uplot}\"></script>\
@@ -209,6 +292,7 @@ pub(super) fn shell(tile_url: &str, public: bool) -> Response {
         leaflet = url("leaflet.js"),
         uplot = url("uplot.js"),
         app = url("app.js"),
+        icon = url("icon.svg"),
         tiles = esc(tile_url),
     );
     let mut response = (StatusCode::OK, axum::response::Html(html)).into_response();
@@ -227,6 +311,8 @@ pub(super) fn shell(tile_url: &str, public: bool) -> Response {
         h.insert(header::CONTENT_SECURITY_POLICY, value);
     }
     h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    // The service worker keeps only this shell for offline navigations, never another page.
+    h.insert("x-etappe-shell", HeaderValue::from_static("1"));
     response
 }
 

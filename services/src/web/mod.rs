@@ -39,6 +39,8 @@ pub fn router(state: App) -> Router {
     let routes: Vec<(&str, MethodRouter<App>, &'static str)> = vec![
         ("/", get(home), "GET"),
         ("/assets/{name}", get(assets::serve), "GET"),
+        ("/sw.js", get(assets::worker), "GET"),
+        ("/manifest.webmanifest", get(assets::manifest), "GET"),
         ("/login", get(login_page), "GET"),
         ("/auth/login", post(login), "POST"),
         ("/auth/magic", get(magic_page).post(magic), "GET, POST"),

@@ -159,13 +159,34 @@ pub(super) fn home(email: Option<&str>, csrf: Option<&str>) -> Response {
                 escape(csrf)
             ),
         ),
-        _ => page(
-            StatusCode::OK,
-            "Etappe",
-            "<p>Plan multi-day bicycle trips. <a href=\"/login\">Log in</a> to see yours.</p>",
-        ),
+        _ => page(StatusCode::OK, "Etappe", LANDING),
     }
 }
+
+/// What `/` says to a browser without a session: what Etappe does, the way in, and how an
+/// agent connects. No script, like every page of logging in.
+const LANDING: &str = "<p><strong>Plan a multi-day bicycle trip from a route.</strong> \
+Give Etappe a GPX file, a Komoot, Strava or RideWithGPS link, or just the places you ride \
+from and to: it cuts the route into days you can ride, and tells you what each day holds.</p>\
+<ul>\
+<li>Days cut to your daily maximum, your pace, your climbing and your dates, each ending \
+where you can sleep if you ask for it.</li>\
+<li>Along each day: water, food, bike shops, stations, rough or busy roads, fords and \
+ferries, from OpenStreetMap; the weather for dated days.</li>\
+<li>Edit the days: split, merge, rest days, detours, the place you sleep. Every change is a \
+version you can go back to.</li>\
+<li>Take it with you: GPX and FIT files for the whole trip and each day (Garmin, Wahoo), a \
+public link, and the trip readable offline on your phone.</li>\
+</ul>\
+<p><a href=\"/login\"><strong>Log in</strong></a> with your e-mail address (no password: we \
+mail you a link).</p>\
+<h2>Plan with an AI agent</h2>\
+<p>Etappe speaks the Model Context Protocol. Add the server <code>/mcp</code> of this site \
+(its full address, for example <code>https://your-etappe/mcp</code>) to your agent or chat \
+app as a remote MCP server: it asks you to log in and to approve the agent, then it can \
+create, read and edit your trips. You see and revoke agents on your account page.</p>\
+<p>Programs can use the REST API: its description is at \
+<a href=\"/openapi.json\">/openapi.json</a>.</p>";
 
 #[cfg(test)]
 mod tests {

@@ -10,9 +10,13 @@ export const OPERATIONS = {
   uploadGpx: ['POST', '/trips/gpx-upload'],
   detail: ['GET', '/trips/{id}/detail'],
   updateTrip: ['PATCH', '/trips/{id}'],
+  deleteTrip: ['DELETE', '/trips/{id}'],
+  duplicateTrip: ['POST', '/trips/{id}/duplicate'],
+  restore: ['POST', '/trips/{id}/restore'],
   route: ['GET', '/trips/{id}/route'],
   events: ['GET', '/trips/{id}/events'],
   analyse: ['POST', '/trips/{id}/analyze'],
+  scan: ['POST', '/trips/{id}/accommodations/scan'],
   split: ['POST', '/trips/{id}/stages'],
   updateStage: ['PATCH', '/trips/{id}/stages/{stageId}'],
   deleteStage: ['DELETE', '/trips/{id}/stages/{stageId}'],
@@ -22,12 +26,13 @@ export const OPERATIONS = {
   removeDetour: ['DELETE', '/trips/{id}/stages/{stageId}/poi-waypoint'],
   geocode: ['GET', '/geocode/search'],
   chooseAccommodation: ['PATCH', '/trips/{id}/stages/{stageId}/accommodation'],
-  getShare: ['GET', '/trips/{id}/share'],
+  manualAccommodation: ['POST', '/trips/{id}/stages/{stageId}/accommodations/manual'],
   share: ['POST', '/trips/{id}/share'],
   unshare: ['DELETE', '/trips/{id}/share'],
   tripGpx: ['GET', '/trips/{id}.gpx'],
   tripFit: ['GET', '/trips/{id}.fit'],
   stageGpx: ['GET', '/trips/{id}/stages/{stageId}/export.gpx'],
+  stageFit: ['GET', '/trips/{id}/stages/{stageId}/export.fit'],
   history: ['GET', '/trips/{id}/history'],
   sessions: ['GET', '/users/me/sessions'],
   revokeSession: ['DELETE', '/users/me/sessions/{id}'],
@@ -41,6 +46,9 @@ export const OPERATIONS = {
   sharedTrip: ['GET', '/s/{code}'],
   sharedRoute: ['GET', '/s/{code}/route'],
   sharedGpx: ['GET', '/s/{code}.gpx'],
+  sharedFit: ['GET', '/s/{code}.fit'],
+  sharedStageGpx: ['GET', '/s/{code}/stages/{stageId}.gpx'],
+  sharedStageFit: ['GET', '/s/{code}/stages/{stageId}.fit'],
 };
 
 /// A refusal of the API: `status`, the problem+json body, and `conflict` for a 412.
@@ -50,6 +58,7 @@ export class ApiError extends Error {
     this.status = status;
     this.problem = problem || {};
     this.conflict = status === 412;
+    this.offline = status === 0;
   }
   /// Messages per field (`errors: [{field, message}]` in a 422), for showing next to inputs.
   fields() {
@@ -71,15 +80,26 @@ export function path(op, params = {}) {
   return template.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(params[k]));
 }
 
-/// Calls `op`; answers the parsed JSON (or null), `{body, etag}` when `withEtag`.
-export async function call(op, params = {}, { body, query, version, form, withEtag } = {}) {
+/// When the last answer came from the offline copy: the time it was kept (ms), else null.
+export const offlineState = { at: null, listeners: [] };
+function noteOffline(at) {
+  if (offlineState.at === at) return;
+  offlineState.at = at;
+  for (const fn of offlineState.listeners) fn(at);
+}
+
+/// Calls `op`; answers the parsed JSON (or null), `{body, etag}` when `withEtag`. Offline, a
+/// write is refused before it is sent (nothing is lost: the page keeps what was typed), and
+/// a read answers the copy the service worker kept (its time is noted in `offlineState`).
+export async function call(op, params = {}, { body, query, version, form, withEtag, headers: extra } = {}) {
   const [method] = OPERATIONS[op];
+  if (method !== 'GET' && navigator.onLine === false) throw new ApiError(0, null);
   let url = path(op, params);
   if (query) {
     const q = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== '' && v != null));
     if ([...q].length) url += `?${q}`;
   }
-  const headers = { Accept: 'application/json' };
+  const headers = { Accept: 'application/json', ...(extra || {}) };
   if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;
   if (version != null) headers['If-Match'] = `"${version}"`;
   let payload;
@@ -88,10 +108,20 @@ export async function call(op, params = {}, { body, query, version, form, withEt
     headers['Content-Type'] = 'application/json';
     payload = JSON.stringify(body);
   }
-  const res = await fetch(url, { method, headers, body: payload, credentials: 'same-origin' });
+  let res;
+  try {
+    res = await fetch(url, { method, headers, body: payload, credentials: 'same-origin' });
+  } catch {
+    throw new ApiError(0, null);
+  }
+  if (method === 'GET' && op !== 'events') {
+    const kept = res.headers.get('x-etappe-offline-at');
+    noteOffline(kept ? Number(kept) : null);
+  }
   const text = await res.text();
   let json = null;
   if (text) { try { json = JSON.parse(text); } catch { json = null; } }
+  if (res.status === 503 && res.headers.get('x-etappe-offline-at') === '0') throw new ApiError(0, null);
   if (!res.ok) throw new ApiError(res.status, json);
   return withEtag ? { body: json, etag: res.headers.get('ETag') } : json;
 }

@@ -5,8 +5,9 @@ import { T } from './strings.js';
 import { colour } from './map.js';
 
 /// The profile's columns: xs (km from the first day's start), one altitude column per day
-/// (null outside it), and which day owns each x.
-export function columns(days) {
+/// (null outside it), and which day owns each x. A day's offset is its ridden length
+/// (`lengths`, by stage id) when known, so the axis ends where the trip does.
+export function columns(days, lengths = {}) {
   const xs = [], ys = days.map(() => []), owner = [];
   let offset = 0;
   days.forEach((day, d) => {
@@ -16,23 +17,24 @@ export function columns(days) {
       owner.push(d);
       days.forEach((_, e) => ys[e].push(e === d ? m : null));
     }
-    if (samples.length) offset += samples[samples.length - 1][0];
+    offset += lengths[day.stageId] ?? (samples.length ? samples[samples.length - 1][0] : 0);
   });
-  return { xs, ys, owner };
+  return { xs, ys, owner, total: offset };
 }
 
 /// Draws the profile of `days` into `el` and the hover read-out into `readout`.
-export function drawProfile(el, days, readout, onPick) {
+export function drawProfile(el, days, readout, onPick, lengths = {}) {
   const uPlot = window.uPlot;
+  days = days.filter((d) => (d.profile || []).length > 1);
   if (!uPlot || !days.length) return null;
-  const { xs, ys, owner } = columns(days);
+  const { xs, ys, owner, total } = columns(days, lengths);
   const width = Math.max(280, el.clientWidth || 600);
   const series = [{ label: T.km0 }].concat(days.map((d, i) => ({
-    label: T.day(d.dayNumber), stroke: colour(i), width: 2, fill: colour(i) + '22', spanGaps: false,
+    label: T.day(d.dayNumber), stroke: colour(d.dayNumber - 1), width: 2, spanGaps: false,
   })));
   const plot = new uPlot({
     width, height: 180, legend: { show: false }, cursor: { y: false },
-    scales: { x: { time: false } },
+    scales: { x: { time: false, range: () => [0, Math.max(total, xs[xs.length - 1] || 0)] } },
     axes: [{ label: 'km', stroke: 'currentColor' }, { label: 'm', stroke: 'currentColor' }],
     series,
     hooks: {

@@ -1,0 +1,37 @@
+// The trip in your pocket: registers the service worker (which keeps the page and every trip
+// opened), asks it to keep a trip's files, and offers those files offline too.
+import { T } from './strings.js';
+import { toast } from './dom.js';
+
+export function register(onBack) {
+  if (!('serviceWorker' in navigator)) return;
+  navigator.serviceWorker.register('/sw.js').catch(() => { /* the page works without it */ });
+  window.addEventListener('online', () => { toast(T.backOnline); onBack(); });
+  window.addEventListener('offline', () => toast(T.offline));
+  // Offline, a file link is fetched by the page (so the worker answers it) and saved.
+  document.addEventListener('click', async (e) => {
+    const a = e.target.closest && e.target.closest('a[download]');
+    if (!a || navigator.onLine !== false) return;
+    e.preventDefault();
+    try {
+      const res = await fetch(a.href);
+      if (!res.ok) throw new Error(String(res.status));
+      const blob = await res.blob();
+      const name = decodeURIComponent(new URL(a.href).pathname.split('/').pop()) || 'etappe';
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(blob);
+      link.download = a.getAttribute('download') || name;
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+    } catch { toast(T.fileNotKept); }
+  });
+}
+
+/// Asks the worker to keep `urls` (a trip's GPX and FIT files) under `tag` (the trip and its
+/// version): fetched once per version, in the background.
+export function keepForOffline(urls, tag) {
+  if (!('serviceWorker' in navigator) || navigator.onLine === false) return;
+  navigator.serviceWorker.ready.then((reg) => { if (reg.active) reg.active.postMessage({ keep: urls, tag }); }).catch(() => {});
+}

@@ -1,0 +1,115 @@
+// The settings of a trip, as a form: every field starts from its value (or Etappe's
+// default, shown), says in one line what it does, and a preset fills several at once.
+import { T } from './strings.js';
+import { h, mount } from './dom.js';
+import { ApiError } from './api.js';
+import { plain, reword } from './words.js';
+
+export const DEFAULTS = {
+  maxDistancePerDay: 80, averageSpeed: 15, fatigueFactor: 0.9, elevationPenalty: 50, departureHour: 8, nights: 'anywhere',
+};
+
+export const SETTINGS = [
+  // name, label, type, min, max, step
+  ['startDate', T.startDate, 'date'],
+  ['endDate', T.endDate, 'date'],
+  ['maxDistancePerDay', T.maxDistance, 'number', 30, 300, 1],
+  ['averageSpeed', T.speed, 'number', 5, 50, 0.5],
+  ['fatigueFactor', T.fatigue, 'number', 0.5, 1, 0.05],
+  ['elevationPenalty', T.penalty, 'number', 0, 10000, 1],
+  ['departureHour', T.departure, 'number', 0, 23, 1],
+];
+export const ACCOMMODATION_TYPES = ['camp_site', 'hostel', 'alpine_hut', 'chalet', 'guest_house', 'hotel', 'wilderness_hut'];
+const PRESETS = {
+  relaxed: { maxDistancePerDay: 50, fatigueFactor: 0.85, averageSpeed: 12 },
+  touring: { maxDistancePerDay: 80, fatigueFactor: 0.9, averageSpeed: 15 },
+  sporty: { maxDistancePerDay: 120, fatigueFactor: 0.95, averageSpeed: 22 },
+};
+
+export function fieldId(prefix, name) { return `${prefix}-${name}`; }
+
+function meaning(name, value) {
+  const m = T.meaning[name];
+  return typeof m === 'function' ? m(value) : m;
+}
+
+/// The settings inputs, each with its label, its range, its meaning and a slot for its error.
+export function settingsFields(prefix, values = {}) {
+  const given = { ...DEFAULTS, ...Object.fromEntries(Object.entries(values).filter(([, v]) => v != null)) };
+  const notes = {};
+  const rows = SETTINGS.map(([name, label, type, min, max, step]) => {
+    const id = fieldId(prefix, name);
+    const range = min !== undefined ? ` (${min}–${max})` : '';
+    const note = h('span', { class: 'meaning muted', id: `${id}-means` }, meaning(name, given[name]));
+    notes[name] = note;
+    const input = h('input', { id, name, type, min, max, step, value: given[name] ?? '', 'aria-describedby': `${id}-means ${id}-err` });
+    if (typeof T.meaning[name] === 'function') input.addEventListener('input', () => { note.textContent = meaning(name, Number(input.value) || undefined); });
+    return h('div', { class: 'field' },
+      h('label', { for: id }, label + range), input, note,
+      h('span', { class: 'err', id: `${id}-err` }));
+  });
+  const ebikeId = fieldId(prefix, 'ebikeMode');
+  rows.push(h('div', { class: 'field' }, h('span', { class: 'check' },
+    h('input', { id: ebikeId, name: 'ebikeMode', type: 'checkbox', checked: given.ebikeMode, 'aria-describedby': `${ebikeId}-means` }),
+    h('label', { for: ebikeId }, T.ebike)), h('span', { class: 'meaning muted', id: `${ebikeId}-means` }, T.meaning.ebikeMode)));
+  const nightsId = fieldId(prefix, 'nights');
+  rows.push(h('div', { class: 'field' }, h('span', { class: 'check' },
+    h('input', { id: nightsId, name: 'nights', type: 'checkbox', checked: given.nights === 'at_accommodation', 'aria-describedby': `${nightsId}-means ${nightsId}-err` }),
+    h('label', { for: nightsId }, T.nightsSwitch)), h('span', { class: 'meaning muted', id: `${nightsId}-means` }, T.meaning.nights),
+    h('span', { class: 'err', id: `${nightsId}-err` })));
+  const enabled = values.enabledAccommodationTypes || ACCOMMODATION_TYPES;
+  rows.push(h('fieldset', { class: 'field types' }, h('legend', {}, T.accommodationTypes),
+    ACCOMMODATION_TYPES.map((t) => {
+      const id = fieldId(prefix, `acc-${t}`);
+      return h('span', { class: 'check' },
+        h('input', { id, type: 'checkbox', name: 'enabledAccommodationTypes', value: t, checked: enabled.includes(t) }),
+        h('label', { for: id }, T.accommodationType[t] || t));
+    })));
+  const said = h('p', { class: 'muted', 'aria-live': 'polite', id: `${prefix}-preset-said` });
+  const presets = h('div', { class: 'field presets' }, h('span', {}, T.presets),
+    h('div', { class: 'buttons' }, Object.keys(PRESETS).map((p) => h('button', { type: 'button', class: 'secondary', id: `${prefix}-preset-${p}`, onclick: (e) => {
+      const form = e.target.closest('form');
+      for (const [name, v] of Object.entries(PRESETS[p])) {
+        const input = form.elements[name];
+        input.value = v;
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+      }
+      said.textContent = T.presetChosen(T.preset[p].split(':')[0]);
+    } }, T.preset[p]))), said);
+  return [presets, h('div', { class: 'grid' }, rows)];
+}
+
+/// The settings a form holds (empty fields left out; on an edit, a cleared date is null).
+export function readSettings(form, { clearDates = false } = {}) {
+  const out = {};
+  for (const [name, , type] of SETTINGS) {
+    const v = form.elements[name].value.trim();
+    if (v === '') { if (clearDates && type === 'date') out[name] = null; continue; }
+    out[name] = type === 'number' ? Number(v) : v;
+  }
+  out.ebikeMode = form.elements.ebikeMode.checked;
+  out.nights = form.elements.nights.checked ? 'at_accommodation' : 'anywhere';
+  const types = [...form.querySelectorAll('input[name=enabledAccommodationTypes]:checked')].map((i) => i.value);
+  if (types.length) out.enabledAccommodationTypes = types;
+  return out;
+}
+
+/// Shows an API refusal next to the fields it names (in the rider's words), or as a message.
+export function showErrors(form, prefix, error) {
+  form.querySelectorAll('.err').forEach((e) => { e.textContent = ''; });
+  const fields = error instanceof ApiError ? error.fields() : {};
+  let placed = false;
+  for (const [name, message] of Object.entries(fields)) {
+    // A plan's fields come as plan.from, plan.via[2]…: they sit by their inputs.
+    const plan = /^plan\.(from|to|via|profile)/.exec(name);
+    const input = plan ? `plan${plan[1][0].toUpperCase()}${plan[1].slice(1)}` : name.replace(/^\//, '');
+    const slot = document.getElementById(`${fieldId(prefix, input)}-err`);
+    if (slot) { slot.textContent = reword(message); placed = true; }
+  }
+  if (!placed && error && error.problem && error.problem.code === 'not_configured' && /nights|accommodation|OpenStreetMap/i.test(error.message)) {
+    const slot = document.getElementById(`${fieldId(prefix, 'nights')}-err`);
+    if (slot) { slot.textContent = reword(error.message); placed = true; }
+  }
+  const general = form.querySelector('.form-err');
+  if (general) mount(general, placed ? T.fixMarked : plain(error));
+}
