@@ -21,6 +21,10 @@ LOG = os.environ.get("ETAPPE_SCHEMATHESIS_DROPPED")
 # personal access token is not.
 STATE = {"not_ready", "stale_version", "locked", "session_required"}
 
+# Problem codes that name the server's configuration: the run's server has no routing
+# engine, so a trip planned from places is refused at once, naming what to configure.
+CONFIGURATION = {"not_configured"}
+
 # Invalid values that break a rule between fields, or one about the trip's days as they are
 # (how long a day is, how many there are, whether it is a rest day).
 RULES = (
@@ -31,6 +35,7 @@ RULES = (
     "this day is too short to split",
     "accommodation candidates: scan first",
     "no candidate of this day within",
+    "plan is only for trips planned from places",
 )
 
 
@@ -57,7 +62,7 @@ def filter_failure(context, failure, case, response):
     problem = _problem(response)
     if not isinstance(problem, dict):
         return True
-    if problem.get("code") in STATE:
+    if problem.get("code") in STATE or problem.get("code") in CONFIGURATION:
         return _dropped(case, response, problem)
     errors = problem.get("errors") or []
     if problem.get("code") == "invalid_value" and errors and all(

@@ -404,13 +404,19 @@ fn read_report(dir: &Path) -> Option<TileBuild> {
     })
 }
 
-/// `<target dir>/valhalla-tiles`, found from the test executable
-/// (`<target>/<profile>/deps/<test>`): `CARGO_TARGET_DIR` is not passed to tests, and a
-/// relative `target` would resolve against the package, not the workspace.
+/// `<target dir>/valhalla-tiles`, the target directory found from the running executable
+/// as the first directory above it holding Cargo's `CACHEDIR.TAG` (a test sits in
+/// `<target>/<profile>/deps`, a benchmark binary one level higher): `CARGO_TARGET_DIR` is not
+/// passed to tests, and a relative `target` would resolve against the package. Elsewhere,
+/// the system's temporary directory.
 fn cache_root() -> PathBuf {
     std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf))
+        .and_then(|exe| {
+            exe.ancestors()
+                .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+                .map(Path::to_path_buf)
+        })
         .map_or_else(
             || std::env::temp_dir().join("etappe-valhalla-tiles"),
             |target| target.join("valhalla-tiles"),

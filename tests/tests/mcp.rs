@@ -593,10 +593,10 @@ async fn budgets_hold_with_a_real_tokenizer() {
     // The budget: 260 a tool, 2,400 for the list (about 2,330 measured: settings
     // split by what they do to the days, the edit's fields flat, no `title`, no
     // `additionalProperties` or output `required` lists).
-    // update_trip_settings is the one exception: it carries all ten settings, typed with the
+    // update_trip_settings is the one exception: it carries all eleven settings, typed with the
     // domain's ranges, since the seeds' thirteen tools have one tool for one PATCH; with its
     // id, version, token, via and profile that is more than 260 however lean the keywords
-    // (the ten settings alone take about 190). Its own ceiling holds it where it is.
+    // (the eleven settings alone take about 205). Its own ceiling holds it where it is.
     for (name, n) in &sizes {
         let ceiling = if name == "update_trip_settings" {
             420
@@ -1078,7 +1078,7 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
         .collect();
     assert_eq!(
         published.len(),
-        10,
+        11,
         "every setting is published: {published:?}"
     );
     let edit = input("edit_stages");
@@ -1107,15 +1107,14 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
     assert!(
         !create.is_valid(&json!({"sourceUrl": "https://e.org/a.gpx", "settings": {"title": ""}}))
     );
-    // A plan's places are typed too: names or "lat,lon", at most 20 via places.
+    // A plan's places are typed too: names or "lat,lon" (how many via places the domain
+    // takes, at most 20, it says when it refuses more: the keyword would cost the budget).
     assert!(
         create.is_valid(
             &json!({"from": "Basel", "via": ["Zürich"], "to": "Wien", "profile": "gravel"})
         )
     );
     assert!(!create.is_valid(&json!({"from": "Basel", "to": "Wien", "profile": "tandem"})));
-    let many: Vec<String> = (0..21).map(|i| format!("P{i}")).collect();
-    assert!(!create.is_valid(&json!({"from": "A", "to": "B", "via": many})));
 }
 
 /// A raw POST to `/mcp`: the HTTP status and the JSON body (`Null` when it is not JSON).

@@ -763,6 +763,171 @@ async fn an_agent_plans_from_place_names(app: TestApp, engine: &Valhalla) {
     let _ = client.cancel().await;
 }
 
+// ---------- nights at a place to sleep ----------
+
+/// Metres between two `{lat, lon}` objects.
+fn metres_apart(a: &Value, b: &Value) -> f64 {
+    let point = |v: &Value| TrackPoint {
+        lat: v["lat"].as_f64().unwrap_or(0.0),
+        lon: v["lon"].as_f64().unwrap_or(0.0),
+        ele: None,
+    };
+    distance_to_line(&point(a), &[point(b)])
+}
+
+async fn nights_end_at_beds_and_a_choice_reflows_the_rest(app: TestApp) {
+    // Without an OpenStreetMap source the setting is refused at once, naming the way to one.
+    let token = app.user().await;
+    let plan = json!({"from": place(BALZERS), "via": [place(RUGGELL)], "to": place(VADUZ)});
+    let body = json!({"plan": plan, "title": "Nights at beds", "nights": "at_accommodation",
+        "startDate": "2030-06-01", "endDate": "2030-06-03"});
+    let refused = app.create_trip(&token, &body).await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.body
+    );
+    assert_eq!(refused.body["code"], "not_configured", "{}", refused.body);
+    assert!(
+        refused.body["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("etappe osm import")),
+        "{}",
+        refused.body
+    );
+    let extract = valhalla::liechtenstein();
+    let imported = app.operator_command(&["osm", "import", &extract.to_string_lossy()]);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    let created = app.create_trip(&token, &body).await;
+    assert_eq!(created.status, StatusCode::ACCEPTED, "{}", created.body);
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let detail = settled(&app, &token, &id).await;
+    assert_eq!(detail["status"], "ready", "{detail}");
+    assert_eq!(detail["nights"], "at_accommodation");
+    let stages = detail["stages"].as_array().expect("stages");
+    assert_eq!(stages.len(), 3, "the dates ask for three days");
+    // Every night but the last ends at a bed of the extract (the day's end is the route's
+    // point nearest it), or says there is none near its planned end.
+    let mut at_beds = 0;
+    for day in &stages[..stages.len() - 1] {
+        let night = &day["night"];
+        match night["outcome"].as_str() {
+            Some("at_bed") => {
+                let bed = &day["selectedAccommodation"];
+                assert_eq!(bed["chosenBy"], "etappe", "{day}");
+                let off_route = metres_apart(&day["endPoint"], bed);
+                assert!(
+                    off_route <= 2_000.0,
+                    "{off_route:.0} m off the route: {day}"
+                );
+                let km = day["distance"].as_f64().expect("km");
+                let window = &night["windowKm"];
+                let (low, high) = (
+                    window[0].as_f64().expect("low"),
+                    window[1].as_f64().expect("high"),
+                );
+                assert!(
+                    km >= low - 0.5 && km <= high + 2.5,
+                    "{km} km, the window {low}–{high} (and the way to the bed): {day}"
+                );
+                at_beds += 1;
+            }
+            Some("no_bed_in_window") => assert!(
+                day["alerts"]
+                    .as_array()
+                    .expect("alerts")
+                    .iter()
+                    .any(|a| a["code"] == "no_bed_near_target"),
+                "{day}"
+            ),
+            _ => panic!("each night says why it is where it is: {day}"),
+        }
+    }
+    assert!(at_beds >= 1, "Liechtenstein's towns have beds: {detail}");
+    eprintln!(
+        "nights at a bed within the tolerance: {at_beds} of {}",
+        stages.len() - 1
+    );
+    // The rider chooses another bed for the first night that has one: the nights after it
+    // re-flow in one version, and the history says so in one step.
+    let (index, other) = stages[..stages.len() - 1]
+        .iter()
+        .enumerate()
+        .find_map(|(i, d)| {
+            d["night"]["passedOver"]
+                .as_array()
+                .and_then(|p| p.first().cloned())
+                .map(|c| (i, c))
+        })
+        .expect("a night with another bed in its window");
+    let stage_id = stages[index]["stageId"].as_str().expect("stage id");
+    let version = detail["version"].as_u64().expect("version");
+    let chosen = app
+        .call(
+            Method::PATCH,
+            "/trips/{id}/stages/{stageId}/accommodation",
+            &format!("/trips/{id}/stages/{stage_id}/accommodation"),
+            Some(&token),
+            &[("If-Match", &format!("\"{version}\""))],
+            Some(&json!({"lat": other["lat"], "lon": other["lon"]})),
+        )
+        .await;
+    assert_eq!(chosen.status, StatusCode::OK, "{}", chosen.body);
+    let after = app
+        .call(
+            Method::GET,
+            "/trips/{id}/detail",
+            &format!("/trips/{id}/detail"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await
+        .body;
+    assert_eq!(after["version"], version + 1, "one version: {after}");
+    let day = &after["stages"][index];
+    assert_eq!(day["selectedAccommodation"]["chosenBy"], "rider", "{day}");
+    assert!(
+        metres_apart(&day["selectedAccommodation"], &other) < 1.0,
+        "{day}"
+    );
+    for (before, now) in stages[..index]
+        .iter()
+        .zip(after["stages"].as_array().expect("days"))
+    {
+        assert_eq!(before["endPoint"], now["endPoint"], "the days before stay");
+    }
+    let days = after["stages"].as_array().expect("days");
+    for pair in days.windows(2) {
+        assert_eq!(pair[0]["endPoint"], pair[1]["startPoint"], "the days meet");
+    }
+    let history = app
+        .call(
+            Method::GET,
+            "/trips/{id}/history",
+            &format!("/trips/{id}/history"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await
+        .body;
+    let last = history["items"]
+        .as_array()
+        .and_then(|h| h.iter().rev().find(|e| e["type"] == "StagesEdited"))
+        .unwrap_or_else(|| panic!("the edit in the history: {history}"));
+    let summary = last["summary"].as_str().expect("summary");
+    assert!(
+        summary.contains("after you chose") || summary.contains("no night after it had to move"),
+        "{summary}"
+    );
+}
+
 // ---------- wiring: each on both backends, on one engine ----------
 
 macro_rules! with_engine {
@@ -848,6 +1013,12 @@ mod run {
         };
         the_found_list_has_one_entry_per_place(app).await;
     }
+    pub(super) async fn nights_at_beds(backend: Backend, engine: &Valhalla) {
+        let Some(app) = app(backend, engine).await else {
+            return;
+        };
+        nights_end_at_beds_and_a_choice_reflows_the_rest(app).await;
+    }
 }
 
 with_engine!(
@@ -860,6 +1031,7 @@ with_engine!(
     elevation_api,
     elevation_tile,
     found_list,
+    nights_at_beds,
 );
 
 // ---------- at the door, no engine needed ----------

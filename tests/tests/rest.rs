@@ -826,7 +826,177 @@ async fn a_revoked_token_stops_working_at_once(app: TestApp) {
     assert_eq!(list(other).await, StatusCode::OK, "other tokens live on");
 }
 
+/// The owner's detail names the open public link (`share`, null when none is open), so a
+/// page needs no `GET /trips/{id}/share` that answers 404; a visitor's view never names it;
+/// each day of a shared trip downloads from the link as GPX and FIT, the same files as the
+/// owner's, and stops with the link.
+async fn the_detail_names_its_share_link_and_a_shared_trip_serves_each_days_files(app: TestApp) {
+    let fixtures = etappe_tests::fixtures::start().await;
+    let token = app.user().await;
+    let created = app
+        .create_trip(
+            &token,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 80}),
+        )
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let detail = app
+        .wait_until(&token, &id, |d| d["partial"] == json!(false))
+        .await;
+    assert_eq!(detail["share"], Value::Null, "no link is open yet");
+    let stages: Vec<String> = detail["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .filter_map(|s| s["stageId"].as_str().map(str::to_owned))
+        .collect();
+    assert!(stages.len() >= 3, "{detail}");
+    let opened = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(opened.status, StatusCode::CREATED, "{}", opened.body);
+    let code = opened.body["shortCode"].as_str().expect("code").to_owned();
+    let detail = app.detail(&token, &id).await.body;
+    assert_eq!(detail["share"]["code"], json!(code));
+    assert_eq!(detail["share"]["url"], json!(format!("/s/{code}")));
+    assert!(
+        opened.body["url"]
+            .as_str()
+            .is_some_and(|u| u.ends_with(&format!("/s/{code}"))),
+        "the detail's path is the link's"
+    );
+    let public = app
+        .call(
+            Method::GET,
+            "/s/{code}",
+            &format!("/s/{code}"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(public.status, StatusCode::OK);
+    assert!(public.body.get("share").is_none(), "{}", public.body);
+
+    for stage in &stages {
+        let gpx = app
+            .call(
+                Method::GET,
+                "/s/{code}/stages/{stageId}.gpx",
+                &format!("/s/{code}/stages/{stage}.gpx"),
+                None,
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(gpx.status, StatusCode::OK, "{stage}.gpx");
+        assert!(
+            gpx.header("content-type")
+                .is_some_and(|t| t.starts_with("application/gpx+xml")),
+            "{:?}",
+            gpx.header("content-type")
+        );
+        let text = String::from_utf8_lossy(&gpx.raw).to_string();
+        assert!(text.contains("<gpx") && text.contains("<trkpt"), "{text}");
+        let own = app
+            .call(
+                Method::GET,
+                "/trips/{id}/stages/{stageId}/export.gpx",
+                &format!("/trips/{id}/stages/{stage}/export.gpx"),
+                Some(&token),
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(own.raw, gpx.raw, "the visitor's day file is the owner's");
+        let fit = app
+            .call(
+                Method::GET,
+                "/s/{code}/stages/{stageId}.fit",
+                &format!("/s/{code}/stages/{stage}.fit"),
+                None,
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(fit.status, StatusCode::OK, "{stage}.fit");
+        assert_eq!(fit.raw.get(8..12), Some(&b".FIT"[..]), "a FIT file");
+    }
+    let whole = app
+        .call(
+            Method::GET,
+            "/s/{code}.gpx",
+            &format!("/s/{code}.gpx"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_ne!(
+        whole.raw,
+        app.call(
+            Method::GET,
+            "/s/{code}/stages/{stageId}.gpx",
+            &format!("/s/{code}/stages/{}.gpx", stages[0]),
+            None,
+            &[],
+            None,
+        )
+        .await
+        .raw,
+        "a day's file is the day, not the trip"
+    );
+    let unknown = uuid::Uuid::now_v7();
+    let missing = app
+        .call(
+            Method::GET,
+            "/s/{code}/stages/{stageId}.fit",
+            &format!("/s/{code}/stages/{unknown}.fit"),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+
+    let revoked = app
+        .call(
+            Method::DELETE,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(revoked.status, StatusCode::NO_CONTENT);
+    assert_eq!(app.detail(&token, &id).await.body["share"], Value::Null);
+    let gone = app
+        .call(
+            Method::GET,
+            "/s/{code}/stages/{stageId}.gpx",
+            &format!("/s/{code}/stages/{}.gpx", stages[0]),
+            None,
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(
+        gone.status,
+        StatusCode::NOT_FOUND,
+        "the days stop with the link"
+    );
+}
+
 etappe_tests::on_both_backends!(
+    the_detail_names_its_share_link_and_a_shared_trip_serves_each_days_files,
     creating_a_trip_answers_at_once_with_its_location_and_partial,
     an_idempotency_key_replays_the_same_trip_and_refuses_another_body,
     the_list_paginates_filters_and_refuses_bad_parameters,
@@ -862,6 +1032,7 @@ const PUBLISHED: &[(&str, &str)] = &[
     ("GET", "/trips/{id}/stages/{stageId}/export.fit"),
     ("GET", "/trips/{id}/history"),
     ("POST", "/trips/{id}/duplicate"),
+    ("POST", "/trips/{id}/restore"),
     ("POST", "/trips/{id}/stages"),
     ("PATCH", "/trips/{id}/stages/{stageId}"),
     ("DELETE", "/trips/{id}/stages/{stageId}"),
@@ -883,6 +1054,9 @@ const PUBLISHED: &[(&str, &str)] = &[
     ("GET", "/s/{code}.gpx"),
     ("GET", "/s/{code}.fit"),
     ("GET", "/s/{code}/stages/{stageId}"),
+    // The page's per-day files on a share link.
+    ("GET", "/s/{code}/stages/{stageId}.gpx"),
+    ("GET", "/s/{code}/stages/{stageId}.fit"),
     ("GET", "/livez"),
     ("GET", "/readyz"),
     ("GET", "/openapi.json"),

@@ -698,7 +698,118 @@ async fn day_order_merges_and_restoring_a_past_version(app: TestApp) {
     app.wait_until(&token, &id, analysed).await;
 }
 
+/// A route of two recorded pieces 3 km apart (a GPX with two `<trkseg>`s and the stretch
+/// between them missing): a break, not riding.
+fn two_pieces_gpx() -> String {
+    let gpx = fixtures::route_gpx(60.0, 50.0);
+    let mut out = Vec::new();
+    let mut point = 0;
+    for line in gpx.lines() {
+        if line.trim_start().starts_with("<trkpt") {
+            point += 1;
+            if (600..660).contains(&point) {
+                continue;
+            }
+            if point == 660 {
+                out.push(" </trkseg><trkseg>");
+            }
+        }
+        out.push(line);
+    }
+    out.join("\n")
+}
+
+/// `GET /route` cuts a day at the route's breaks into `pieces` (a map must not draw the jump
+/// as road), keeps `points` whole for older readers, and the day's profile ends at the day's
+/// ridden length, the jump counting no km.
+async fn the_route_lines_are_cut_at_the_routes_breaks(app: TestApp) {
+    let token = app.user().await;
+    let form = reqwest::multipart::Form::new()
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(two_pieces_gpx().into_bytes()).file_name("two.gpx"),
+        )
+        .text("settings", json!({"maxDistancePerDay": 80}).to_string());
+    let response = app
+        .client
+        .post(format!("{}/trips/gpx-upload", app.base))
+        .bearer_auth(&token)
+        .multipart(form)
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    let id = response.json::<Value>().await.expect("json")["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let detail = app
+        .wait_until(&token, &id, |d| d["partial"] == json!(false))
+        .await;
+    let lines = app
+        .call(
+            Method::GET,
+            "/trips/{id}/route",
+            &format!("/trips/{id}/route"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(lines.status, StatusCode::OK, "{}", lines.body);
+    let days = lines.body["days"].as_array().expect("days");
+    let counts: Vec<usize> = days
+        .iter()
+        .map(|d| d["pieces"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(
+        counts.iter().filter(|&&n| n == 2).count(),
+        1,
+        "one day spans the break: {counts:?}"
+    );
+    assert!(counts.iter().all(|&n| n == 1 || n == 2), "{counts:?}");
+    let (d, day) = days
+        .iter()
+        .enumerate()
+        .find(|(_, d)| d["pieces"].as_array().map_or(0, Vec::len) == 2)
+        .expect("the day with the break");
+    let pieces = day["pieces"].as_array().expect("pieces");
+    let end = pieces[0].as_array().and_then(|p| p.last()).expect("an end");
+    let start = pieces[1]
+        .as_array()
+        .and_then(|p| p.first())
+        .expect("a start");
+    let km = |a: &Value, b: &Value| {
+        let (la, lo) = (a[0].as_f64().unwrap_or(0.0), a[1].as_f64().unwrap_or(0.0));
+        let (lb, ob) = (b[0].as_f64().unwrap_or(0.0), b[1].as_f64().unwrap_or(0.0));
+        let dy = (lb - la) * 111.2;
+        let dx = (ob - lo) * 111.2 * la.to_radians().cos();
+        (dx * dx + dy * dy).sqrt()
+    };
+    assert!(
+        km(end, start) > 2.0,
+        "the pieces part at the jump: {end} {start}"
+    );
+    let points = day["points"].as_array().map_or(0, Vec::len);
+    let in_pieces: usize = pieces
+        .iter()
+        .map(|p| p.as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(points >= 2 && in_pieces >= 4, "{points} {in_pieces}");
+    let ridden = detail["stages"][d]["distance"].as_f64().expect("km");
+    let profile_end = day["profile"]
+        .as_array()
+        .and_then(|p| p.last())
+        .and_then(|s| s[0].as_f64())
+        .expect("a profile");
+    assert!(
+        (profile_end - ridden).abs() < 0.5,
+        "the profile runs to the day's own length: {profile_end} vs {ridden}"
+    );
+}
+
 etappe_tests::on_both_backends!(
+    the_route_lines_are_cut_at_the_routes_breaks,
     day_order_merges_and_restoring_a_past_version,
     the_days_are_edited_with_stable_ids_and_guards,
     a_locked_trip_refuses_day_edits_and_detours,

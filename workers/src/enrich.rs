@@ -17,7 +17,7 @@ use crate::pipeline::{Applied, JobError, Outcome, Pipeline};
 use crate::track;
 
 /// Our accommodation type as the adapter names it.
-fn upstream_type(kind: AccommodationType) -> etappe_upstream::AccommodationType {
+pub(crate) fn upstream_type(kind: AccommodationType) -> etappe_upstream::AccommodationType {
     use etappe_upstream::AccommodationType as U;
     match kind {
         AccommodationType::CampSite => U::CampSite,
@@ -30,7 +30,7 @@ fn upstream_type(kind: AccommodationType) -> etappe_upstream::AccommodationType 
     }
 }
 
-fn to_candidate(found: &etappe_upstream::Accommodation) -> Accommodation {
+pub(crate) fn to_candidate(found: &etappe_upstream::Accommodation) -> Accommodation {
     Accommodation {
         name: found.name.as_deref().map(strip_controls),
         kind: found.kind.osm_value().to_owned(),
@@ -44,6 +44,7 @@ fn to_candidate(found: &etappe_upstream::Accommodation) -> Accommodation {
         phone: found.phone.as_deref().map(strip_controls),
         address: found.address.as_deref().map(strip_controls),
         source: "osm".into(),
+        chosen_by: None,
     }
 }
 

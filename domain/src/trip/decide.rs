@@ -47,7 +47,14 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                     current: trip.generation,
                 });
             }
-            edits::decide_stage_edit(state, edit, expected_version, today, route.geometry())
+            edits::decide_stage_edit_over(
+                state,
+                edit,
+                expected_version,
+                today,
+                route.geometry(),
+                route.beds(),
+            )
         }
         TripCommand::Duplicate {
             trip_id,

@@ -19,9 +19,13 @@ use crate::text::strip_controls;
 
 mod apply;
 pub mod input;
+mod reflow;
 
 use self::apply::apply;
 pub use self::apply::straight_m;
+pub use self::reflow::{KeptNight, Reflow};
+use super::nights::BedOnRoute;
+use super::settings::NightsMode;
 
 /// Longest label a rider can give a day, in characters.
 pub const LABEL_MAX_CHARS: usize = 100;
@@ -51,6 +55,10 @@ pub trait RouteGeometry {
     fn index_at_km(&self, first: usize, last: usize, km: f64) -> usize;
     /// Locality name and country code at a point (reverse geocoding).
     fn place(&self, point: Point) -> (Option<String>, Option<String>);
+    /// Kilometres along the track from its first point to `index`.
+    fn along_km(&self, index: usize) -> f64 {
+        self.measure(0, index).distance_km
+    }
 }
 
 /// Where a day should end: a distance from its start, or the route point nearest a place.
@@ -186,44 +194,82 @@ impl Impact {
     }
 }
 
-/// The route's geometry as a command carries it: shared, so a command retried after a lost
-/// race does not measure the track again.
+/// The route's geometry as a command carries it, with the beds found along it (with nights
+/// at accommodation, for a choice to re-flow the nights after it): shared, so a command
+/// retried after a lost race does not read the track again.
 #[derive(Clone)]
-pub struct RouteSnapshot(std::sync::Arc<dyn RouteGeometry + Send + Sync>);
+pub struct RouteSnapshot {
+    geometry: std::sync::Arc<dyn RouteGeometry + Send + Sync>,
+    beds: std::sync::Arc<[BedOnRoute]>,
+}
 
 impl RouteSnapshot {
-    /// A snapshot of `geometry`.
+    /// A snapshot of `geometry`, without beds.
     pub fn new(geometry: impl RouteGeometry + Send + Sync + 'static) -> Self {
-        Self(std::sync::Arc::new(geometry))
+        Self {
+            geometry: std::sync::Arc::new(geometry),
+            beds: std::sync::Arc::from(Vec::new()),
+        }
+    }
+
+    /// The snapshot with the beds found along the route.
+    pub fn with_beds(mut self, beds: Vec<BedOnRoute>) -> Self {
+        self.beds = std::sync::Arc::from(beds);
+        self
     }
 
     /// The geometry.
     pub fn geometry(&self) -> &dyn RouteGeometry {
-        self.0.as_ref()
+        self.geometry.as_ref()
+    }
+
+    /// The beds along the route (none unless the route was paced with nights at them).
+    pub fn beds(&self) -> &[BedOnRoute] {
+        &self.beds
     }
 }
 
 impl std::fmt::Debug for RouteSnapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RouteSnapshot({} points)", self.0.point_count())
+        write!(
+            f,
+            "RouteSnapshot({} points, {} beds)",
+            self.geometry.point_count(),
+            self.beds.len()
+        )
     }
 }
 
-/// Two snapshots are equal when they are the same geometry.
+/// Two snapshots are equal when they are the same geometry and beds.
 impl PartialEq for RouteSnapshot {
     fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0)
+        std::sync::Arc::ptr_eq(&self.geometry, &other.geometry)
+            && std::sync::Arc::ptr_eq(&self.beds, &other.beds)
     }
 }
 
 /// Judges an edit of the days. Guard order: existence, lock, version, days present, stage
 /// known, then the edit's own rules. Reached through [`super::decide`].
+#[cfg(test)]
 pub(crate) fn decide_stage_edit(
     state: Option<&Trip>,
     edit: StageEdit,
     expected_version: u64,
     today: NaiveDate,
     route: &dyn RouteGeometry,
+) -> Result<Vec<TripEvent>, TripError> {
+    decide_stage_edit_over(state, edit, expected_version, today, route, &[])
+}
+
+/// [`decide_stage_edit`] with the beds along the route: with nights at accommodation, a
+/// choice of place re-flows the nights Etappe chose after it ([`reflow`]).
+pub(crate) fn decide_stage_edit_over(
+    state: Option<&Trip>,
+    edit: StageEdit,
+    expected_version: u64,
+    today: NaiveDate,
+    route: &dyn RouteGeometry,
+    beds: &[BedOnRoute],
 ) -> Result<Vec<TripEvent>, TripError> {
     let trip = state.filter(|t| !t.deleted).ok_or(TripError::NotFound)?;
     if trip.is_locked(today) {
@@ -246,7 +292,17 @@ pub(crate) fn decide_stage_edit(
         .ok_or(TripError::StageNotFound)?;
     let action = edit.action();
     let mut stages = trip.stages.clone();
-    let impact = apply(&mut stages, index, edit, route)?;
+    let mut impact = apply(&mut stages, index, edit, route)?;
+    let mut reflowed = None;
+    if action == StageAction::ChooseAccommodation
+        && trip.settings.nights == NightsMode::AtAccommodation
+        && !beds.is_empty()
+    {
+        reflowed = reflow::after_choice(&mut stages, index, route, beds, &trip.settings);
+        if reflowed.as_ref().is_some_and(|r| !r.moved.is_empty()) {
+            impact.geometry = true;
+        }
+    }
     apply::settle_rest_days(&mut stages);
     for (i, stage) in stages.iter_mut().enumerate() {
         stage.day_number = i as u32 + 1;
@@ -265,6 +321,7 @@ pub(crate) fn decide_stage_edit(
         end_date,
         invalidated: invalidated.clone(),
         version: trip.version + 1,
+        reflow: reflowed,
     }];
     if !invalidated.is_empty() {
         events.push(TripEvent::AnalysisRequested {

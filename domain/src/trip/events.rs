@@ -97,6 +97,9 @@ pub enum TripEvent {
         end_date: Option<chrono::NaiveDate>,
         invalidated: Vec<super::Category>,
         version: u64,
+        /// With nights at accommodation: the nights after a chosen place that moved with it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reflow: Option<super::edits::Reflow>,
     },
     /// Places to sleep must be looked for around the days' ends (a job).
     #[serde(rename_all = "camelCase")]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::settings::{
     AVERAGE_SPEED, AccommodationType, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR,
-    MAX_DISTANCE_PER_DAY, Range, SettingField, SettingsPatch, TITLE_MAX_CHARS,
+    MAX_DISTANCE_PER_DAY, NightsMode, Range, SettingField, SettingsPatch, TITLE_MAX_CHARS,
 };
 use crate::text::{quote, strip_controls};
 
@@ -160,6 +160,19 @@ pub fn parse_settings(
             },
             SettingField::EnabledAccommodationTypes => parse_accommodation_types(name, value)
                 .map(|v| patch.enabled_accommodation_types = Some(v)),
+            SettingField::Nights => match value.as_str().and_then(NightsMode::parse) {
+                Some(mode) => {
+                    patch.nights = Some(mode);
+                    Ok(())
+                }
+                None => Err(FieldError::new(
+                    name,
+                    format!(
+                        "{name} must be anywhere or at_accommodation (each day ends at a place to sleep of your types); got {}",
+                        describe(value)
+                    ),
+                )),
+            },
         };
         if let Err(e) = result {
             errors.push(e);

@@ -16,6 +16,7 @@ pub mod edits;
 mod events;
 mod evolve;
 pub mod input;
+pub mod nights;
 pub mod plan;
 pub mod settings;
 pub mod source;

@@ -52,6 +52,36 @@ impl AccommodationType {
     }
 }
 
+/// Where the days end.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NightsMode {
+    /// Wherever the day's distance and climbing say (the rider finds a bed).
+    #[default]
+    Anywhere,
+    /// At a place to sleep of the rider's enabled types, chosen by the pacer near each
+    /// day's planned end (see `trip::nights`).
+    AtAccommodation,
+}
+
+impl NightsMode {
+    /// Every mode, in publication order.
+    pub const ALL: [NightsMode; 2] = [Self::Anywhere, Self::AtAccommodation];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anywhere => "anywhere",
+            Self::AtAccommodation => "at_accommodation",
+        }
+    }
+
+    /// The mode of a wire name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == name)
+    }
+}
+
 /// An inclusive numeric range with the wording used in error messages.
 #[derive(Clone, Copy, Debug)]
 pub struct Range {
@@ -135,7 +165,11 @@ pub struct TripSettings {
     pub average_speed: f64,
     pub departure_hour: u8,
     pub ebike_mode: bool,
+    /// In order of preference: with nights at accommodation, the first type wins a tie.
     pub enabled_accommodation_types: Vec<AccommodationType>,
+    /// Where the days end (absent in settings stored before it existed: anywhere).
+    #[serde(default)]
+    pub nights: NightsMode,
 }
 
 impl Default for TripSettings {
@@ -151,6 +185,7 @@ impl Default for TripSettings {
             departure_hour: 8,
             ebike_mode: false,
             enabled_accommodation_types: AccommodationType::ALL.to_vec(),
+            nights: NightsMode::Anywhere,
         }
     }
 }
@@ -169,11 +204,12 @@ pub enum SettingField {
     DepartureHour,
     EbikeMode,
     EnabledAccommodationTypes,
+    Nights,
 }
 
 impl SettingField {
     /// Every setting.
-    pub const ALL: [SettingField; 10] = [
+    pub const ALL: [SettingField; 11] = [
         Self::Title,
         Self::StartDate,
         Self::EndDate,
@@ -184,6 +220,7 @@ impl SettingField {
         Self::DepartureHour,
         Self::EbikeMode,
         Self::EnabledAccommodationTypes,
+        Self::Nights,
     ];
 
     /// The wire (JSON) name.
@@ -199,6 +236,7 @@ impl SettingField {
             Self::DepartureHour => "departureHour",
             Self::EbikeMode => "ebikeMode",
             Self::EnabledAccommodationTypes => "enabledAccommodationTypes",
+            Self::Nights => "nights",
         }
     }
 
@@ -222,6 +260,7 @@ pub struct SettingsPatch {
     pub departure_hour: Option<u8>,
     pub ebike_mode: Option<bool>,
     pub enabled_accommodation_types: Option<Vec<AccommodationType>>,
+    pub nights: Option<NightsMode>,
 }
 
 impl SettingsPatch {
@@ -263,6 +302,9 @@ impl SettingsPatch {
         if let Some(v) = &self.enabled_accommodation_types {
             s.enabled_accommodation_types = v.clone();
         }
+        if let Some(v) = self.nights {
+            s.nights = v;
+        }
         s
     }
 }
@@ -301,6 +343,7 @@ impl TripSettings {
                 SettingField::EnabledAccommodationTypes => {
                     self.enabled_accommodation_types != other.enabled_accommodation_types
                 }
+                SettingField::Nights => self.nights != other.nights,
             })
             .collect()
     }
@@ -361,9 +404,14 @@ impl Invalidation {
                     inv.categories
                         .extend([Category::TerrainSecurity, Category::PointsOfInterest]);
                 }
+                // With nights at accommodation the types decide where the days end.
                 SettingField::EnabledAccommodationTypes => {
+                    if after.nights == NightsMode::AtAccommodation {
+                        inv.repace = true;
+                    }
                     inv.categories.insert(Category::Accommodations);
                 }
+                SettingField::Nights => inv.repace = true,
             }
         }
         if inv.repace {

@@ -86,6 +86,14 @@ pub struct Stage {
     /// empty: ran and found nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<Vec<FoundAlong>>,
+    /// The day's length as the pacer planned it from distance and climbing, km, before its
+    /// night moved to a bed (with nights at accommodation): a re-flow plans from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_km: Option<f64>,
+    /// Why the night after this day is where it is, as the pacer placed it (with nights at
+    /// accommodation; absent once the rider moves the day's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub night: Option<super::nights::NightNote>,
 }
 
 /// Something found along a day — food, water, a bike shop, a railway station — with where
@@ -226,6 +234,10 @@ pub struct Accommodation {
     pub address: Option<String>,
     /// `osm` for a scan result, `manual` for one the rider entered.
     pub source: String,
+    /// On the chosen place: who chose it (absent on candidates; a place chosen before nights
+    /// were paced is the rider's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen_by: Option<super::nights::ChosenBy>,
 }
 
 /// A day re-routed through a waypoint.

@@ -323,13 +323,22 @@ fn stored_event_shapes_are_stable() {
                     "elevationPenalty": 50.0, "maxDistancePerDay": 80.0, "averageSpeed": 15.0,
                     "departureHour": 8, "ebikeMode": false,
                     "enabledAccommodationTypes": ["camp_site", "hostel", "alpine_hut", "chalet",
-                        "guest_house", "hotel", "wilderness_hut"]
+                        "guest_house", "hotel", "wilderness_hut"],
+                    "nights": "anywhere"
                 },
                 "version": 1
             }},
             {"type": "RouteRequested", "data": {"generation": 1}}
         ])
     );
+    // Settings stored before `nights` existed read as nights anywhere.
+    let mut older = history[0].data();
+    older["settings"]
+        .as_object_mut()
+        .expect("settings")
+        .remove("nights");
+    let read = TripEvent::from_stored("TripCreated", 1, &older).expect("older settings read");
+    assert_eq!(read, history[0]);
     for event in &history {
         let read =
             TripEvent::from_stored(event.event_type(), 1, &event.data()).expect("reads back");
@@ -374,6 +383,8 @@ fn route_done(history: &mut Vec<TripEvent>) {
         waypoint_pending: None,
         weather: None,
         found: None,
+        planned_km: None,
+        night: None,
     };
     let route = RouteSummary {
         title: Some("From the source".into()),

@@ -38,6 +38,9 @@ pub const CONTINUITY_GAP_WARNING: &str = "continuity_gap_warning";
 pub const CONTINUITY_GAP_CRITICAL: &str = "continuity_gap_critical";
 /// The day is longer than the trip's daily cap (fixed dates forced it).
 pub const DAILY_DISTANCE_OVER_CAP: &str = "daily_distance_over_cap";
+/// With nights at accommodation: no place to sleep of the rider's types within the tolerance
+/// of the day's planned end (or none could be looked for); the planned cut stands.
+pub const NO_BED_NEAR_TARGET: &str = "no_bed_near_target";
 /// The day's climbing is unknown: its route has no heights and no source filled them.
 pub const ELEVATION_UNKNOWN: &str = "elevation_unknown";
 /// Start and end lie in different countries.
@@ -108,6 +111,7 @@ pub const CODES: &[(&str, &str, &str)] = &[
     (CONTINUITY_GAP_CRITICAL, GROUP_TERRAIN, "critical"),
     (CONTINUITY_GAP_WARNING, GROUP_TERRAIN, "warning"),
     (DAILY_DISTANCE_OVER_CAP, GROUP_TERRAIN, "warning"),
+    (NO_BED_NEAR_TARGET, GROUP_TERRAIN, "warning"),
     (ELEVATION_UNKNOWN, GROUP_TERRAIN, "nudge"),
     (ELEVATION_GAIN, GROUP_TERRAIN, "warning"),
     (STEEP_GRADIENT, GROUP_TERRAIN, "warning"),
@@ -177,6 +181,6 @@ mod tests {
             );
         }
         // The upstream system's 27 codes, plus Etappe's daily cap and unknown climbing.
-        assert_eq!(CODES.len(), 29);
+        assert_eq!(CODES.len(), 30);
     }
 }

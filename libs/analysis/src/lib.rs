@@ -59,7 +59,10 @@ pub mod solar;
 pub mod weather;
 
 pub use catalogue::*;
-pub use model::{Alert, AnalysisSettings, DayFacts, Severity, StageInput, StagePoint, TrackGap};
+pub use model::{
+    Alert, AnalysisSettings, DayFacts, NearBed, NightGap, Severity, StageInput, StagePoint,
+    TrackGap,
+};
 
 /// Analyses every stage of a trip, returning one alert list per stage in
 /// the same order as `stages`.
@@ -96,6 +99,7 @@ pub fn analyse_with_facts(
             }
             alerts.extend(plan_rules::track_gaps(stage, day_facts));
             alerts.extend(plan_rules::daily_distance_over_cap(stage, day_facts));
+            alerts.extend(plan_rules::no_bed_near_target(stage, day_facts));
             alerts.extend(rules::elevation_unknown(stage));
             alerts.extend(rules::elevation_gain(stage));
             alerts.extend(rules::steep_gradient(stage));

@@ -71,6 +71,36 @@ pub struct DayFacts<'a> {
     pub gaps: &'a [TrackGap],
     /// The trip's daily cap, km, when it has one.
     pub max_distance_per_day_km: Option<f64>,
+    /// With nights at accommodation, a night the pacer found no bed for.
+    pub night_gap: Option<NightGap<'a>>,
+}
+
+/// A night with no place to sleep within the tolerance of the day's planned end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NightGap<'a> {
+    /// Kilometres from the day's start where the plan ends it.
+    pub target_km: f64,
+    /// The stretch searched, kilometres from the day's start.
+    pub window_km: [f64; 2],
+    /// False when no bed could be looked for at all (no source when the days were cut).
+    pub looked_for: bool,
+    /// The pacer's own words for it (names the nearest beds either side).
+    pub why: &'a str,
+    /// The nearest beds before and after the window.
+    pub nearest_before: Option<NearBed<'a>>,
+    pub nearest_after: Option<NearBed<'a>>,
+}
+
+/// A place to sleep near a night's window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NearBed<'a> {
+    pub name: Option<&'a str>,
+    /// The OpenStreetMap type (`camp_site`, `hotel`…).
+    pub kind: &'a str,
+    /// Kilometres from the day's start.
+    pub km: f64,
+    pub lat: f64,
+    pub lon: f64,
 }
 
 /// User settings that change how a day is judged.

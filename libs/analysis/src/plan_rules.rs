@@ -11,9 +11,10 @@ use serde_json::json;
 
 use crate::catalogue::{
     CONTINUITY_GAP_CRITICAL, CONTINUITY_GAP_WARNING, DAILY_DISTANCE_OVER_CAP, GROUP_TERRAIN,
+    NO_BED_NEAR_TARGET,
 };
 use crate::format::{int_sep, one_decimal};
-use crate::model::{Alert, DayFacts, Severity, StageInput};
+use crate::model::{Alert, DayFacts, NearBed, Severity, StageInput};
 use crate::rules::alert;
 
 /// A day may exceed the cap by this much (km) before it is flagged: the
@@ -93,5 +94,32 @@ pub fn daily_distance_over_cap(stage: &StageInput<'_>, facts: &DayFacts<'_>) -> 
             "maxDistancePerDayKm": cap,
         }),
         None,
+    ))
+}
+
+/// `no_bed_near_target`: with nights at accommodation, the pacer found no place to sleep of
+/// the rider's types within the tolerance of the day's planned end, so the day ends at the
+/// planned cut; the alert names the gap and the nearest beds either side, at the day's end.
+pub fn no_bed_near_target(stage: &StageInput<'_>, facts: &DayFacts<'_>) -> Option<Alert> {
+    let gap = facts.night_gap?;
+    let near = |bed: Option<NearBed<'_>>| {
+        bed.map(|b| {
+            json!({"name": b.name, "type": b.kind, "km": (b.km * 10.0).round() / 10.0,
+                "lat": b.lat, "lon": b.lon})
+        })
+    };
+    Some(alert(
+        NO_BED_NEAR_TARGET,
+        Severity::Warning,
+        GROUP_TERRAIN,
+        format!("Day {}: {}", stage.day_number, gap.why),
+        json!({
+            "targetKm": (gap.target_km * 10.0).round() / 10.0,
+            "windowKm": gap.window_km,
+            "lookedFor": gap.looked_for,
+            "nearestBefore": near(gap.nearest_before),
+            "nearestAfter": near(gap.nearest_after),
+        }),
+        Some(stage.end),
     ))
 }

@@ -1,10 +1,12 @@
 //! Alerts about what the planner made of the route file: gaps inside a day
-//! and days over the daily cap.
+//! days over the daily cap, and nights without a bed near the day's planned end.
 
 mod common;
 
 use common::{settings, stage};
-use etappe_analysis::{Alert, DayFacts, Severity, StageInput, TrackGap, analyse_with_facts};
+use etappe_analysis::{
+    Alert, DayFacts, NearBed, NightGap, Severity, StageInput, TrackGap, analyse_with_facts,
+};
 
 fn alerts_of(stage: StageInput<'_>, facts: DayFacts<'_>) -> Vec<Alert> {
     analyse_with_facts(&[stage], &[facts], &settings())
@@ -35,6 +37,7 @@ fn a_break_inside_a_day_is_critical_and_names_its_length_and_place() {
         DayFacts {
             gaps: &gaps,
             max_distance_per_day_km: None,
+            night_gap: None,
         },
     );
     let critical = alerts
@@ -69,6 +72,7 @@ fn a_day_over_the_cap_is_warned_with_the_cap_and_its_distance() {
     let facts = DayFacts {
         gaps: &[],
         max_distance_per_day_km: Some(40.0),
+        night_gap: None,
     };
     let alerts = alerts_of(long, facts);
     let over = alerts
@@ -91,6 +95,7 @@ fn a_day_over_the_cap_is_warned_with_the_cap_and_its_distance() {
         let facts = DayFacts {
             gaps: &[],
             max_distance_per_day_km: cap,
+            night_gap: None,
         };
         assert!(
             alerts_of(day, facts)
@@ -118,6 +123,58 @@ fn a_rest_day_gets_neither() {
     let facts = DayFacts {
         gaps: &gaps,
         max_distance_per_day_km: Some(40.0),
+        night_gap: None,
     };
     assert!(alerts_of(rest, facts).is_empty());
+}
+
+#[test]
+fn a_night_without_a_bed_names_the_gap_and_the_beds_either_side_at_the_days_end() {
+    let why = "No place to sleep of your types within ±15 % of the planned 62 km (km 52.7–71.3 of the day): the day ends at the planned cut. Nearest: Camping Au (camp site) at km 48.1 (before).";
+    let facts = DayFacts {
+        gaps: &[],
+        max_distance_per_day_km: Some(80.0),
+        night_gap: Some(NightGap {
+            target_km: 62.0,
+            window_km: [52.7, 71.3],
+            looked_for: true,
+            why,
+            nearest_before: Some(NearBed {
+                name: Some("Camping Au"),
+                kind: "camp_site",
+                km: 48.12,
+                lat: 47.1,
+                lon: 9.5,
+            }),
+            nearest_after: None,
+        }),
+    };
+    let alerts = alerts_of(stage(3), facts);
+    let gap = alerts
+        .iter()
+        .find(|a| a.code == "no_bed_near_target")
+        .expect("the night's gap");
+    assert_eq!(gap.severity, Severity::Warning);
+    assert!(
+        gap.message.starts_with("Day 3: No place to sleep"),
+        "{}",
+        gap.message
+    );
+    assert_eq!(gap.parameters["targetKm"], 62.0);
+    assert_eq!(gap.parameters["nearestBefore"]["name"], "Camping Au");
+    assert_eq!(gap.parameters["nearestBefore"]["km"], 48.1);
+    assert!(gap.parameters["nearestAfter"].is_null());
+    let day = stage(3);
+    assert_eq!((gap.lat, gap.lon), (Some(day.end.0), Some(day.end.1)));
+    // A night at a bed carries no fact, and no alert.
+    let none = DayFacts {
+        gaps: &[],
+        max_distance_per_day_km: Some(80.0),
+        night_gap: None,
+    };
+    assert!(
+        alerts_of(stage(3), none)
+            .iter()
+            .all(|a| a.code != "no_bed_near_target")
+    );
 }

@@ -215,21 +215,10 @@ pub fn pace_balanced(points: &[TrackPoint], settings: &PacingSettings) -> Vec<Da
 /// - with dates that force more than the cap, every day rides D/N (the
 ///   analysis then warns with `daily_distance_over_cap`).
 pub fn pace_route(route: &JoinedRoute, settings: &PacingSettings) -> (JoinedRoute, Vec<DaySplit>) {
-    let points = &route.points;
-    let breaks = route.breaks();
-    let cumulative = route.cumulative_m();
-    let (ascent_m, _) = day_climb(points, &breaks);
-    let Some(plan) = plan_with_ascent(points, &cumulative, ascent_m, settings) else {
-        let days = single_day(points, &cumulative);
+    let Some(lengths) = day_lengths_km(route, settings) else {
+        let cumulative = route.cumulative_m();
+        let days = single_day(&route.points, &cumulative);
         return (route.clone(), days);
-    };
-    let total_km = cumulative.last().copied().unwrap_or_default() / 1000.0;
-    let n = plan.days;
-    let lengths: Vec<f64> = if total_km < f64::from(n) * plan.floor_km {
-        (0..n).map(|i| plan.target_km(i)).collect()
-    } else {
-        let wishes: Vec<f64> = (0..n).map(|i| plan.wish_km(i)).collect();
-        balanced_lengths(&wishes, total_km, plan.floor_km, plan.cap_km)
     };
     let mut goals_m = Vec::with_capacity(lengths.len());
     let mut running = 0.0;
@@ -237,7 +226,33 @@ pub fn pace_route(route: &JoinedRoute, settings: &PacingSettings) -> (JoinedRout
         running += len * 1000.0;
         goals_m.push(running);
     }
-    let (cut_route, cuts) = cut_at(route, &cumulative, &goals_m);
+    pace_route_at(route, &goals_m)
+}
+
+/// The days' lengths [`pace_route`] cuts, km, in order (they add up to the route's ridden
+/// length); `None` for a route of fewer than two points.
+pub fn day_lengths_km(route: &JoinedRoute, settings: &PacingSettings) -> Option<Vec<f64>> {
+    let points = &route.points;
+    let breaks = route.breaks();
+    let cumulative = route.cumulative_m();
+    let (ascent_m, _) = day_climb(points, &breaks);
+    let plan = plan_with_ascent(points, &cumulative, ascent_m, settings)?;
+    let total_km = cumulative.last().copied().unwrap_or_default() / 1000.0;
+    let n = plan.days;
+    Some(if total_km < f64::from(n) * plan.floor_km {
+        (0..n).map(|i| plan.target_km(i)).collect()
+    } else {
+        let wishes: Vec<f64> = (0..n).map(|i| plan.wish_km(i)).collect();
+        balanced_lengths(&wishes, total_km, plan.floor_km, plan.cap_km)
+    })
+}
+
+/// The route cut into days at `goals_m` (ridden metres from the start, ascending): each goal
+/// becomes a day's end, interpolated between points as [`pace_route`] does; the last day
+/// runs to the route's end.
+pub fn pace_route_at(route: &JoinedRoute, goals_m: &[f64]) -> (JoinedRoute, Vec<DaySplit>) {
+    let cumulative = route.cumulative_m();
+    let (cut_route, cuts) = cut_at(route, &cumulative, goals_m);
     let cut_breaks = cut_route.breaks();
     let cut_cumulative = cut_route.cumulative_m();
     let last = cut_route.points.len().saturating_sub(1);

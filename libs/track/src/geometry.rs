@@ -89,6 +89,10 @@ impl RouteGeometry for TrackGeometry<'_> {
         (first + window.partition_point(|d| *d < target)).min(last)
     }
 
+    fn along_km(&self, index: usize) -> f64 {
+        self.distance_m(index.min(self.points.len().saturating_sub(1))) / 1000.0
+    }
+
     fn place(&self, point: Point) -> (Option<String>, Option<String>) {
         match self.labeller.label(point.lat, point.lon) {
             Some(place) => (Some(place.name), Some(place.country_code)),

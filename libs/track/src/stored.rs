@@ -233,6 +233,22 @@ pub fn key(trip_id: etappe_domain::ids::TripId, generation: u64) -> String {
     format!("track:{trip_id}:{generation}")
 }
 
+/// The blob key of the places to sleep found along the track stored at `track_key` (with
+/// nights at accommodation): beside the track, so it is copied and deleted with it.
+pub fn beds_key(track_key: &str) -> String {
+    format!("{track_key}:beds")
+}
+
+/// The beds along a route, as stored.
+pub fn encode_beds(beds: &[etappe_domain::trip::nights::BedOnRoute]) -> Vec<u8> {
+    serde_json::to_vec(beds).unwrap_or_default()
+}
+
+/// The beds stored by [`encode_beds`]; `None` when they do not decode.
+pub fn decode_beds(bytes: &[u8]) -> Option<Vec<etappe_domain::trip::nights::BedOnRoute>> {
+    serde_json::from_slice(bytes).ok()
+}
+
 /// The blob key of an uploaded GPX file.
 pub fn upload_key(trip_id: etappe_domain::ids::TripId) -> String {
     format!("upload:{trip_id}")

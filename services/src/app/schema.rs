@@ -73,7 +73,7 @@ pub struct AlertSchema {
     /// Stable code (elevation_gain, steep_gradient, ebike_range_exceeded,
     /// sunset_arrival_after_twilight, rest_day_suggested, calendar_sunday,
     /// calendar_public_holiday, continuity_gap_warning, continuity_gap_critical,
-    /// border_crossing, daily_distance_over_cap, wind_headwind, comfort_poor_conditions,
+    /// border_crossing, daily_distance_over_cap, no_bed_near_target, wind_headwind, comfort_poor_conditions,
     /// ford_crossing_wet, surface_rough, traffic_main_road, traffic_secondary_road_fast,
     /// traffic_secondary_road_slow, bike_shop_none_nearby, resupply_none_on_stage,
     /// resupply_closed_at_passage, accommodation_seasonal_closure, water_point_gap,
@@ -210,6 +210,67 @@ pub struct AccommodationSchema {
     address: String,
     #[schema(schema_with = accommodation_source)]
     source: String,
+    /// On the chosen place: `rider` (the rider or their agent) or `etappe` (the pacer, with
+    /// nights at accommodation: choosing another re-flows the nights Etappe chose after it).
+    #[schema(required = false, schema_with = chosen_by)]
+    chosen_by: String,
+}
+
+fn chosen_by() -> RefOr<Schema> {
+    schema(json!({"type": "string", "enum": ["rider", "etappe"]}))
+}
+
+/// Why a night is where it is (nights at accommodation): the pacer's target, the window it
+/// looked in and the beds it passed over.
+#[derive(Debug, ToSchema)]
+#[schema(as = NightNote, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct NightNoteSchema {
+    /// `at_bed`: the day ends at a bed in the window; `no_bed_in_window`: none of the
+    /// rider's types there, the planned cut stands; `not_looked_for`: no OpenStreetMap
+    /// source when the route was paced.
+    #[schema(schema_with = night_outcome)]
+    outcome: String,
+    /// Kilometres from the day's start where the plan would have ended it.
+    target_km: f64,
+    /// The stretch searched, kilometres from the day's start.
+    #[schema(min_items = 2, max_items = 2)]
+    window_km: Vec<f64>,
+    /// The tolerance, per cent of the day's planned length.
+    tolerance_pct: u8,
+    /// Other beds that fitted, best first (at most three).
+    #[schema(required = false)]
+    passed_over: Vec<NightCandidateSchema>,
+    /// With no bed in the window: the nearest before it.
+    #[schema(required = false)]
+    nearest_before: NightCandidateSchema,
+    /// With no bed in the window: the nearest after it.
+    #[schema(required = false)]
+    nearest_after: NightCandidateSchema,
+    /// The same in words.
+    why: String,
+}
+
+fn night_outcome() -> RefOr<Schema> {
+    schema(json!({"type": "string", "enum": ["at_bed", "no_bed_in_window", "not_looked_for"]}))
+}
+
+/// A bed the pacer considered for a night.
+#[derive(Debug, ToSchema)]
+#[schema(as = NightCandidate, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct NightCandidateSchema {
+    /// Third-party data (OpenStreetMap).
+    name: Option<String>,
+    #[schema(rename = "type")]
+    kind: String,
+    /// Kilometres from the day's start to where the route passes it.
+    km: f64,
+    /// Metres from the route to the bed.
+    off_route_m: f64,
+    price_min_eur: Option<f64>,
+    lat: f64,
+    lon: f64,
 }
 
 fn accommodation_source() -> RefOr<Schema> {
@@ -263,6 +324,12 @@ fn computation_statuses() -> Vec<ComputationStatus> {
         }
     }
     all.to_vec()
+}
+
+/// Where a trip's days end (the domain's `NightsMode::ALL`).
+pub fn nights_mode() -> RefOr<Schema> {
+    use etappe_domain::trip::settings::NightsMode;
+    schema(json!({"type": "string", "enum": NightsMode::ALL.map(NightsMode::as_str)}))
 }
 
 /// Which service a trip's route came from.

@@ -12,13 +12,16 @@ use etappe_domain::trip::edits::input::{
     coordinates_valid, parse_manual_accommodation, parse_stage_edit,
 };
 use etappe_domain::trip::input::{describe, refuse_unknown};
-use etappe_domain::trip::stage::Point;
+use etappe_domain::trip::nights::BedOnRoute;
+use etappe_domain::trip::settings::NightsMode;
+use etappe_domain::trip::stage::{Accommodation, Point};
 use etappe_domain::trip::{
     FieldError, InputError, RouteSnapshot, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand,
 };
 use etappe_route::gpx::TrackPoint;
 use etappe_track::geometry::TrackGeometry;
 use etappe_track::labels::GazetteerLabels;
+use etappe_track::stored::StoredTrack;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -57,8 +60,13 @@ pub struct DayLine {
     pub stage_id: String,
     pub day_number: u32,
     pub is_rest_day: bool,
-    /// `[lat, lon]` pairs.
+    /// `[lat, lon]` pairs, the whole day as one line (kept for older readers: it joins the
+    /// pieces below across the route's breaks).
     pub points: Vec<[f64; 2]>,
+    /// The day's line cut at the route's breaks (jumps between the source's pieces that are
+    /// not ridden): one `[lat, lon]` list per ridden piece, so a map never draws a gap as
+    /// road. One piece for a day without breaks, none for a rest day.
+    pub pieces: Vec<Vec<[f64; 2]>>,
     /// The elevation profile: `[km from the day's start, metres]`, at most
     /// `PROFILE_POINTS` samples of the full-resolution track (the map line above drops
     /// the points a straight climb needs), none where the source had no elevation.
@@ -68,9 +76,10 @@ pub struct DayLine {
 /// Samples per day of a profile: enough for a chart a screen wide.
 const PROFILE_POINTS: usize = 400;
 
-/// `[km, m]` samples of a day's track, the first and last included.
-fn profile_of(points: &[TrackPoint]) -> Vec<[f64; 2]> {
-    let km = etappe_route::geometry::cumulative_distances(points);
+/// `[km, m]` samples of a day's track, the first and last included; `breaks` (indices into
+/// `points`) count no distance, so the last sample's km is the day's ridden length.
+fn profile_of(points: &[TrackPoint], breaks: &[usize]) -> Vec<[f64; 2]> {
+    let km = etappe_route::geometry::cumulative_distances_with_breaks(points, breaks);
     let step = points.len().div_ceil(PROFILE_POINTS).max(1);
     let round = |v: f64, places: f64| (v * places).round() / places;
     let mut out: Vec<[f64; 2]> = (0..points.len())
@@ -114,13 +123,18 @@ impl TripService {
 
     /// The full-resolution track of the trip's current generation.
     pub(super) async fn track_points(&self, trip: &Trip) -> Result<Vec<TrackPoint>, AppError> {
+        Ok(self.stored_track(trip).await?.points)
+    }
+
+    /// The stored track of the trip's current generation, with its breaks.
+    async fn stored_track(&self, trip: &Trip) -> Result<StoredTrack, AppError> {
         let route = trip.route.as_ref().ok_or(AppError::NotReady)?;
         let bytes = self
             .store
             .get_blob(&route.track_key)
             .await?
             .ok_or(AppError::NotReady)?;
-        etappe_track::stored::decode(&bytes)
+        etappe_track::stored::decode_stored(&bytes)
             .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))
     }
 
@@ -142,6 +156,26 @@ impl TripService {
         self.apply_edit(principal, view, edit, base, context).await
     }
 
+    /// The places to sleep the route job found along the trip's route (with nights at
+    /// accommodation; none otherwise), which a choice re-flows the later nights over.
+    async fn route_beds(&self, trip: &Trip) -> Result<Vec<BedOnRoute>, AppError> {
+        let Some(route) = trip
+            .route
+            .as_ref()
+            .filter(|_| trip.settings.nights == NightsMode::AtAccommodation)
+        else {
+            return Ok(Vec::new());
+        };
+        let bytes = self
+            .store
+            .get_blob(&etappe_track::stored::beds_key(&route.track_key))
+            .await?;
+        Ok(bytes
+            .as_deref()
+            .and_then(etappe_track::stored::decode_beds)
+            .unwrap_or_default())
+    }
+
     async fn apply_edit(
         &self,
         principal: &Principal,
@@ -156,7 +190,10 @@ impl TripService {
         } else {
             self.track_points(&view.trip).await?
         };
-        let route = RouteSnapshot::new(TrackGeometry::new(points, &GazetteerLabels));
+        let mut route = RouteSnapshot::new(TrackGeometry::new(points, &GazetteerLabels));
+        if matches!(edit, StageEdit::ChooseAccommodation { .. }) {
+            route = route.with_beds(self.route_beds(&view.trip).await?);
+        }
         let generation = view.trip.generation;
         let after = self
             .execute(principal, trip_id, view, context, |state| {
@@ -223,7 +260,12 @@ impl TripService {
                     lon,
                     ele: None,
                 };
-                let Some(candidate) = stage.accommodations.iter().find(|c| {
+                // A candidate of the day's scan, or (nights at accommodation) a bed along
+                // the route, such as one a night's note names as passed over.
+                let beds = self.route_beds(&view.trip).await?;
+                // The nearest within reach: two places a few metres apart (a hostel mapped
+                // as a point and as a building) are both candidates.
+                let away = |c: &Accommodation| {
                     etappe_domain::trip::edits::straight_m(
                         Point {
                             lat: c.lat,
@@ -231,8 +273,15 @@ impl TripService {
                             ele: None,
                         },
                         target,
-                    ) <= CANDIDATE_MATCH_M
-                }) else {
+                    )
+                };
+                let Some(candidate) = stage
+                    .accommodations
+                    .iter()
+                    .chain(beds.iter().map(|b| &b.accommodation))
+                    .filter(|c| away(c) <= CANDIDATE_MATCH_M)
+                    .min_by(|a, b| away(a).total_cmp(&away(b)))
+                else {
                     return Err(field(
                         "lat",
                         if stage.accommodations.is_empty() {
@@ -457,22 +506,44 @@ impl TripService {
     /// The lines of a trip already authorized (also the share link's).
     pub async fn route_lines_of(&self, view: &TripView) -> Result<RouteLines, AppError> {
         let trip = &view.trip;
-        let track = self.track_points(trip).await?;
+        let stored = self.stored_track(trip).await?;
         let mut days = Vec::with_capacity(trip.stages.len());
         let mut tag = format!("{}:{}:{}", trip.id, trip.version, trip.generation);
         for stage in &trip.stages {
-            let points = super::access::day_points(self.store.as_ref(), stage, &track).await?;
-            let simplified = etappe_route::geometry::simplify(&points, ROUTE_TOLERANCE_M);
-            if let Some(detour) = &stage.detour {
-                tag.push(':');
-                tag.push_str(&detour.track_key);
-            }
+            let points =
+                super::access::day_points(self.store.as_ref(), stage, &stored.points).await?;
+            // A detour is its own geometry, ridden end to end: the source's breaks are not in it.
+            let breaks = match (&stage.detour, stage.is_rest_day) {
+                (Some(detour), _) => {
+                    tag.push(':');
+                    tag.push_str(&detour.track_key);
+                    Vec::new()
+                }
+                (None, true) => Vec::new(),
+                (None, false) => stored.breaks_within(stage.first_point, stage.last_point),
+            };
+            let line = |points: &[TrackPoint]| -> Vec<[f64; 2]> {
+                etappe_route::geometry::simplify(points, ROUTE_TOLERANCE_M)
+                    .iter()
+                    .map(|p| [p.lat, p.lon])
+                    .collect()
+            };
+            let pieces = if stage.is_rest_day {
+                Vec::new()
+            } else {
+                split_at(&points, &breaks)
+                    .into_iter()
+                    .filter(|piece| piece.len() >= 2)
+                    .map(line)
+                    .collect()
+            };
             days.push(DayLine {
                 stage_id: stage.id.to_string(),
                 day_number: stage.day_number,
                 is_rest_day: stage.is_rest_day,
-                points: simplified.iter().map(|p| [p.lat, p.lon]).collect(),
-                profile: profile_of(&points),
+                points: line(&points),
+                pieces,
+                profile: profile_of(&points, &breaks),
             });
         }
         Ok(RouteLines {
@@ -483,9 +554,23 @@ impl TripService {
     }
 }
 
+/// `points` cut before each index of `breaks` (sorted; out-of-range ones ignored).
+fn split_at<'p>(points: &'p [TrackPoint], breaks: &[usize]) -> Vec<&'p [TrackPoint]> {
+    let mut pieces = Vec::with_capacity(breaks.len() + 1);
+    let mut start = 0;
+    for &at in breaks {
+        if at > start && at < points.len() {
+            pieces.push(&points[start..at]);
+            start = at;
+        }
+    }
+    pieces.push(&points[start..]);
+    pieces
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{PROFILE_POINTS, profile_of};
+    use super::{PROFILE_POINTS, profile_of, split_at};
     use etappe_route::gpx::TrackPoint;
 
     fn track(n: usize, ele: impl Fn(usize) -> Option<f64>) -> Vec<TrackPoint> {
@@ -502,7 +587,7 @@ mod tests {
     fn a_profile_keeps_the_climb_within_its_budget() {
         // A straight line with a climb: the map's simplified line keeps two points of it.
         let points = track(5_000, |i| Some(500.0 + (i as f64 / 10.0).sin() * 100.0));
-        let profile = profile_of(&points);
+        let profile = profile_of(&points, &[]);
         assert!(profile.len() <= PROFILE_POINTS + 1, "{}", profile.len());
         assert!(profile.len() > PROFILE_POINTS / 2);
         assert_eq!(profile[0][0], 0.0);
@@ -517,8 +602,25 @@ mod tests {
 
     #[test]
     fn points_without_elevation_are_left_out() {
-        let profile = profile_of(&track(10, |i| (i % 2 == 0).then_some(100.0)));
+        let profile = profile_of(&track(10, |i| (i % 2 == 0).then_some(100.0)), &[]);
         assert_eq!(profile.len(), 5);
-        assert!(profile_of(&[]).is_empty());
+        assert!(profile_of(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn a_day_is_cut_at_its_breaks_and_its_profile_skips_them() {
+        let mut points = track(20, |_| Some(100.0));
+        // A 10 km jump after point 9: a break, not riding.
+        for p in &mut points[10..] {
+            p.lat += 0.09;
+        }
+        let pieces = split_at(&points, &[10]);
+        assert_eq!(pieces.iter().map(|p| p.len()).collect::<Vec<_>>(), [10, 10]);
+        assert_eq!(split_at(&points, &[]).len(), 1);
+        assert_eq!(split_at(&points, &[0, 25]).len(), 1, "edges are no cuts");
+        let with = profile_of(&points, &[10]);
+        let without = profile_of(&points, &[]);
+        let end = |p: &Vec<[f64; 2]>| p.last().map_or(0.0, |s| s[0]);
+        assert!(end(&without) - end(&with) > 9.5, "the jump counts no km");
     }
 }

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDate, Utc};
 use etappe_domain::projection::TripView;
 use etappe_domain::text::strip_controls;
-use etappe_domain::trip::settings::AccommodationType;
+use etappe_domain::trip::nights::{NightCandidate, NightNote};
+use etappe_domain::trip::settings::{AccommodationType, NightsMode};
 use etappe_domain::trip::source::SourceType;
 use etappe_domain::trip::stage::{
     Accommodation, Alert, DayWeather, FoundAlong, Point, Stage, WeatherState,
@@ -17,7 +18,8 @@ use utoipa::ToSchema;
 
 use super::schema::{
     AccommodationSchema, AccommodationTypeSchema, AlertSchema, DayWeatherSchema, FoundAlongSchema,
-    PointSchema, computation_status_map, source_type, trip_status, unavailable_map,
+    NightNoteSchema, PointSchema, computation_status_map, nights_mode, source_type, trip_status,
+    unavailable_map,
 };
 
 /// Today, in UTC: the day the lock rule compares start dates with.
@@ -72,6 +74,11 @@ pub struct StageSummary {
     /// OpenStreetMap; null until read (`points_of_interest`), empty when none.
     #[schema(value_type = Option<Vec<FoundAlongSchema>>)]
     pub found: Option<Vec<FoundAlong>>,
+    /// With nights at accommodation: why the night after this day is where it is (the
+    /// pacer's target, the window, the beds passed over); null otherwise, or once the rider
+    /// moved the day's end or chose its place.
+    #[schema(value_type = Option<NightNoteSchema>)]
+    pub night: Option<NightNote>,
 }
 
 /// A re-routed day, as readers see it.
@@ -219,7 +226,23 @@ impl StageSummary {
                     })
                     .collect()
             }),
+            night: stage.night.as_ref().map(clean_night),
         }
+    }
+}
+
+/// A night's note with the third-party names it carries made safe to show.
+fn clean_night(note: &NightNote) -> NightNote {
+    let clean = |c: &NightCandidate| NightCandidate {
+        name: c.name.as_deref().map(strip_controls),
+        ..c.clone()
+    };
+    NightNote {
+        passed_over: note.passed_over.iter().map(clean).collect(),
+        nearest_before: note.nearest_before.as_ref().map(clean),
+        nearest_after: note.nearest_after.as_ref().map(clean),
+        why: strip_controls(&note.why),
+        ..note.clone()
     }
 }
 
@@ -293,6 +316,10 @@ pub struct TripDetail {
     pub ebike_mode: bool,
     #[schema(value_type = Vec<AccommodationTypeSchema>)]
     pub enabled_accommodation_types: Vec<AccommodationType>,
+    /// Where the days end: `anywhere` (by distance and climbing), or `at_accommodation` (at a
+    /// place to sleep of the enabled types near each day's planned end).
+    #[schema(schema_with = nights_mode)]
+    pub nights: NightsMode,
     /// `draft` until the days exist, then `ready`.
     #[schema(schema_with = trip_status)]
     pub status: &'static str,
@@ -311,9 +338,28 @@ pub struct TripDetail {
     pub elevation: Option<ElevationSummary>,
     /// What a planned trip was planned from (`sourceType: plan`); null for a link or file.
     pub plan: Option<PlanSummary>,
+    /// The trip's open public link; null when none is open (the owner's views only: a
+    /// shared trip never names its code to its visitors).
+    pub share: Option<ShareSummary>,
     pub stages: Vec<StageSummary>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// The open public link of a trip, as its owner reads it in the detail.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TripShare)]
+pub struct ShareSummary {
+    /// The link's code (as in `/s/{code}`).
+    #[schema(min_length = 11, max_length = 11)]
+    pub code: String,
+    /// The link's path on this server, `/s/{code}` (with `.gpx` or `.fit`: the files). A
+    /// path, not an address: the detail is built without the request, and the address
+    /// riders reach is the one they read it on (`POST /trips/{id}/share` answers the full
+    /// address).
+    pub url: String,
+    pub created_at: DateTime<Utc>,
 }
 
 /// One line of `GET /trips`.
@@ -389,6 +435,7 @@ impl TripDetail {
             average_speed: s.average_speed,
             departure_hour: s.departure_hour,
             ebike_mode: s.ebike_mode,
+            nights: s.nights,
             enabled_accommodation_types: s.enabled_accommodation_types.clone(),
             status: status(trip),
             partial: trip.is_partial(),
@@ -404,6 +451,11 @@ impl TripDetail {
                 .and_then(|r| r.elevation.as_ref())
                 .map(ElevationSummary::of),
             plan: trip.source.plan.as_deref().map(PlanSummary::of),
+            share: trip.share.as_ref().map(|link| ShareSummary {
+                code: link.code.clone(),
+                url: format!("/s/{}", link.code),
+                created_at: link.created_at,
+            }),
             stages: stages_of(trip),
             created_at: view.created_at,
             updated_at: view.updated_at,

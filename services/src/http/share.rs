@@ -143,7 +143,8 @@ pub(super) async fn public(
     }
 }
 
-/// `GET /s/{code}/stages/{stageId}`: one day of a shared trip.
+/// `GET /s/{code}/stages/{stageId}` (the day), `/s/{code}/stages/{stageId}.gpx`, `.fit`
+/// (the day's file, as the owner's `…/export.gpx|.fit`): anonymous.
 #[utoipa::path(get, path = "/s/{code}/stages/{stageId}", operation_id = "readSharedStage",
     tag = "share", summary = "One day of a shared trip", description = "Anonymous.",
     security(()), params(CodeStagePathParams),
@@ -152,13 +153,29 @@ pub(super) async fn public(
 pub(super) async fn public_stage(
     State(state): State<App>,
     visitor: PeerAddress,
+    headers: HeaderMap,
     Segments((code, stage)): Segments<(String, String)>,
 ) -> Result<Response, AppError> {
+    let (stage, format) = match stage.rsplit_once('.') {
+        Some((stage, "gpx")) => (stage, Some(ExportFormat::Gpx)),
+        Some((stage, "fit")) => (stage, Some(ExportFormat::Fit)),
+        _ => (stage.as_str(), None),
+    };
     admit_visitor(&state, visitor, &code).await?;
     let view = state.trips.shared_view(&code).await?;
-    let stage_id = uuid::Uuid::parse_str(&stage).map_err(|_| AppError::NotFound)?;
-    let stage = PublicTrip::stage(&view, stage_id).ok_or(AppError::NotFound)?;
-    Ok(Json(stage).into_response())
+    let stage_id = uuid::Uuid::parse_str(stage).map_err(|_| AppError::NotFound)?;
+    // A day of another trip, or none, is missing here like an unknown code.
+    let day = PublicTrip::stage(&view, stage_id).ok_or(AppError::NotFound)?;
+    match format {
+        Some(format) => Ok(file_response(
+            state
+                .exports
+                .cached_export(&view, Some(stage_id), format)
+                .await?,
+            &headers,
+        )),
+        None => Ok(Json(day).into_response()),
+    }
 }
 
 /// `GET /s/{code}/route`: the shared trip's lines, anonymous; 304 when unchanged.
@@ -184,9 +201,12 @@ pub(super) async fn public_route(
 /// A shared trip's file: anonymous.
 macro_rules! shared_file {
     ($name:ident, $path:literal, $id:literal, $media:literal, $summary:literal) => {
+        shared_file!($name, $path, $id, $media, $summary, CodePathParam);
+    };
+    ($name:ident, $path:literal, $id:literal, $media:literal, $summary:literal, $params:ident) => {
         #[utoipa::path(get, path = $path, operation_id = $id, tag = "share", summary = $summary,
             description = "Anonymous. `ETag` names the file.",
-            security(()), params(CodePathParam, IfNoneMatchHeader),
+            security(()), params($params, IfNoneMatchHeader),
             responses(
                 (status = 200, description = "The file (an attachment)", content_type = $media,
                     body = FileSchema, headers(("ETag" = String))),
@@ -211,4 +231,22 @@ shared_file!(
     "readSharedFit",
     "application/vnd.ant.fit",
     "A shared trip as a FIT course"
+);
+
+// Served by `public_stage` (a suffix on the day's id); declared apart for the document.
+shared_file!(
+    public_stage_gpx,
+    "/s/{code}/stages/{stageId}.gpx",
+    "readSharedStageGpx",
+    "application/gpx+xml",
+    "One day of a shared trip as GPX 1.1",
+    CodeStagePathParams
+);
+shared_file!(
+    public_stage_fit,
+    "/s/{code}/stages/{stageId}.fit",
+    "readSharedStageFit",
+    "application/vnd.ant.fit",
+    "One day of a shared trip as a FIT course",
+    CodeStagePathParams
 );

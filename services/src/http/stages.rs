@@ -349,7 +349,7 @@ pub(super) async fn scan(
     responses((status = 200, description = "The lines", body = RouteLines,
             headers(("ETag" = String))),
         (status = 304, description = "Unchanged"),
-        Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
+        BadRequest, Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
 pub(super) async fn route(
     State(state): State<App>,
     Caller(principal): Caller,

@@ -296,16 +296,15 @@ pub(super) async fn restore(
         }
         .into());
     }
-    let version = body
-        .get("version")
-        .and_then(etappe_domain::trip::input::whole_number)
-        .filter(|v| *v >= 1)
-        .ok_or_else(|| {
-            etappe_domain::trip::InputError::Invalid(vec![FieldError::new(
-                "version",
-                "version is required: the whole number (from 1) of the version to restore",
-            )])
-        })?;
+    let version = match body.get("version") {
+        None => Err("version is required: the whole number (from 1) of the version to restore"),
+        Some(value) => etappe_domain::trip::input::whole_number(value)
+            .filter(|v| *v >= 1)
+            .ok_or("version must be a whole number from 1 (the trip's versions count from 1)"),
+    }
+    .map_err(|message| {
+        etappe_domain::trip::InputError::Invalid(vec![FieldError::new("version", message)])
+    })?;
     let detail = state
         .trips
         .restore(&principal, trip_id, version, base, &context)

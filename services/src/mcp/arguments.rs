@@ -115,23 +115,27 @@ const LODGING: Field = field(
     Kind::AnyOf(&ACCOMMODATION_TYPES),
     "",
 );
+/// The wire names of the domain's `NightsMode::ALL` (a test holds them equal).
+pub(crate) const NIGHTS_MODES: [&str; 2] = ["anywhere", "at_accommodation"];
+const NIGHTS: Field = field("nights", Kind::OneOf(&NIGHTS_MODES), "");
 const fn date(name: &'static str, nullable: bool) -> Field {
     field(name, Kind::Date { nullable }, "")
 }
 
 /// The settings an agent gives when it creates a trip: what most trips are planned with.
 /// The others are one `update_trip_settings` call away, so `create_trip` does not carry all
-/// ten in every conversation's `tools/list`.
-pub(super) const CREATE_SETTINGS: [Field; 4] = [
+/// eleven in every conversation's `tools/list`.
+pub(super) const CREATE_SETTINGS: [Field; 5] = [
     TITLE,
     date("startDate", false),
     date("endDate", false),
     MAX_DISTANCE,
+    NIGHTS,
 ];
 
 /// Every setting, as `update_trip_settings` takes them (it asks to confirm only the changes
 /// that re-cut the days: the domain's `Invalidation::repace`).
-pub(super) const ALL_SETTINGS: [Field; 10] = [
+pub(super) const ALL_SETTINGS: [Field; 11] = [
     TITLE,
     date("startDate", true),
     date("endDate", true),
@@ -142,24 +146,25 @@ pub(super) const ALL_SETTINGS: [Field; 10] = [
     DEPARTURE,
     EBIKE,
     LODGING,
+    NIGHTS,
 ];
 
 /// The wire names of the domain's `RideProfile::ALL` (a test holds them equal).
 pub const PROFILES: [&str; 4] = ["touring", "road", "gravel", "mountain"];
 
 /// A plan's places, flat beside the other arguments: a name or `"lat,lon"` each. No length
-/// keywords: they cost 18 tokens of create_trip's 260, and the domain refuses an empty or
-/// 200+ character place by name anyway.
+/// keywords and no `maxItems` on `via`: they cost 22 tokens of create_trip's 260, and the
+/// domain refuses an empty or 200+ character place, or more than 20 via places, by name.
 const PLACE: Kind = Kind::Text { min: 0, max: 0 };
 const PLAN_ARGS: [Arg; 4] = [
     arg("from", PLACE, "Place name or lat,lon"),
     arg("to", PLACE, ""),
-    arg("via", Kind::List { max: 20 }, ""),
+    arg("via", Kind::List { max: 0 }, ""),
     arg("profile", Kind::OneOf(&PROFILES), ""),
 ];
 
 pub(super) const CREATE_ARGS: [Arg; 7] = [
-    arg("sourceUrl", Kind::Format("uri"), "Route link"),
+    arg("sourceUrl", Kind::Format("uri"), ""),
     PLAN_ARGS[0],
     PLAN_ARGS[1],
     PLAN_ARGS[2],

@@ -136,7 +136,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "create_trip",
         title: "Create a trip",
-        description: "Trip from a route link or from places; returns at once.",
+        description: "Trip from a route link or places; returns at once.",
         read_only: false,
         destructive: false,
         idempotent: true,
@@ -150,7 +150,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "update_trip_settings",
         title: "Change trip settings",
-        description: "Change settings or a plan's via/profile; confirm first if days are re-cut.",
+        description: "Change settings or a plan's via/profile; confirm if days re-cut.",
         read_only: false,
         destructive: true,
         idempotent: false,
@@ -158,7 +158,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &UPDATE_ARGS,
-        help: "settings: title (1-255 chars), startDate and endDate (YYYY-MM-DD; null clears one; the number of days follows them), maxDistancePerDay (km, 30-300), averageSpeed (km/h, 5-50), fatigueFactor (0.5-1.0: each day's limit is the previous one's times this), elevationPenalty (m of climbing worth 1 km), departureHour (0-23), ebikeMode (boolean), enabledAccommodationTypes (any of camp_site, hostel, alpine_hut, chalet, guest_house, hotel, wilderness_hut). A planned trip also takes via (the places to pass, replacing the old ones; [] for none) and profile: it is routed again (other ends: create another trip). Dates, maxDistancePerDay, fatigueFactor, elevationPenalty and the plan re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set); such a call first writes nothing and answers the impact with a confirmationToken (single use, 5 minutes, bound to these exact arguments): call again with it. The others apply at once, the days stay, what they affect is analysed again. Answers {result, version, partial, nextAction}. Guards: locked, then version, then confirmation.",
+        help: "settings: title (1-255 chars), startDate and endDate (YYYY-MM-DD; null clears one; the number of days follows them), maxDistancePerDay (km, 30-300), averageSpeed (km/h, 5-50), fatigueFactor (0.5-1.0: each day's limit is the previous one's times this), elevationPenalty (m of climbing worth 1 km), departureHour (0-23), ebikeMode (boolean), enabledAccommodationTypes (any of camp_site, hostel, alpine_hut, chalet, guest_house, hotel, wilderness_hut; in order of preference), nights (anywhere, or at_accommodation: each day ends at a place to sleep of those types near its planned end, chosen by Etappe; needs an OpenStreetMap source). A planned trip also takes via (the places to pass, replacing the old ones; [] for none) and profile: it is routed again (other ends: create another trip). Dates, maxDistancePerDay, fatigueFactor, elevationPenalty, nights (and the types, with nights at_accommodation) and the plan re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set); such a call first writes nothing and answers the impact with a confirmationToken (single use, 5 minutes, bound to these exact arguments): call again with it. The others apply at once, the days stay, what they affect is analysed again. Answers {result, version, partial, nextAction}. Guards: locked, then version, then confirmation.",
         run: run::update_trip_settings,
     },
     ToolSpec {
@@ -389,6 +389,13 @@ mod tests {
         use etappe_domain::trip::plan::RideProfile;
         let domain: Vec<&str> = RideProfile::ALL.iter().map(|p| p.as_str()).collect();
         assert_eq!(domain, PROFILES);
+    }
+
+    #[test]
+    fn the_published_nights_modes_are_the_domains() {
+        use etappe_domain::trip::settings::NightsMode;
+        let domain: Vec<&str> = NightsMode::ALL.iter().map(|m| m.as_str()).collect();
+        assert_eq!(domain, super::super::arguments::NIGHTS_MODES);
     }
 
     #[test]

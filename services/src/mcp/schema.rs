@@ -139,6 +139,8 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
         Kind::AnyOf(values) => {
             json!({"type": "array", "items": {"enum": values}})
         }
+        // `max: 0`: no `maxItems` (the domain states the limit when it refuses).
+        Kind::List { max: 0 } => json!({"type": "array", "items": {"type": "string"}}),
         Kind::List { max } => json!({
             "type": "array",
             "items": {"type": "string"},

@@ -5,6 +5,7 @@
 
 pub mod appends;
 pub mod mcp;
+pub mod nights;
 pub mod oauth;
 pub mod patch;
 pub mod plan;

@@ -9,6 +9,8 @@
 //!   loopback, in process or on the servers with separate worker processes.
 //! - `plan`: a plan from places on a real Valhalla built from an extract: tile build time
 //!   and size, `POST /trips` with the plan to `partial: false`, elevation calls per 100 km.
+//! - `nights`: the pacer placing nights at accommodation over a long route with beds every
+//!   so many kilometres: time, and the share of nights at a bed within the tolerance.
 //! - `exports`, `streams`, `half-open`: the server's defences (`etappe_tests::server_bench`).
 //! - `mcp`: latency of the agent surface, `tools/call` of `get_trip` then of `edit_stages`
 //!   (relabelling a day, with the version each answer carries) through `/mcp`, open loop at
@@ -84,6 +86,21 @@ enum Command {
         #[arg(long)]
         memory: bool,
     },
+    /// Nights at accommodation placed over a long route.
+    Nights {
+        /// The route's length, km.
+        #[arg(long, default_value_t = 1000.0)]
+        km: f64,
+        /// Days (nights are one fewer).
+        #[arg(long, default_value_t = 31)]
+        days: usize,
+        /// A bed about every so many km.
+        #[arg(long, default_value_t = 20.0)]
+        bed_every: f64,
+        /// Placements timed.
+        #[arg(long, default_value_t = 200)]
+        runs: usize,
+    },
     /// A plan from places on a real Valhalla (tests/valhalla/install.sh) built from an extract.
     Plan {
         /// The OpenStreetMap extract the tiles are built from.
@@ -158,6 +175,15 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Streams { count, seconds } => {
             etappe_tests::server_bench::streams(count, seconds).await
+        }
+        Command::Nights {
+            km,
+            days,
+            bed_every,
+            runs,
+        } => {
+            bench::nights::run(km, days, bed_every, runs);
+            Ok(())
         }
         Command::HalfOpen => etappe_tests::server_bench::half_open().await,
         Command::Appends {

@@ -2,7 +2,9 @@
 //! `analyse_trip`), and their results recorded as events.
 
 use etappe_analysis::osm::OSM_GROUPS;
+use etappe_analysis::{NearBed, NightGap};
 use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
+use etappe_domain::trip::nights::{NightCandidate, NightNote, NightOutcome};
 
 use super::*;
 
@@ -258,9 +260,11 @@ pub fn analyse_trip(
     let cap = Some(trip.settings.max_distance_per_day);
     let facts: Vec<DayFacts<'_>> = gaps
         .iter()
-        .map(|gaps| DayFacts {
+        .zip(&trip.stages)
+        .map(|(gaps, stage)| DayFacts {
             gaps,
             max_distance_per_day_km: cap,
+            night_gap: stage.night.as_ref().and_then(night_gap),
         })
         .collect();
     analyse_with_facts(&inputs, &facts, &settings)
@@ -284,6 +288,27 @@ pub fn analyse_trip(
             found: None,
         })
         .collect()
+}
+
+/// A night the pacer found no bed for, as the rules read it (none for a night at a bed).
+fn night_gap(note: &NightNote) -> Option<NightGap<'_>> {
+    fn near(c: Option<&NightCandidate>) -> Option<NearBed<'_>> {
+        c.map(|c| NearBed {
+            name: c.name.as_deref(),
+            kind: &c.kind,
+            km: c.km,
+            lat: c.lat,
+            lon: c.lon,
+        })
+    }
+    (note.outcome != NightOutcome::AtBed).then(|| NightGap {
+        target_km: note.target_km,
+        window_km: note.window_km,
+        looked_for: note.outcome == NightOutcome::NoBedInWindow,
+        why: &note.why,
+        nearest_before: near(note.nearest_before.as_ref()),
+        nearest_after: near(note.nearest_after.as_ref()),
+    })
 }
 
 /// Each day as the rules read it: its slice of the track (`slices`, same order), its date,

@@ -13,12 +13,15 @@ use etappe_analysis::{
 use etappe_domain::ids::{TripId, derived_id};
 use etappe_domain::projection::TripView;
 use etappe_domain::text::strip_controls;
+use etappe_domain::trip::settings::NightsMode;
 use etappe_domain::trip::source::SourceType;
 use etappe_domain::trip::stage::{Alert, Point, RouteSummary, Stage, StageAlerts, Unavailable};
 use etappe_domain::trip::{Category, Trip, TripCommand, TripError};
 use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb};
 use etappe_route::gpx::{ParsedRoute, TrackPoint, parse_gpx};
-use etappe_route::pacing::{PacingSettings, one_day_per_track, pace_route};
+use etappe_route::pacing::{
+    PacingSettings, day_lengths_km, one_day_per_track, pace_route, pace_route_at,
+};
 use etappe_route::pieces::join_pieces;
 use etappe_route::sources::{
     komoot_collection_tour_ids, parse_komoot_tour_html, parse_ridewithgps_json,
@@ -39,6 +42,7 @@ pub(crate) use self::heights::heights_known;
 
 mod analysis;
 mod heights;
+mod nights;
 mod osm;
 mod plan;
 mod route;

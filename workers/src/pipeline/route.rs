@@ -81,6 +81,7 @@ impl Pipeline {
                 ProgressState::Running,
             )
             .await;
+        let mut nights = None;
         let (stored, splits) = if trip.source.source_type == SourceType::KomootCollection {
             let paced = one_day_per_track(&parsed.tracks);
             let stored = track::StoredTrack {
@@ -115,7 +116,21 @@ impl Pipeline {
                 },
                 days: s.dated_day_count().and_then(|d| u32::try_from(d).ok()),
             };
-            let (cut, splits) = pace_route(&joined, &settings);
+            // With nights at accommodation the planned days end at beds (one night each).
+            let planned = day_lengths_km(&joined, &settings);
+            let paced_nights = match planned {
+                Some(lengths) if s.nights == NightsMode::AtAccommodation && lengths.len() > 1 => {
+                    Some(self.place_route_nights(&joined, lengths, s).await?)
+                }
+                _ => None,
+            };
+            let (cut, splits) = match &paced_nights {
+                Some(paced) => pace_route_at(&joined, &paced.goals_m()),
+                None => pace_route(&joined, &settings),
+            };
+            if let Some(paced) = paced_nights.filter(|p| p.placed.len() + 1 == splits.len()) {
+                nights = Some((paced.stored_beds(&cut), paced));
+            }
             let mut stored = track::StoredTrack::from(cut);
             stored.waypoints = parsed.waypoints.clone();
             (stored, splits)
@@ -150,6 +165,13 @@ impl Pipeline {
                 let known = points
                     .get(split.start_index..=split.end_index)
                     .is_some_and(heights_known);
+                let (accommodation, night) = nights
+                    .as_ref()
+                    .map_or((None, None), |(_, paced)| paced.night_of(i));
+                let planned_km = nights
+                    .as_ref()
+                    .and_then(|(_, paced)| paced.lengths_km.get(i))
+                    .map(|km| round(*km, 2));
                 let start_place = self.labeller.label(start.lat, start.lon);
                 let end_place = self.labeller.label(end.lat, end.lon);
                 Some(Stage {
@@ -178,12 +200,14 @@ impl Pipeline {
                     last_point: split.end_index,
                     alerts: Vec::new(),
                     accommodations: Vec::new(),
-                    accommodation: None,
+                    accommodation,
                     detour: None,
                     detour_failure: None,
                     waypoint_pending: None,
                     weather: None,
                     found: None,
+                    planned_km,
+                    night,
                 })
             })
             .collect();
@@ -198,6 +222,11 @@ impl Pipeline {
         self.store
             .put_blob(&track_key, &track::encode_stored(&stored))
             .await?;
+        if let Some((beds, _)) = &nights {
+            self.store
+                .put_blob(&track::beds_key(&track_key), &track::encode_beds(beds))
+                .await?;
+        }
         let route = RouteSummary {
             // Third-party text: it becomes the trip's title when the rider gave none.
             title: parsed.name.as_deref().map(strip_controls),

@@ -76,6 +76,8 @@ fn one_day_trip(points: &[TrackPoint]) -> Trip {
         waypoint_pending: None,
         weather: None,
         found: None,
+        planned_km: None,
+        night: None,
     };
     fold(&[
         TripEvent::TripCreated {

@@ -302,6 +302,8 @@ mod tests {
             waypoint_pending: None,
             weather: None,
             found: None,
+            planned_km: None,
+            night: None,
         }
     }
 

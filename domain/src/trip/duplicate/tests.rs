@@ -60,12 +60,15 @@ fn stage(n: u32) -> Stage {
             phone: None,
             address: None,
             source: "osm".into(),
+            chosen_by: None,
         }),
         detour: None,
         detour_failure: None,
         waypoint_pending: None,
         weather: None,
         found: None,
+        planned_km: None,
+        night: None,
     }
 }
 

@@ -2,6 +2,7 @@
 //! touched day measured again off the route; every other day keeps its id.
 
 use super::*;
+use crate::trip::nights::ChosenBy;
 
 pub(super) fn apply(
     stages: &mut Vec<Stage>,
@@ -22,6 +23,8 @@ pub(super) fn apply(
                 impact = move_end(stages, index, end, route)?;
                 if let Some(stage) = stages.get_mut(index) {
                     stage.accommodation = None;
+                    // A night the rider placed by hand: kept by every re-flow.
+                    stage.night = None;
                 }
             }
             relabel(stages, index, &label)?;
@@ -98,6 +101,8 @@ pub(super) fn apply(
                 waypoint_pending: None,
                 weather: None,
                 found: None,
+                planned_km: None,
+                night: None,
             };
             stages.insert(index + 1, rest);
             Ok(Impact {
@@ -120,7 +125,10 @@ pub(super) fn apply(
             if let Some(stage) = stages.get_mut(index) {
                 let mut chosen = accommodation;
                 chosen.distance_to_end_m = Some(straight_m(stage.end, target).round());
+                chosen.chosen_by = Some(ChosenBy::Rider);
                 stage.accommodation = Some(chosen);
+                // The rider's night: no pacer's reason stands for it any more.
+                stage.night = None;
             }
             Ok(impact)
         }

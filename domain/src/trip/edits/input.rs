@@ -265,6 +265,7 @@ pub fn parse_manual_accommodation(input: &Map<String, Value>) -> Result<Accommod
             phone: None,
             address: None,
             source: "manual".into(),
+            chosen_by: None,
         }),
         _ => Err(InputError::Invalid(errors)),
     }

@@ -7,6 +7,8 @@ use uuid::Uuid;
 use super::apply::remeasure;
 use super::*;
 use crate::ids::{TripId, UserId};
+use crate::trip::nights::{BedOnRoute, ChosenBy};
+use crate::trip::settings::NightsMode;
 use crate::trip::settings::TripSettings;
 use crate::trip::source::SourceUrl;
 use crate::trip::stage::RouteSummary;
@@ -94,6 +96,8 @@ fn stage(n: u128, first: usize, last: usize) -> Stage {
         waypoint_pending: None,
         weather: None,
         found: None,
+        planned_km: None,
+        night: None,
     };
     remeasure(&mut stage, &line);
     stage
@@ -523,6 +527,7 @@ fn choosing_a_place_to_sleep_moves_the_days_end_to_it() {
         phone: None,
         address: None,
         source: "osm".into(),
+        chosen_by: None,
     };
     let trip = trip();
     let (after, _) = days_after(
@@ -697,4 +702,189 @@ fn decide_takes_day_edits_and_refuses_one_made_over_a_superseded_route() {
         }),
         "an edit measured on another generation's route is refused"
     );
+}
+
+/// A place to sleep on the line at kilometre `km`, of `kind`.
+fn bed_at(km: usize, name: &str) -> BedOnRoute {
+    let at = Line(100).point(km).expect("on the line");
+    BedOnRoute {
+        accommodation: Accommodation {
+            name: Some(name.into()),
+            kind: "camp_site".into(),
+            lat: at.lat,
+            lon: at.lon,
+            distance_to_end_m: None,
+            price_min_eur: None,
+            price_max_eur: None,
+            exact_price: false,
+            url: None,
+            phone: None,
+            address: None,
+            source: "osm".into(),
+            chosen_by: None,
+        },
+        point_index: km,
+        along_m: km as f64 * 1000.0,
+        off_route_m: 0.0,
+    }
+}
+
+/// A 99 km trip paced at accommodation: four days ending at the camp sites at 25, 50 and
+/// 75 km that Etappe chose (night 3's by `night_3` instead, when given), and the beds found.
+fn paced_at_beds(night_3: ChosenBy) -> (Trip, Vec<BedOnRoute>) {
+    let beds = [25, 30, 50, 53, 75, 80].map(|km| bed_at(km, &format!("Camping km {km}")));
+    let mut events = history(TripSettings {
+        nights: NightsMode::AtAccommodation,
+        ..TripSettings::default()
+    });
+    let TripEvent::RouteComputed { stages, .. } = &mut events[2] else {
+        unreachable!("the third event computes the route")
+    };
+    *stages = vec![
+        stage(1, 0, 25),
+        stage(2, 25, 50),
+        stage(3, 50, 75),
+        stage(4, 75, 99),
+    ];
+    for (i, stage) in stages.iter_mut().take(3).enumerate() {
+        let mut place = beds[[0, 2, 4][i]].accommodation.clone();
+        place.chosen_by = Some(if i == 2 { night_3 } else { ChosenBy::Etappe });
+        stage.accommodation = Some(place);
+        stage.planned_km = Some(25.0);
+    }
+    stages[3].planned_km = Some(24.0);
+    (fold(&events).expect("a trip"), beds.to_vec())
+}
+
+fn choose_over(trip: &Trip, stage: u128, bed: &BedOnRoute, beds: &[BedOnRoute]) -> Trip {
+    let events = decide_stage_edit_over(
+        Some(trip),
+        StageEdit::ChooseAccommodation {
+            stage_id: id(stage),
+            accommodation: bed.accommodation.clone(),
+        },
+        trip.version,
+        today(),
+        &Line(100),
+        beds,
+    )
+    .expect("the choice is accepted");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, TripEvent::StagesEdited { .. }))
+            .count(),
+        1,
+        "one edit: {events:?}"
+    );
+    let mut after = trip.clone();
+    for event in &events {
+        after = crate::trip::evolve(Some(after), event).expect("still a trip");
+    }
+    assert_eq!(after.version, trip.version + 1, "one version");
+    after
+}
+
+#[test]
+fn choosing_another_bed_reflows_the_nights_after_it_in_one_version() {
+    let (trip, beds) = paced_at_beds(ChosenBy::Etappe);
+    let events = decide_stage_edit_over(
+        Some(&trip),
+        StageEdit::ChooseAccommodation {
+            stage_id: id(1),
+            accommodation: beds[1].accommodation.clone(),
+        },
+        trip.version,
+        today(),
+        &Line(100),
+        &beds,
+    )
+    .expect("accepted");
+    let Some(TripEvent::StagesEdited { reflow, .. }) = events.first() else {
+        panic!("a day edit first: {events:?}")
+    };
+    let reflow = reflow.clone().expect("the nights re-flowed");
+    assert_eq!(reflow.chosen, "Camping km 30");
+    assert!(reflow.moved.contains(&2), "night 2 moved: {reflow:?}");
+    assert_eq!(reflow.kept, None);
+    let after = choose_over(&trip, 1, &beds[1], &beds);
+    // 69 km left for three days from km 30: night 2 at the bed nearest 23 km on (53),
+    // night 3 at the bed nearest 23 km on from there (75); the last day ends at the route's end.
+    let ends: Vec<usize> = after.stages.iter().map(|s| s.last_point).collect();
+    assert_eq!(ends, [30, 53, 75, 99]);
+    let nights: Vec<_> = after.stages[..3]
+        .iter()
+        .map(|s| {
+            let place = s.accommodation.as_ref().expect("a place each night");
+            (place.name.clone().unwrap_or_default(), place.chosen_by)
+        })
+        .collect();
+    assert_eq!(
+        nights,
+        [
+            ("Camping km 30".to_string(), Some(ChosenBy::Rider)),
+            ("Camping km 53".to_string(), Some(ChosenBy::Etappe)),
+            ("Camping km 75".to_string(), Some(ChosenBy::Etappe)),
+        ]
+    );
+    assert_eq!(
+        after.stages[0].first_point, 0,
+        "the day before is untouched"
+    );
+    assert!(
+        after.stages[1].night.is_some(),
+        "night 2 says why it is there"
+    );
+}
+
+#[test]
+fn a_reflow_stops_at_a_night_the_rider_chose_and_says_so() {
+    let (trip, beds) = paced_at_beds(ChosenBy::Rider);
+    let events = decide_stage_edit_over(
+        Some(&trip),
+        StageEdit::ChooseAccommodation {
+            stage_id: id(1),
+            accommodation: beds[1].accommodation.clone(),
+        },
+        trip.version,
+        today(),
+        &Line(100),
+        &beds,
+    )
+    .expect("accepted");
+    let Some(TripEvent::StagesEdited {
+        reflow: Some(reflow),
+        ..
+    }) = events.first()
+    else {
+        panic!("a re-flow: {events:?}")
+    };
+    assert_eq!(
+        reflow.kept,
+        Some(KeptNight {
+            night: 3,
+            place: Some("Camping km 75".into())
+        })
+    );
+    let after = choose_over(&trip, 1, &beds[1], &beds);
+    let ends: Vec<usize> = after.stages.iter().map(|s| s.last_point).collect();
+    assert_eq!(
+        ends,
+        [30, 53, 75, 99],
+        "night 3 stays where the rider chose"
+    );
+    assert_eq!(after.stages[2].accommodation, trip.stages[2].accommodation);
+    assert_eq!(
+        after.stages[3], trip.stages[3],
+        "the days after it are untouched"
+    );
+}
+
+#[test]
+fn with_nights_anywhere_a_choice_moves_only_its_own_night() {
+    let (mut trip, beds) = paced_at_beds(ChosenBy::Etappe);
+    trip.settings.nights = NightsMode::Anywhere;
+    let after = choose_over(&trip, 1, &beds[1], &beds);
+    let ends: Vec<usize> = after.stages.iter().map(|s| s.last_point).collect();
+    assert_eq!(ends, [30, 50, 75, 99]);
 }

@@ -92,6 +92,7 @@ impl TripService {
         let (Some(source), Some(settings), true) = (source, settings, errors.is_empty()) else {
             return Err(InputError::Invalid(errors).into());
         };
+        self.refuse_nights_without_beds(&settings).await?;
         self.admit_creation(principal).await?;
 
         let keyed = idempotency_key.map(|key| Keyed {
@@ -179,11 +180,20 @@ impl TripService {
                 continue;
             };
             let mut wanted: Vec<(&str, String)> = Vec::new();
+            let mut beds = None;
             if let Some(route) = route {
-                wanted.push((
-                    &route.track_key,
-                    etappe_track::stored::key(copy, *generation),
+                let to = etappe_track::stored::key(copy, *generation);
+                beds = Some((
+                    etappe_track::stored::beds_key(&route.track_key),
+                    etappe_track::stored::beds_key(&to),
                 ));
+                wanted.push((&route.track_key, to));
+            }
+            // The beds a re-flow reads go with the track (they are not a file of the trip's).
+            if let Some((from, to)) = beds
+                && let Some(bytes) = self.store.get_blob(&from).await?
+            {
+                self.store.put_blob(&to, &bytes).await?;
             }
             for stage in stages {
                 if let Some(detour) = &stage.detour {
@@ -277,6 +287,7 @@ impl TripService {
         require(principal, Scope::TripsWrite)?;
         refuse_unknown(settings, &update_fields())?;
         let patch = parse_settings(settings, NullMeans::Absent)?;
+        self.refuse_nights_without_beds(&patch).await?;
         if bytes.is_empty() {
             return Err(InputError::Invalid(vec![FieldError::new(
                 "file",

@@ -1,5 +1,8 @@
 //! A trip's history: its events as sentences, and the trip as it was at any version.
 
+use etappe_domain::text::strip_controls;
+use etappe_domain::trip::edits::Reflow;
+
 use super::*;
 
 impl TripService {
@@ -176,6 +179,11 @@ fn describe(event: &TripEvent) -> String {
         TripEvent::TripShared { .. } => "Public link opened".into(),
         TripEvent::TripUnshared => "Public link revoked".into(),
         TripEvent::StagesEdited {
+            reflow: Some(reflow),
+            version,
+            ..
+        } => reflow_sentence(reflow, *version),
+        TripEvent::StagesEdited {
             action,
             stages,
             version,
@@ -211,5 +219,84 @@ fn describe(event: &TripEvent) -> String {
             detour.router,
             if detour.estimated { ", estimated" } else { "" }
         ),
+    }
+}
+
+/// A choice of place that re-flowed the nights after it, as one step: "Nights 3–6 moved
+/// after you chose Camping Seeblick; night 7 stays at Hotel Post, which you chose".
+fn reflow_sentence(reflow: &Reflow, version: u64) -> String {
+    let chosen = strip_controls(&reflow.chosen);
+    let mut sentence = match reflow.moved.as_slice() {
+        [] => format!("You chose {chosen}; no night after it had to move"),
+        [one] => format!("Night {one} moved after you chose {chosen}"),
+        moved => format!(
+            "Nights {} moved after you chose {chosen}",
+            night_ranges(moved)
+        ),
+    };
+    if let Some(kept) = &reflow.kept {
+        match &kept.place {
+            Some(place) => sentence.push_str(&format!(
+                "; night {} stays at {}, which you chose",
+                kept.night,
+                strip_controls(place)
+            )),
+            None => sentence.push_str(&format!("; night {} stays where you set it", kept.night)),
+        }
+    }
+    format!("{sentence} (version {version})")
+}
+
+/// Day numbers as runs: `[3, 4, 5, 6, 9]` reads "3–6, 9".
+fn night_ranges(nights: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &n in nights {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == n => *end = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}–{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use etappe_domain::trip::edits::KeptNight;
+
+    use super::*;
+
+    #[test]
+    fn a_reflow_reads_as_one_step_naming_the_nights_and_the_one_kept() {
+        let reflow = Reflow {
+            chosen: "Camping Seeblick".into(),
+            moved: vec![3, 4, 5, 6],
+            kept: Some(KeptNight {
+                night: 7,
+                place: Some("Hotel Post".into()),
+            }),
+        };
+        assert_eq!(
+            reflow_sentence(&reflow, 9),
+            "Nights 3–6 moved after you chose Camping Seeblick; night 7 stays at Hotel Post, which you chose (version 9)"
+        );
+        assert_eq!(night_ranges(&[2, 4, 5, 9]), "2, 4–5, 9");
+        let none = Reflow {
+            moved: Vec::new(),
+            kept: None,
+            ..reflow
+        };
+        assert_eq!(
+            reflow_sentence(&none, 4),
+            "You chose Camping Seeblick; no night after it had to move (version 4)"
+        );
     }
 }

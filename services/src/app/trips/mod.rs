@@ -12,7 +12,7 @@ use std::sync::Arc;
 use etappe_domain::ids::{TripId, derived_id};
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
-use etappe_domain::trip::settings::SettingField;
+use etappe_domain::trip::settings::{NightsMode, SettingField, SettingsPatch};
 use etappe_domain::trip::source::{SourceType, SourceUrl};
 use etappe_domain::trip::{
     FieldError, InputError, ShareLink, Trip, TripCommand, TripEvent, decide,
@@ -205,6 +205,23 @@ impl TripService {
         super::places::resolve_plan(&self.upstreams, &input).await
     }
 
+    /// Refuses nights at accommodation at once when no OpenStreetMap source could find a bed:
+    /// the days would otherwise be paced anywhere without a word.
+    pub(super) async fn refuse_nights_without_beds(
+        &self,
+        patch: &SettingsPatch,
+    ) -> Result<(), AppError> {
+        if patch.nights != Some(NightsMode::AtAccommodation)
+            || self.upstreams.osm_source().await.is_some()
+        {
+            return Ok(());
+        }
+        Err(AppError::NotConfigured(format!(
+            "nights at_accommodation ends each day at a place to sleep found in OpenStreetMap, and {}",
+            self.upstreams.no_osm_source_reason()
+        )))
+    }
+
     /// The service counting creations in `budgets` (shared with the transports).
     pub fn with_budgets(mut self, budgets: Arc<crate::budgets::Budgets>) -> Self {
         self.budgets = budgets;
@@ -310,6 +327,7 @@ impl TripService {
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &update_fields())?;
         let patch = parse_settings(input, NullMeans::Clear)?;
+        self.refuse_nights_without_beds(&patch).await?;
         let plan = match input.get("plan") {
             Some(value) if !value.is_null() => {
                 if current.trip.source.plan.is_none() {

@@ -15,8 +15,8 @@ use etappe_domain::trip::edits::LABEL_MAX_CHARS;
 use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
 use etappe_domain::trip::plan::{MAX_VIA, PLACE_NAME_MAX_CHARS, RideProfile};
 use etappe_domain::trip::settings::{
-    AVERAGE_SPEED, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY, Range,
-    SettingField, TITLE_MAX_CHARS, TripSettings,
+    AVERAGE_SPEED, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
+    NightsMode, Range, SettingField, TITLE_MAX_CHARS, TripSettings,
 };
 use etappe_domain::trip::source::SOURCE_URL_MAX_CHARS;
 use serde_json::{Map, Value, json};
@@ -141,7 +141,12 @@ fn setting(field: SettingField, nulls: NullMeans) -> Value {
         SettingField::EnabledAccommodationTypes => json!({
             "type": "array", "minItems": 1,
             "items": {"$ref": "#/components/schemas/AccommodationType"},
-            "description": "Which kinds of places to sleep a scan looks for. Default: all."}),
+            "description": "Which kinds of places to sleep a scan looks for, in order of preference (with nights at_accommodation the first type wins a tie). Default: all."}),
+        SettingField::Nights => json!({
+            "type": "string",
+            "enum": NightsMode::ALL.map(NightsMode::as_str),
+            "default": d.nights.as_str(),
+            "description": "Where each day ends: anywhere (by distance and climbing), or at_accommodation (at a place to sleep of the enabled types near each day's planned end, chosen by Etappe; needs an OpenStreetMap source)."}),
     };
     if nulls == NullMeans::Absent {
         // On a creation `null` reads as "left out", whatever the field.
@@ -294,7 +299,7 @@ request_schema! {
     /// `PATCH /trips/{id}/stages/{stageId}/move`.
     /// `POST /trips/{id}/restore`.
     RestoreVersion => json!({"type": "object", "required": ["version"], "additionalProperties": false,
-        "properties": {"version": {"type": "integer", "minimum": 1,
+        "properties": {"version": {"type": "integer", "minimum": 1, "maximum": u64::MAX,
             "description": "The version to make the trip again"}}});
     MoveStage => json!({"type": "object", "required": ["toIndex"], "additionalProperties": false,
         "properties": {"toIndex": {"type": "integer", "minimum": 0,

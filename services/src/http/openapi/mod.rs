@@ -66,6 +66,8 @@ use crate::app::schema::{AccommodationTypeSchema, ComputationStatusSchema};
         super::share::public_gpx,
         super::share::public_fit,
         super::share::public_stage,
+        super::share::public_stage_gpx,
+        super::share::public_stage_fit,
         super::share::public_route,
         super::health::live,
         super::health::ready,

@@ -8,6 +8,7 @@ use chrono::Utc;
 use etappe_domain::text::quote;
 use etappe_domain::trip::Category;
 use etappe_domain::trip::edits::input::parse_action;
+use etappe_domain::trip::nights::{ChosenBy, NightOutcome};
 use etappe_store::{Page, TripFilter};
 use serde_json::{Map, Value, json};
 
@@ -131,8 +132,24 @@ pub fn digest(detail: &TripDetail) -> Value {
             if let Some(label) = &s.label {
                 day["label"] = json!(label);
             }
+            // Where the night is spent, and who chose it when Etappe did (the rider's is the
+            // rule; a re-flow moves only Etappe's): the agent sees what choosing moves.
             if let Some(night) = &s.selected_accommodation {
-                day["night"] = json!(night.name);
+                day["night"] = json!(
+                    night
+                        .name
+                        .clone()
+                        .unwrap_or_else(|| night.kind.replace('_', " "))
+                );
+                if night.chosen_by == Some(ChosenBy::Etappe) {
+                    day["nightBy"] = json!("etappe");
+                }
+            } else if s
+                .night
+                .as_ref()
+                .is_some_and(|n| n.outcome == NightOutcome::NoBedInWindow)
+            {
+                day["night"] = json!("no bed near the planned end");
             }
             if !critical.is_empty() {
                 day["critical"] = json!(critical);
@@ -158,6 +175,7 @@ pub fn digest(detail: &TripDetail) -> Value {
             "elevationPenalty": detail.elevation_penalty,
             "departureHour": detail.departure_hour,
             "ebikeMode": detail.ebike_mode,
+            "nights": detail.nights,
         },
         "categoryStatus": status,
         "unavailable": detail.unavailable,

@@ -1,0 +1,586 @@
+//! Nights at a place to sleep: the days are cut where the rider can sleep. The pacer first
+//! plans each day's length as it always does (`etappe_route::pacing::day_lengths_km`); then,
+//! night by night, it picks the bed that best fits near where that day would end, ends the
+//! day there, and plans the rest of the route from that bed, so each choice carries into the
+//! days after it.
+//!
+//! A bed fits a night when:
+//! - it lies within the tolerance of the day's planned length (±15 %) along the route, past
+//!   the day's start, and at most [`MAX_OFF_ROUTE_M`] off it;
+//! - the day to it, the way off the route included, stays within `maxDistancePerDay` (unless
+//!   fixed dates force longer days, as they force the pacer);
+//!
+//! and among the beds that fit, the rider's preferred type comes first (the order of their
+//! accommodation types), then the cheaper, then the nearer to the planned end. A night with no
+//! bed that fits keeps the planned cut and names the nearest beds before and after the window,
+//! so the rider can widen the day or choose.
+//!
+//! After a night is chosen, the remaining planned lengths are scaled to the route left (up to
+//! the next night that is kept), so the fatigue curve of the plan survives every choice.
+//!
+//! Re-flow: nights can be given as fixed (a night the rider chose stays where it is); the
+//! free nights before it are placed again between the night that changed and it.
+
+use serde::{Deserialize, Serialize};
+
+use super::settings::AccommodationType;
+use super::stage::Accommodation;
+
+/// The tolerance of the product: a bed may lie 15 % of the day's length before or after.
+pub const TOLERANCE: f64 = 0.15;
+/// A day is never shorter than this, km, whatever bed lies nearer.
+pub const MIN_DAY_KM: f64 = 5.0;
+/// A bed further off the route than this is not a night's place: reaching it is a detour.
+pub const MAX_OFF_ROUTE_M: f64 = 2_000.0;
+/// How many passed-over beds a night names.
+pub const PASSED_OVER_NAMED: usize = 3;
+
+/// A place to sleep along the route, as the pacer compares it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bed {
+    /// Ridden metres from the start to the route point nearest the bed.
+    pub along_m: f64,
+    /// Metres from that point to the bed.
+    pub off_route_m: f64,
+    /// The rider's preference for its type: 0 is the most preferred.
+    pub rank: usize,
+    /// The cheapest estimated price of a night, € (unknown: compared as dearest).
+    pub price: Option<f64>,
+}
+
+/// How nights are placed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NightRules {
+    /// A bed may lie this share of the day's planned length before or after its end.
+    pub tolerance: f64,
+    /// The longest day, km (`maxDistancePerDay`).
+    pub cap_km: f64,
+    /// True when fixed dates force days over the cap: the cap then limits nothing.
+    pub over_cap_allowed: bool,
+}
+
+impl NightRules {
+    /// The rules for days planned as `lengths_km` under a cap of `cap_km`: the cap gives
+    /// way only where the plan itself had to exceed it (dates forcing longer days).
+    pub fn for_plan(cap_km: f64, lengths_km: &[f64]) -> Self {
+        Self {
+            tolerance: TOLERANCE,
+            cap_km,
+            over_cap_allowed: lengths_km.iter().any(|l| *l > cap_km + 0.1),
+        }
+    }
+}
+
+/// Where a night is, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Night {
+    /// At `bed` (an index into the beds), the best of those that fit; `passed_over` are the
+    /// others that fit, best first.
+    AtBed { bed: usize, passed_over: Vec<usize> },
+    /// No bed fits: the planned cut stands; the nearest beds before and after the window.
+    NoBed {
+        before: Option<usize>,
+        after: Option<usize>,
+    },
+    /// Given as fixed (kept by a re-flow): at `bed` when it is at one.
+    Kept { bed: Option<usize> },
+}
+
+/// One night: where the day before it was planned to end, and where it ends.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlacedNight {
+    /// Ridden metres from the start where the plan would have ended the day.
+    pub target_m: f64,
+    /// The window the bed was looked for in, metres from the start.
+    pub window_m: (f64, f64),
+    /// Ridden metres from the start where the day ends.
+    pub end_m: f64,
+    pub night: Night,
+}
+
+/// A night a re-flow keeps: where it ends, and at which bed if any.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fixed {
+    pub end_m: f64,
+    pub bed: Option<usize>,
+}
+
+/// Places the nights between the days of a route `total_m` long, planned as `lengths_km`
+/// (one per day: the nights are the ends of every day but the last). `fixed[n]`, where given,
+/// keeps night `n` where it is; the free nights before it share the route up to it.
+pub fn place_nights(
+    total_m: f64,
+    lengths_km: &[f64],
+    beds: &[Bed],
+    rules: &NightRules,
+    fixed: &[Option<Fixed>],
+) -> Vec<PlacedNight> {
+    let nights = lengths_km.len().saturating_sub(1);
+    let mut placed = Vec::with_capacity(nights);
+    let mut start_m = 0.0;
+    let kept = |n: usize| fixed.get(n).copied().flatten();
+    for n in 0..nights {
+        // The plan up to the next kept night (or the route's end), scaled to the route up
+        // to it: the fatigue curve stays, and a kept night is reached by days of the plan.
+        let (until, until_m) = (n..nights)
+            .find_map(|k| kept(k).map(|f| (k, f.end_m)))
+            .unwrap_or((nights, total_m));
+        let planned: f64 = lengths_km[n..=until].iter().sum::<f64>() * 1000.0;
+        let scale = if planned > 0.0 {
+            (until_m - start_m).max(0.0) / planned
+        } else {
+            1.0
+        };
+        let mut length_m = lengths_km[n] * 1000.0 * scale;
+        if !rules.over_cap_allowed {
+            length_m = length_m.min(rules.cap_km * 1000.0);
+        }
+        let target_m = start_m + length_m;
+        let low = start_m + (length_m * (1.0 - rules.tolerance)).max(MIN_DAY_KM * 1000.0);
+        let high = (start_m + length_m * (1.0 + rules.tolerance)).min(until_m);
+        if let Some(keep) = kept(n) {
+            placed.push(PlacedNight {
+                target_m,
+                window_m: (low, high),
+                end_m: keep.end_m,
+                night: Night::Kept { bed: keep.bed },
+            });
+            start_m = keep.end_m;
+            continue;
+        }
+        let fits = |b: &Bed| {
+            let day_km = (b.along_m - start_m + b.off_route_m) / 1000.0;
+            b.along_m >= low
+                && b.along_m <= high
+                && b.along_m < until_m
+                && b.off_route_m <= MAX_OFF_ROUTE_M
+                && (rules.over_cap_allowed || day_km <= rules.cap_km + 1e-9)
+        };
+        let mut fitting: Vec<usize> = (0..beds.len()).filter(|&i| fits(&beds[i])).collect();
+        fitting.sort_by(|&a, &b| {
+            let (x, y) = (&beds[a], &beds[b]);
+            x.rank
+                .cmp(&y.rank)
+                .then(
+                    x.price
+                        .unwrap_or(f64::INFINITY)
+                        .total_cmp(&y.price.unwrap_or(f64::INFINITY)),
+                )
+                .then(
+                    (x.along_m - target_m)
+                        .abs()
+                        .total_cmp(&(y.along_m - target_m).abs()),
+                )
+                .then(a.cmp(&b))
+        });
+        let (end_m, night) = match fitting.split_first() {
+            Some((&best, rest)) => (
+                beds[best].along_m,
+                Night::AtBed {
+                    bed: best,
+                    passed_over: rest.to_vec(),
+                },
+            ),
+            None => {
+                let near = |i: &usize| beds[*i].off_route_m <= MAX_OFF_ROUTE_M;
+                let before = (0..beds.len())
+                    .filter(|i| near(i) && beds[*i].along_m < low && beds[*i].along_m > start_m)
+                    .max_by(|&a, &b| beds[a].along_m.total_cmp(&beds[b].along_m));
+                let after = (0..beds.len())
+                    .filter(|i| near(i) && beds[*i].along_m > high && beds[*i].along_m < until_m)
+                    .min_by(|&a, &b| beds[a].along_m.total_cmp(&beds[b].along_m));
+                (target_m, Night::NoBed { before, after })
+            }
+        };
+        placed.push(PlacedNight {
+            target_m,
+            window_m: (low, high),
+            end_m,
+            night,
+        });
+        start_m = end_m;
+    }
+    placed
+}
+
+/// Who chose the place a night is spent at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChosenBy {
+    /// The rider or their agent (and every place chosen before nights were paced).
+    #[default]
+    Rider,
+    /// The pacer, with nights at accommodation: a re-flow may move it.
+    Etappe,
+}
+
+impl ChosenBy {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rider => "rider",
+            Self::Etappe => "etappe",
+        }
+    }
+}
+
+/// A place to sleep found along a route by the route job, stored beside the track so a
+/// re-flow reads the beds the pacer saw.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BedOnRoute {
+    pub accommodation: Accommodation,
+    /// The stored track's point nearest the bed (where a day ending there ends).
+    pub point_index: usize,
+    /// Ridden metres from the route's start to that point, as edits measure the track.
+    pub along_m: f64,
+    /// Metres from that point to the bed.
+    pub off_route_m: f64,
+}
+
+/// The pacer's view of `beds`: each bed of an enabled type ranked by the order of `types`
+/// (the rider's preference), with the index of the bed it stands for.
+pub fn pacer_beds(beds: &[BedOnRoute], types: &[AccommodationType]) -> (Vec<Bed>, Vec<usize>) {
+    let mut out = Vec::new();
+    let mut index = Vec::new();
+    for (i, bed) in beds.iter().enumerate() {
+        let Some(rank) = types
+            .iter()
+            .position(|t| t.as_str() == bed.accommodation.kind)
+        else {
+            continue;
+        };
+        out.push(Bed {
+            along_m: bed.along_m,
+            off_route_m: bed.off_route_m,
+            rank,
+            price: bed.accommodation.price_min_eur,
+        });
+        index.push(i);
+    }
+    (out, index)
+}
+
+/// A bed a night's note names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NightCandidate {
+    /// Third-party text, control characters stripped.
+    pub name: Option<String>,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Kilometres from the day's start to where the route passes it.
+    pub km: f64,
+    pub off_route_m: f64,
+    pub price_min_eur: Option<f64>,
+    pub lat: f64,
+    pub lon: f64,
+}
+
+/// What the pacer found for a night.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NightOutcome {
+    /// The day ends at a bed within the tolerance.
+    AtBed,
+    /// No bed of the rider's types within the tolerance: the planned cut stands.
+    NoBedInWindow,
+    /// No bed could be looked for (no OpenStreetMap source when the route was paced).
+    NotLookedFor,
+}
+
+/// Why a night is where it is, as the pacer placed it (with nights at accommodation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NightNote {
+    pub outcome: NightOutcome,
+    /// Kilometres from the day's start where the plan would have ended it.
+    pub target_km: f64,
+    /// The stretch the bed was looked for in, kilometres from the day's start.
+    pub window_km: [f64; 2],
+    /// The tolerance, per cent of the day's planned length.
+    pub tolerance_pct: u8,
+    /// The other beds that fitted, best first (at most [`PASSED_OVER_NAMED`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passed_over: Vec<NightCandidate>,
+    /// With no bed in the window: the nearest before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nearest_before: Option<NightCandidate>,
+    /// With no bed in the window: the nearest after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nearest_after: Option<NightCandidate>,
+    /// The same in words.
+    pub why: String,
+}
+
+impl NightNote {
+    /// The note of a night no bed could be looked for, `reason` saying why.
+    pub fn not_looked_for(placed: &PlacedNight, day_start_m: f64, reason: &str) -> Self {
+        let km = |m: f64| ((m - day_start_m) / 100.0).round() / 10.0;
+        Self {
+            outcome: NightOutcome::NotLookedFor,
+            target_km: km(placed.target_m),
+            window_km: [km(placed.window_m.0), km(placed.window_m.1)],
+            tolerance_pct: (TOLERANCE * 100.0).round() as u8,
+            passed_over: Vec::new(),
+            nearest_before: None,
+            nearest_after: None,
+            why: format!(
+                "No place to sleep could be looked for ({reason}): the day ends at the planned cut of {} km.",
+                km(placed.target_m)
+            ),
+        }
+    }
+}
+
+/// A placed night in its day's terms: the place chosen (marked Etappe's) and the note, for
+/// a day starting `day_start_m` along the route; `index` is [`pacer_beds`]'s.
+pub fn night_outcome(
+    placed: &PlacedNight,
+    day_start_m: f64,
+    index: &[usize],
+    beds: &[BedOnRoute],
+) -> (Option<Accommodation>, Option<NightNote>) {
+    let km = |m: f64| ((m - day_start_m) / 100.0).round() / 10.0;
+    let candidate = |i: usize| -> Option<NightCandidate> {
+        let bed = beds.get(*index.get(i)?)?;
+        let a = &bed.accommodation;
+        Some(NightCandidate {
+            name: a.name.clone(),
+            kind: a.kind.clone(),
+            km: km(bed.along_m),
+            off_route_m: bed.off_route_m.round(),
+            price_min_eur: a.price_min_eur,
+            lat: a.lat,
+            lon: a.lon,
+        })
+    };
+    let named = |c: &NightCandidate| match &c.name {
+        Some(name) => format!("{name} ({})", c.kind.replace('_', " ")),
+        None => format!("an unnamed {}", c.kind.replace('_', " ")),
+    };
+    let target = km(placed.target_m);
+    let window = [km(placed.window_m.0), km(placed.window_m.1)];
+    let pct = (TOLERANCE * 100.0).round() as u8;
+    let note = |outcome: NightOutcome, why: String| NightNote {
+        outcome,
+        target_km: target,
+        window_km: window,
+        tolerance_pct: pct,
+        passed_over: Vec::new(),
+        nearest_before: None,
+        nearest_after: None,
+        why,
+    };
+    match &placed.night {
+        Night::AtBed { bed, passed_over } => {
+            let Some(chosen) = candidate(*bed) else {
+                return (None, None);
+            };
+            let Some(source) = index.get(*bed).and_then(|i| beds.get(*i)) else {
+                return (None, None);
+            };
+            let mut place = source.accommodation.clone();
+            place.chosen_by = Some(ChosenBy::Etappe);
+            place.distance_to_end_m = Some(chosen.off_route_m);
+            let others: Vec<NightCandidate> = passed_over
+                .iter()
+                .take(PASSED_OVER_NAMED)
+                .filter_map(|i| candidate(*i))
+                .collect();
+            let fitted = passed_over.len() + 1;
+            let why = format!(
+                "Ends at {} at km {} of the day, {} m off the route: the best fit of {fitted} place{} to sleep within ±{pct} % of the planned {target} km (your types in order, then price, then nearness).",
+                named(&chosen),
+                chosen.km,
+                chosen.off_route_m,
+                if fitted == 1 { "" } else { "s" },
+            );
+            let mut note = note(NightOutcome::AtBed, why);
+            note.passed_over = others;
+            (Some(place), Some(note))
+        }
+        Night::NoBed { before, after } => {
+            let before = before.and_then(candidate);
+            let after = after.and_then(candidate);
+            let mut why = format!(
+                "No place to sleep of your types within ±{pct} % of the planned {target} km (km {}–{} of the day): the day ends at the planned cut.",
+                window[0], window[1]
+            );
+            let sides: Vec<String> = [("before", &before), ("after", &after)]
+                .into_iter()
+                .filter_map(|(side, c)| {
+                    c.as_ref()
+                        .map(|c| format!("{} at km {} ({side})", named(c), c.km))
+                })
+                .collect();
+            if sides.is_empty() {
+                why.push_str(
+                    " No place of your types is near the route before the next kept night.",
+                );
+            } else {
+                why.push_str(&format!(" Nearest: {}.", sides.join(", ")));
+            }
+            let mut note = note(NightOutcome::NoBedInWindow, why);
+            note.nearest_before = before;
+            note.nearest_after = after;
+            (None, Some(note))
+        }
+        Night::Kept { .. } => (None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    use super::*;
+
+    fn bed(km: f64, rank: usize, price: Option<f64>) -> Bed {
+        Bed {
+            along_m: km * 1000.0,
+            off_route_m: 200.0,
+            rank,
+            price,
+        }
+    }
+
+    const RULES: NightRules = NightRules {
+        tolerance: TOLERANCE,
+        cap_km: 80.0,
+        over_cap_allowed: false,
+    };
+
+    fn ends(nights: &[PlacedNight]) -> Vec<f64> {
+        nights
+            .iter()
+            .map(|n| (n.end_m / 100.0).round() / 10.0)
+            .collect()
+    }
+
+    #[test]
+    fn a_bed_at_the_tolerances_edges_fits_and_one_just_past_it_does_not() {
+        // Two 60 km days: the window of night 1 is 51–69 km.
+        let lengths = [60.0, 60.0];
+        let inside = place_nights(120_000.0, &lengths, &[bed(51.0, 0, None)], &RULES, &[]);
+        assert!(matches!(inside[0].night, Night::AtBed { bed: 0, .. }));
+        assert_eq!(ends(&inside), [51.0]);
+        let edge = place_nights(120_000.0, &lengths, &[bed(69.0, 0, None)], &RULES, &[]);
+        assert!(matches!(edge[0].night, Night::AtBed { bed: 0, .. }));
+        let outside = place_nights(
+            120_000.0,
+            &lengths,
+            &[bed(50.8, 0, None), bed(69.3, 0, None)],
+            &RULES,
+            &[],
+        );
+        assert_eq!(
+            outside[0].night,
+            Night::NoBed {
+                before: Some(0),
+                after: Some(1)
+            }
+        );
+        assert_eq!(ends(&outside), [60.0], "the planned cut stands");
+    }
+
+    #[test]
+    fn the_preferred_type_comes_first_then_price_then_nearness() {
+        let lengths = [60.0, 60.0];
+        let beds = [
+            bed(60.0, 1, Some(20.0)), // a hotel right at the end
+            bed(66.0, 0, Some(35.0)), // a camp site a little further, dearer
+            bed(56.0, 0, Some(15.0)), // a cheaper camp site
+        ];
+        let nights = place_nights(120_000.0, &lengths, &beds, &RULES, &[]);
+        assert_eq!(
+            nights[0].night,
+            Night::AtBed {
+                bed: 2,
+                passed_over: vec![1, 0]
+            }
+        );
+        // Of two of one type and price, the nearer to the planned end.
+        let beds = [bed(54.0, 0, None), bed(61.0, 0, None)];
+        let nights = place_nights(120_000.0, &lengths, &beds, &RULES, &[]);
+        assert!(matches!(nights[0].night, Night::AtBed { bed: 1, .. }));
+    }
+
+    #[test]
+    fn the_days_after_a_bed_follow_from_it() {
+        // Three 60 km days; night 1 at 66 km leaves 114 km for two days: night 2 near 123.
+        let lengths = [60.0, 60.0, 60.0];
+        let beds = [bed(66.0, 0, None), bed(123.0, 0, None), bed(120.0, 1, None)];
+        let nights = place_nights(180_000.0, &lengths, &beds, &RULES, &[]);
+        assert_eq!(ends(&nights), [66.0, 123.0]);
+        assert!(
+            (nights[1].target_m - 123_000.0).abs() < 1.0,
+            "{:?}",
+            nights[1]
+        );
+    }
+
+    #[test]
+    fn the_cap_holds_unless_the_dates_force_longer_days() {
+        // Two 100 km days forced by dates over an 80 km cap: a bed at 100 km fits only then.
+        let lengths = [100.0, 100.0];
+        let beds = [bed(100.0, 0, None)];
+        let capped = place_nights(200_000.0, &lengths, &beds, &RULES, &[]);
+        assert!(matches!(capped[0].night, Night::NoBed { .. }));
+        assert_eq!(ends(&capped), [80.0], "the cap is a hard limit");
+        let forced = place_nights(
+            200_000.0,
+            &lengths,
+            &beds,
+            &NightRules {
+                over_cap_allowed: true,
+                ..RULES
+            },
+            &[],
+        );
+        assert!(matches!(forced[0].night, Night::AtBed { bed: 0, .. }));
+    }
+
+    #[test]
+    fn a_reflow_keeps_fixed_nights_and_places_the_free_ones_between() {
+        let lengths = [60.0, 60.0, 60.0, 60.0];
+        let beds = [
+            bed(58.0, 0, None),
+            bed(70.0, 0, None),
+            bed(112.0, 0, None),
+            bed(128.0, 0, None),
+            bed(182.0, 0, None),
+        ];
+        let before = place_nights(240_000.0, &lengths, &beds, &RULES, &[]);
+        assert_eq!(ends(&before), [58.0, 112.0, 182.0]);
+        // The rider chooses bed 1 for night 1 and had chosen night 3 themselves: night 2
+        // re-flows from 70 km, its target the middle of the 112 km left before night 3
+        // (126 km), and the bed at 128 km is within the tolerance; night 3 stays.
+        let fixed = [
+            Some(Fixed {
+                end_m: 70_000.0,
+                bed: Some(1),
+            }),
+            None,
+            Some(Fixed {
+                end_m: 182_000.0,
+                bed: Some(4),
+            }),
+        ];
+        let after = place_nights(240_000.0, &lengths, &beds, &RULES, &fixed);
+        assert_eq!(ends(&after), [70.0, 128.0, 182.0]);
+        assert_eq!(after[2].night, Night::Kept { bed: Some(4) });
+    }
+
+    #[test]
+    fn one_day_has_no_night_and_no_bed_is_never_past_the_route() {
+        assert!(place_nights(50_000.0, &[50.0], &[bed(25.0, 0, None)], &RULES, &[]).is_empty());
+        let nights = place_nights(
+            100_000.0,
+            &[50.0, 50.0],
+            &[bed(100.0, 0, None)],
+            &RULES,
+            &[],
+        );
+        assert!(matches!(nights[0].night, Night::NoBed { .. }));
+    }
+}
