@@ -4,7 +4,6 @@
 
 use etappe_domain::ids::TripId;
 use etappe_domain::text::strip_controls;
-use etappe_domain::trip::settings::AccommodationType;
 use etappe_domain::trip::stage::{Accommodation, Detour, Point, SpurJunction};
 use etappe_domain::trip::{StageAccommodations, TripCommand};
 use etappe_route::detour::{Junction, candidates, choose, splice};
@@ -17,23 +16,10 @@ use crate::pipeline::{Applied, JobError, Outcome, Pipeline};
 use crate::track;
 
 /// Our accommodation type as the adapter names it.
-pub(crate) fn upstream_type(kind: AccommodationType) -> etappe_upstream::AccommodationType {
-    use etappe_upstream::AccommodationType as U;
-    match kind {
-        AccommodationType::CampSite => U::CampSite,
-        AccommodationType::Hostel => U::Hostel,
-        AccommodationType::AlpineHut => U::AlpineHut,
-        AccommodationType::Chalet => U::Chalet,
-        AccommodationType::GuestHouse => U::GuestHouse,
-        AccommodationType::Hotel => U::Hotel,
-        AccommodationType::WildernessHut => U::WildernessHut,
-    }
-}
-
 pub(crate) fn to_candidate(found: &etappe_upstream::Accommodation) -> Accommodation {
     Accommodation {
         name: found.name.as_deref().map(strip_controls),
-        kind: found.kind.osm_value().to_owned(),
+        kind: found.kind.as_str().to_owned(),
         lat: found.lat,
         lon: found.lon,
         distance_to_end_m: Some(found.distance_to_end_m),
@@ -106,12 +92,7 @@ impl Pipeline {
         radius_km: f64,
         only: Option<Uuid>,
     ) -> Result<Vec<StageAccommodations>, UpstreamError> {
-        let types: Vec<_> = trip
-            .settings
-            .enabled_accommodation_types
-            .iter()
-            .map(|t| upstream_type(*t))
-            .collect();
+        let types = &trip.settings.enabled_accommodation_types;
         let mut results = Vec::new();
         for stage in trip
             .stages
@@ -123,7 +104,7 @@ impl Pipeline {
                     stage.end.lat,
                     stage.end.lon,
                     (radius_km * 1000.0).round() as u32,
-                    &types,
+                    types,
                 )
                 .await;
             results.push(StageAccommodations {

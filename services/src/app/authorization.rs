@@ -49,6 +49,19 @@ use crate::identity::oauth::{ClientRecord, GrantRecord, NewToken, OAuthStore};
 use crate::identity::{Identity, IdentityError, Principal, Scope};
 
 /// How long a code is valid.
+/// What begins an OAuth access token, so the door tells it from a personal access token
+/// (and refuses it on REST) before any lookup.
+pub const ACCESS_TOKEN_PREFIX: &str = "eta_";
+/// What begins an OAuth refresh token (never a credential for a request).
+pub const REFRESH_TOKEN_PREFIX: &str = "etr_";
+/// What begins an authorization code.
+const CODE_PREFIX: &str = "etc_";
+
+/// True for a token of the OAuth kinds (access or refresh): an agent's, not a person's.
+pub fn is_agent_token(token: &str) -> bool {
+    token.starts_with(ACCESS_TOKEN_PREFIX) || token.starts_with(REFRESH_TOKEN_PREFIX)
+}
+
 const CODE_TTL: Duration = Duration::from_secs(120);
 /// How long a refresh token is valid.
 const REFRESH_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -961,7 +974,7 @@ impl AuthorizationService {
             .store
             .upsert_grant(user, &request.client.client_id, &scopes, &request.resource)
             .await?;
-        let code = random_token("etc_");
+        let code = random_token(CODE_PREFIX);
         let expires = Utc::now() + chrono::Duration::from_std(CODE_TTL).unwrap_or_default();
         // The code keeps the redirect URI the request named, or "" when it named none: the
         // exchange must then repeat it, or may omit it.
@@ -1216,7 +1229,7 @@ impl AuthorizationService {
             )));
         }
         let _ = public;
-        let refresh = random_token("etr_");
+        let refresh = random_token(REFRESH_TOKEN_PREFIX);
         if !self.store.consume_refresh(&old, &digest(&refresh)).await? {
             self.revoke_for_reuse(record.grant_id, record.user_id, "refresh token used twice")
                 .await?;
@@ -1253,7 +1266,7 @@ impl AuthorizationService {
             user,
             scopes,
             audience,
-            random_token("etr_"),
+            random_token(REFRESH_TOKEN_PREFIX),
         )
         .await
     }
@@ -1267,7 +1280,7 @@ impl AuthorizationService {
         audience: &str,
         refresh: String,
     ) -> Result<TokenResponse, OAuthError> {
-        let access = random_token("eta_");
+        let access = random_token(ACCESS_TOKEN_PREFIX);
         let now = Utc::now();
         let ttl = Duration::from_secs(self.settings.access_ttl_secs.max(1));
         let access_digest = digest(&access);
@@ -1337,7 +1350,7 @@ impl AuthorizationService {
         token: &str,
         resource: &str,
     ) -> Result<Option<Result<Agent, TokenRefusal>>, OAuthError> {
-        if !token.starts_with("eta_") {
+        if !token.starts_with(ACCESS_TOKEN_PREFIX) {
             return Ok(None);
         }
         if token.len() != 68 {

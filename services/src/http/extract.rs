@@ -28,7 +28,7 @@ impl FromRequestParts<App> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
         if crate::auth::bearer_token(&parts.headers)
-            .is_some_and(|t| t.starts_with("eta_") || t.starts_with("etr_"))
+            .is_some_and(crate::app::authorization::is_agent_token)
         {
             return Err(AppError::AgentTokenOnRest);
         }

@@ -16,7 +16,7 @@ use super::refusal::ToolError;
 use super::schema::{self, Kind};
 use super::tools::run;
 use crate::app::places::MAX_PLACES;
-use crate::app::trips::MAX_ITEMS_PER_PAGE;
+use crate::app::trips::{MAX_ITEMS_PER_PAGE, MAX_PAGE};
 use crate::identity::Scope;
 
 /// One tool. Every hint is a plain `bool`: a tool cannot be declared without all four.
@@ -64,7 +64,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
                 "page",
                 Kind::Integer {
                     min: 1,
-                    max: i64::MAX,
+                    max: MAX_PAGE as i64,
                 },
                 "",
             ),

@@ -396,7 +396,7 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
     let mut refusal = "send Authorization: Bearer with an OAuth access token (discovery: the resource_metadata of WWW-Authenticate) or a personal access token (etappe token create)";
     let mut agent = false;
     let caller = match token.as_deref() {
-        Some(t) if t.starts_with("eta_") => {
+        Some(t) if t.starts_with(crate::app::authorization::ACCESS_TOKEN_PREFIX) => {
             let resource = public
                 .as_deref()
                 .map(crate::app::authorization::AuthorizationService::resource_of)

@@ -20,9 +20,7 @@ async fn person(
     method: &Method,
     headers: &HeaderMap,
 ) -> Result<Authenticated, AppError> {
-    if crate::auth::bearer_token(headers)
-        .is_some_and(|t| t.starts_with("eta_") || t.starts_with("etr_"))
-    {
+    if crate::auth::bearer_token(headers).is_some_and(crate::app::authorization::is_agent_token) {
         return Err(AppError::AgentTokenOnRest);
     }
     let caller = crate::auth::authenticate_request(app, method, headers, false)

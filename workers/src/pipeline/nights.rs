@@ -22,7 +22,7 @@ use etappe_route::geometry::cumulative_distances;
 use etappe_route::pieces::JoinedRoute;
 
 use super::*;
-use crate::enrich::{to_candidate, upstream_type};
+use crate::enrich::to_candidate;
 
 /// Metres of route between two points the beds are asked around.
 pub(crate) const SAMPLE_EVERY_M: f64 = 4_000.0;
@@ -133,11 +133,7 @@ impl Pipeline {
         let Some(source) = self.upstreams.osm_source().await else {
             return Ok(Err(self.upstreams.no_osm_source_reason()));
         };
-        let types: Vec<_> = settings
-            .enabled_accommodation_types
-            .iter()
-            .map(|t| upstream_type(*t))
-            .collect();
+        let types = &settings.enabled_accommodation_types;
         let samples = sample_indices(cumulative, SAMPLE_EVERY_M);
         let mut seen = HashSet::new();
         let mut beds = Vec::new();
@@ -146,7 +142,7 @@ impl Pipeline {
         for &at in &samples {
             let p = &route.points[at];
             let found = match source
-                .accommodations_near(p.lat, p.lon, SAMPLE_RADIUS_M, &types)
+                .accommodations_near(p.lat, p.lon, SAMPLE_RADIUS_M, types)
                 .await
             {
                 Ok(found) => found,

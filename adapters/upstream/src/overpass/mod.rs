@@ -29,46 +29,9 @@ const CACHE_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Larger areas make public Overpass slow and return more than a day's end needs.
 pub const MAX_RADIUS_M: u32 = 25_000;
 
-/// Kinds of places to sleep; the snake_case names are OSM `tourism=` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AccommodationType {
-    CampSite,
-    Hostel,
-    AlpineHut,
-    Chalet,
-    GuestHouse,
-    Hotel,
-    WildernessHut,
-}
-
-impl AccommodationType {
-    pub const ALL: [Self; 7] = [
-        Self::CampSite,
-        Self::Hostel,
-        Self::AlpineHut,
-        Self::Chalet,
-        Self::GuestHouse,
-        Self::Hotel,
-        Self::WildernessHut,
-    ];
-
-    pub fn osm_value(self) -> &'static str {
-        match self {
-            Self::CampSite => "camp_site",
-            Self::Hostel => "hostel",
-            Self::AlpineHut => "alpine_hut",
-            Self::Chalet => "chalet",
-            Self::GuestHouse => "guest_house",
-            Self::Hotel => "hotel",
-            Self::WildernessHut => "wilderness_hut",
-        }
-    }
-
-    pub fn from_osm_value(value: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.osm_value() == value)
-    }
-}
+/// Kinds of places to sleep: the domain's, whose wire names (`as_str`) are the OSM
+/// `tourism=` values the queries ask for.
+pub use etappe_domain::trip::settings::AccommodationType;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -127,7 +127,7 @@ pub fn accommodation_from_tags(
     if !is_valid_position(lat, lon) {
         return None;
     }
-    let kind = AccommodationType::from_osm_value(tags.get("tourism")?.trim())?;
+    let kind = AccommodationType::parse(tags.get("tourism")?.trim())?;
     if !wanted.contains(&kind) {
         return None;
     }

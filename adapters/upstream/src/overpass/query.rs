@@ -15,7 +15,7 @@ pub(crate) fn rounded(coordinate: f64) -> f64 {
 
 /// Deduplicated tourism values in a stable order for keys and queries.
 pub(crate) fn tourism_values(types: &[AccommodationType]) -> Vec<&'static str> {
-    let mut values: Vec<&'static str> = types.iter().map(|kind| kind.osm_value()).collect();
+    let mut values: Vec<&'static str> = types.iter().map(|kind| kind.as_str()).collect();
     values.sort_unstable();
     values.dedup();
     values

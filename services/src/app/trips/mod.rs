@@ -38,6 +38,8 @@ pub use self::sharing::SHARE_CODE_CHARS;
 
 /// The largest page of the trip list.
 pub const MAX_ITEMS_PER_PAGE: u32 = 30;
+/// The highest page number the trip list reads (REST `?page=`, MCP `list_trips.page`).
+pub const MAX_PAGE: u32 = 100_000;
 /// The page size when none is asked for.
 pub const DEFAULT_ITEMS_PER_PAGE: u32 = 20;
 

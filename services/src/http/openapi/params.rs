@@ -9,10 +9,8 @@ use utoipa::openapi::path::{Parameter, ParameterIn};
 use super::inputs::IF_MATCH_PATTERN;
 use crate::app::places::MAX_PLACES;
 use crate::app::schema::schema;
+pub(crate) use crate::app::trips::MAX_PAGE;
 use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, SHARE_CODE_CHARS};
-
-/// The highest page number the list reads (`?page=`).
-pub(crate) const MAX_PAGE: u32 = 100_000;
 
 /// A parameter written as an OpenAPI object; its schema goes through [`schema`] (spliced in
 /// whole once the document is generated).

@@ -20,7 +20,7 @@ use super::confirm::TokenConfirmation;
 use super::refusal::ToolError;
 use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
 use crate::app::trips::{
-    BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, canonical_digest,
+    BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, MAX_PAGE, canonical_digest,
 };
 use crate::app::views::TripDetail;
 
@@ -64,7 +64,7 @@ pub mod run {
 
 async fn list_trips(call: &Call<'_>) -> Answer {
     let a = call.args;
-    let page = count(a, "page", 1, 100_000)?;
+    let page = count(a, "page", 1, MAX_PAGE)?;
     let per_page = count(
         a,
         "itemsPerPage",
