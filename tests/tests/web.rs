@@ -52,6 +52,9 @@ async fn journey(backend: Backend, label: &str) {
         // plain background, as it does offline).
         config.people.tile_url = String::new();
         config.work.upstreams.overpass_url = Some(overpass.clone());
+        // The journey edits faster than a rider does (twenty changes a minute by default).
+        config.budgets.changes_per_minute = 1000;
+        config.budgets.creations_per_minute = 100;
     })
     .await
     else {

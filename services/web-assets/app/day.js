@@ -159,7 +159,7 @@ export function dayCard(trip, stage, index, ctx) {
       h('a', { href: ctx.file('Gpx', stage.stageId), download: '', class: 'dl-day-gpx', 'aria-label': T.dayGpx(n) }, T.gpx), ' · ',
       h('a', { href: ctx.file('Fit', stage.stageId), download: '', class: 'dl-day-fit', 'aria-label': T.dayFit(n) }, T.fit)),
     h('p', { class: 'err day-err', id: `${pre}-err`, role: 'alert' }),
-    h('p', { class: 'muted', id: `${pre}-said`, 'aria-live': 'polite' }),
+    h('p', { class: 'muted', id: `${pre}-said`, 'aria-live': 'polite' }, ctx.said ? ctx.said.get(stage.stageId) || '' : ''),
   ];
   if (!readOnly) body.push(editPanel(trip, stage, index, ctx));
   const details = h('details', { id: `day-${stage.stageId}`, class: 'day', 'data-stage': stage.stageId, 'data-day': String(n), 'data-sig': String(stage.distance) }, summary, ...body);

@@ -126,9 +126,9 @@ export function drawMap(el, lines, stages) {
     /// A riding day fills the view; a rest day shows its place.
     focus(stageId) {
       const line = byStage.get(stageId);
-      if (line) { map.fitBounds(line.getBounds(), { padding: [16, 16] }); return; }
+      if (line) { map.fitBounds(line.getBounds(), { padding: [16, 16], animate: false }); return; }
       const at = points.get(stageId);
-      if (at) map.setView(at, 13);
+      if (at) map.setView(at, 13, { animate: false });
     },
     /// The riding day nearest to a point and the km along it.
     nearest(at) {

@@ -11,7 +11,7 @@ export function register(onBack) {
   // Offline, a file link is fetched by the page (so the worker answers it) and saved.
   document.addEventListener('click', async (e) => {
     const a = e.target.closest && e.target.closest('a[download]');
-    if (!a || navigator.onLine !== false) return;
+    if (!a || a.dataset.saved || navigator.onLine !== false) return;
     e.preventDefault();
     try {
       const res = await fetch(a.href);
@@ -21,6 +21,7 @@ export function register(onBack) {
       const link = document.createElement('a');
       link.href = URL.createObjectURL(blob);
       link.download = a.getAttribute('download') || name;
+      link.dataset.saved = '1';
       document.body.appendChild(link);
       link.click();
       link.remove();

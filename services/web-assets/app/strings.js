@@ -254,6 +254,7 @@ export const T = {
   noHeightsTrip: 'No heights for this route: its climbing is unknown.',
   titleNeeded: 'A title needs at least one letter or digit.',
   needRoute: 'Paste a route link, choose a GPX file, or name the places you ride from and to.',
+  tooFast: 'That was a lot of changes in a short time: wait a minute, then try again. Nothing was lost.',
   somethingWrong: 'That did not work. Please try again.',
   offlineWrite: 'You are offline: nothing was sent, and what you typed is still here. Try again when you are back online.',
   loggedOut: 'You are logged out: log in again to continue.',

@@ -162,7 +162,9 @@ export async function tripScreen(id, opts = {}) {
       } catch (err) { ctx.failed(err, stage); }
     },
     replace: (d) => { current = d; delete main().dataset.dirty; render(); },
-    say: (stage, text) => { const el = document.getElementById(`${sid(stage)}-said`); if (el) el.textContent = text; else toast(text); },
+    // What was said to a day (a search asked for, a detour) stays with it across renders.
+    said: new Map(),
+    say: (stage, text) => { ctx.said.set(stage.stageId, text); const el = document.getElementById(`${sid(stage)}-said`); if (el) el.textContent = text; else toast(text); },
     failed: async (err, stage) => {
       if (err.conflict) {
         const kept = keepTyped();

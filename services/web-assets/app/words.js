@@ -84,6 +84,7 @@ export function plain(err) {
   if (fields.length) return fields.join(' ');
   if (err.status === 401) return T.loggedOut;
   if (err.status === 423) return T.locked;
+  if (err.status === 429) return T.tooFast;
   if (err.status >= 500) return T.serverTrouble;
   const said = reword(p.detail || p.title || '');
   return said || T.somethingWrong;
