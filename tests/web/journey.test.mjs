@@ -110,6 +110,20 @@ test('every call of the page exists in /openapi.json with its method', async () 
   assert.deepEqual(missing, [], 'operations the page calls that the API does not document');
 });
 
+test('day colours stay apart over a 30-day trip', async () => {
+  const { colour } = await import('../../services/web-assets/app/map.js');
+  const thirty = Array.from({ length: 30 }, (_, i) => colour(i));
+  assert.equal(new Set(thirty).size, 30, 'thirty different colours');
+  assert.notEqual(colour(0), colour(8), 'Day 1 and Day 9 differ');
+  assert.notEqual(colour(0), colour(20), 'Day 1 and Day 21 differ');
+});
+
+/// A GPX of two pieces 10 km apart, without elevation (a recording paused on a train).
+function gappedGpx() {
+  const seg = (lat0) => Array.from({ length: 301 }, (_, i) => `<trkpt lat="${(lat0 + i * 0.0009).toFixed(6)}" lon="7.500000"></trkpt>`).join('');
+  return Buffer.from(`<?xml version="1.0"?><gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1"><trk><name>Gapped</name><trkseg>${seg(46.0)}</trkseg><trkseg>${seg(46.36)}</trkseg></trk></gpx>`);
+}
+
 test('the landing page says what Etappe is, how to log in and how an agent connects', async () => {
   const context = await browser.newContext({ viewport: PHONE });
   const page = await context.newPage();
@@ -241,6 +255,12 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await offer.first().waitFor();
     assert.match(await page.locator('#days .detour-slot:has(button)').textContent(), /Near km [\d.]+ of day \d+/);
     assert.doesNotMatch(await page.locator('#days .detour-slot:has(button)').textContent(), /\d+\.\d{4}/, 'no raw coordinates');
+    // With no router on this server the detour is a straight spur, and says it is estimated.
+    const detoured = await page.locator('#days details.day:has(.detour-slot button)').getAttribute('data-stage');
+    await offer.first().click();
+    await page.waitForSelector(`#days details.day[data-stage="${detoured}"] [id$=-detour-now] .estimated`, { timeout: 30000 });
+    await card(page, detoured).locator('[id$=-undetour]').click();
+    await waitFor(async () => (await card(page, detoured).locator('[id$=-detour-now]').count()) === 0, 'the detour removed', 30000);
 
     // A second tab reads the same version, and its rider starts typing.
     const tab = await context.newPage();
@@ -334,6 +354,11 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await n1.locator('input[name=name]').fill('Camping Seeblick');
     await n1.locator('form[id$=-stay-form] button').click();
     await page.waitForSelector('#days details.day[data-day="1"] .night-now >> text=Camping Seeblick');
+    assert.match(await day(page, 1).locator('.night-now').textContent(), /your choice/);
+    // Or one of the places found near the day's end (the stand-in's hotel), chosen by the rider.
+    const candidate = day(page, 1).locator('ul.beds li:has-text("Hôtel du Relais") button');
+    await candidate.click();
+    await page.waitForSelector('#days details.day[data-day="1"] .night-now >> text=Hôtel du Relais');
     assert.match(await day(page, 1).locator('.night-now').textContent(), /your choice/);
     // Search wider: asked, or refused in words.
     await openDay(page, 1);
@@ -520,6 +545,25 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await page.waitForSelector('#token-created code');
     await check(page, 'account');
     await shots(page, 'account');
+
+    // Missing data never looks real: a file without heights and with a break in it.
+    await page.goto(`${BASE}/#/`);
+    await page.waitForSelector('#create');
+    await page.setInputFiles('#new-file', { name: 'gapped.gpx', mimeType: 'application/gpx+xml', buffer: gappedGpx() });
+    assert.match(await page.textContent('#new-file-name'), /gapped\.gpx/);
+    assert.doesNotMatch(await page.textContent('#drop'), /No file chosen/);
+    await noSideScroll(page, 'file chosen');
+    await page.click('#create button[type=submit]');
+    await page.waitForURL(/#\/trips\//);
+    await page.waitForSelector('#map .leaflet-overlay-pane canvas', { state: 'attached', timeout: 30000 });
+    assert.match(await page.textContent('#trip-facts'), /climb unknown/);
+    assert.doesNotMatch(await page.textContent('main'), /↑ 0 m/);
+    const riding = await page.locator('#days details.day:not(:has-text("Rest day"))').count();
+    await waitFor(async () => Number(await page.getAttribute('#map', 'data-pieces')) > riding, 'the break drawn as two pieces')
+      .catch(async (e) => { throw new Error(`${e.message}: ${await page.getAttribute('#map', 'data-pieces')} pieces for ${riding} days`); });
+    await openDay(page, 1);
+    assert.ok(await day(page, 1).locator('.no-heights').count() === 1 || await day(page, 1).locator('.day-profile').count() === 0, 'no empty chart');
+    await check(page, 'no heights');
 
     assert.deepEqual(errors, [], 'no console error on the whole journey');
     console.log(`FIGURE journey_${size}_seconds ${((Date.now() - started) / 1000).toFixed(1)}`);

@@ -48,6 +48,7 @@ export function drawMap(el, lines, stages) {
   if (all.length) map.fitBounds(all, { padding: [16, 16] });
   else if (ends.length) map.setView(ends[0], 12);
   else map.setView([47, 8], 5);
+  let drawn = 0;
   lines.days.forEach((day, i) => {
     if (day.isRestDay) return;
     const pieces = (day.pieces && day.pieces.length ? day.pieces : (day.points.length ? [day.points] : []))
@@ -60,7 +61,10 @@ export function drawMap(el, lines, stages) {
     }
     group.addTo(map);
     byStage.set(day.stageId, group);
+    drawn += pieces.length;
   });
+  // How many ridden pieces are drawn (a break in the route is never drawn as a line).
+  el.dataset.pieces = String(drawn);
   const extras = { found: L.layerGroup().addTo(map), beds: L.layerGroup().addTo(map) };
   const points = new Map();
   // Start and finish.
