@@ -92,6 +92,49 @@ async fn journey(backend: Backend, label: &str) {
     );
 }
 
+/// A fresh install (no OpenStreetMap source): a night chosen by hand, and nights at a place
+/// to sleep refused with the way to get a source (`tests/web/fresh.test.mjs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_fresh_install_in_chromium() {
+    if !tools_present() {
+        return;
+    }
+    let Some(app) = TestApp::spawn_with(Backend::Sqlite, |config| {
+        config.people.tile_url = String::new();
+        config.work.upstreams.overpass_url = None;
+    })
+    .await
+    else {
+        return;
+    };
+    let fixtures = fixtures::start().await;
+    let artefacts = std::env::var("ETAPPE_WEB_ARTEFACTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| web_dir().join("artefacts"))
+        .join("fresh");
+    std::fs::create_dir_all(&artefacts).expect("artefacts folder");
+    let (base, gpx) = (app.base.clone(), fixtures.url("/route.gpx"));
+    let (mailbox, dir) = (app.data_dir().join("mailbox"), web_dir());
+    let status = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .args(["--test", "--test-reporter=spec", "fresh.test.mjs"])
+            .current_dir(dir)
+            .env("ETAPPE_BASE", base)
+            .env("ETAPPE_GPX_URL", gpx)
+            .env("ETAPPE_MAILBOX", mailbox)
+            .env("ETAPPE_ARTEFACTS", artefacts)
+            .env("CHROMIUM", CHROMIUM)
+            .status()
+            .expect("run node")
+    })
+    .await
+    .expect("node finished");
+    assert!(
+        status.success(),
+        "the fresh-install journey failed: {status}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_riders_journey_in_chromium() {
     if !tools_present() {
