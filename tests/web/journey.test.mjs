@@ -479,6 +479,7 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await page.waitForSelector('#offline');
     assert.match(await page.textContent('#offline'), /Offline — as of/);
     assert.equal(await dayCount(page), past.stages.length, 'the days read offline');
+    await shots(page, 'offline');
     const off1 = await openDay(page, 1);
     assert.match(await off1.locator('ul.found').textContent(), /Water: km 0\.5/);
     assert.match(await off1.locator('.night-now').textContent(), /Night/);
@@ -490,10 +491,10 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await waitFor(async () => /offline/.test(await off1.locator('.day-err').textContent()), 'the offline refusal');
     assert.equal(await off1.locator('input[name=label]').inputValue(), 'Typed offline', 'nothing typed is lost');
     await check(page, 'offline');
-    await shots(page, 'offline');
     await context.setOffline(false);
     await page.evaluate(() => window.dispatchEvent(new Event('online')));
-    await waitFor(async () => (await page.locator('#offline').count()) === 0 || true, 'back online');
+    // Back online, the page reads the trip again by itself: the offline mark goes.
+    await waitFor(async () => (await page.locator('#offline').count()) === 0, 'back online');
 
     // Trips managed from the list: rename, duplicate, delete (with its confirmation).
     await page.goto(`${BASE}/#/`);

@@ -165,7 +165,24 @@ pub(super) fn home(email: Option<&str>, csrf: Option<&str>) -> Response {
 
 /// What `/` says to a browser without a session: what Etappe does, the way in, and how an
 /// agent connects. No script, like every page of logging in.
-const LANDING: &str = "<p><strong>Plan a multi-day bicycle trip from a route.</strong> \
+const LANDING: &str = "<svg viewBox=\"0 0 320 120\" width=\"100%\" role=\"img\" \
+aria-label=\"A route cut into three days, each day ending at a numbered place to sleep\">\
+<rect width=\"320\" height=\"120\" rx=\"8\" fill=\"#f6f8fa\"/>\
+<path d=\"M20 90 C60 20 90 100 120 60\" fill=\"none\" stroke=\"#0072B2\" stroke-width=\"5\"/>\
+<path d=\"M120 60 C150 20 180 30 210 70\" fill=\"none\" stroke=\"#D55E00\" stroke-width=\"5\"/>\
+<path d=\"M210 70 C240 100 270 40 300 30\" fill=\"none\" stroke=\"#009E73\" stroke-width=\"5\"/>\
+<circle cx=\"20\" cy=\"90\" r=\"9\" fill=\"#116329\"/><text x=\"20\" y=\"94\" font-size=\"11\" \
+text-anchor=\"middle\" fill=\"#fff\">S</text>\
+<circle cx=\"120\" cy=\"60\" r=\"9\" fill=\"#fff\" stroke=\"#1f2328\" stroke-width=\"2\"/>\
+<text x=\"120\" y=\"64\" font-size=\"11\" text-anchor=\"middle\">1</text>\
+<circle cx=\"210\" cy=\"70\" r=\"9\" fill=\"#fff\" stroke=\"#1f2328\" stroke-width=\"2\"/>\
+<text x=\"210\" y=\"74\" font-size=\"11\" text-anchor=\"middle\">2</text>\
+<circle cx=\"300\" cy=\"30\" r=\"9\" fill=\"#1f2328\"/><text x=\"300\" y=\"34\" font-size=\"11\" \
+text-anchor=\"middle\" fill=\"#fff\">F</text>\
+<text x=\"70\" y=\"112\" font-size=\"11\" fill=\"#1f2328\">Day 1 · 74 km</text>\
+<text x=\"150\" y=\"22\" font-size=\"11\" fill=\"#1f2328\">Day 2 · 68 km</text>\
+<text x=\"235\" y=\"112\" font-size=\"11\" fill=\"#1f2328\">Day 3 · 71 km</text></svg>\
+<p><strong>Plan a multi-day bicycle trip from a route.</strong> \
 Give Etappe a GPX file, a Komoot, Strava or RideWithGPS link, or just the places you ride \
 from and to: it cuts the route into days you can ride, and tells you what each day holds.</p>\
 <ul>\

@@ -72,5 +72,7 @@ main().addEventListener('input', (e) => {
   if (e.target && e.target.dataset) e.target.dataset.typed = '1';
 });
 window.addEventListener('hashchange', route);
-register(() => { if (!main().dataset.dirty) route(); });
+// Back online: the screen is read again, unless the rider is typing (then one read clears
+// the offline mark and the next edit meets any change made meanwhile).
+register(() => { if (!main().dataset.dirty) route(); else call('me').catch(() => {}); });
 route();
