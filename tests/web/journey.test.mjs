@@ -236,6 +236,8 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     assert.match(facts, /Arrival/);
     assert.doesNotMatch(facts, /↑ 0 m/);
     await d1.locator('.day-profile canvas').waitFor();
+    // The day's profile is coloured by gradient, and says so.
+    assert.match(await d1.locator('.legend.slopes').textContent(), /over 10 %.*under −10 %/s);
     // The day's profile runs to the day's length, not further.
     const dist1 = Number(await d1.getAttribute('data-sig'));
     const axisMax = await d1.locator('.day-profile').evaluate((el) => {

@@ -5,7 +5,7 @@ import { T } from './strings.js';
 import { h, mount, toast } from './dom.js';
 import { call, path, offlineState } from './api.js';
 import { drawMap } from './map.js';
-import { drawProfile } from './profile.js';
+import { drawProfile, SLOPE_COLOURS } from './profile.js';
 import { dayCard, sid } from './day.js';
 import { settingsFields, readSettings, showErrors, SETTINGS } from './settings.js';
 import { dateRange, plain, localTime } from './words.js';
@@ -62,6 +62,17 @@ function progressPanel(trip, progress, onRemove) {
         h('button', { type: 'button', id: 'retry', onclick: () => call('analyse', { id: trip.id }).then(() => location.reload()).catch((e) => toast(plain(e))) }, T.retry),
         h('button', { type: 'button', class: 'danger', id: 'remove-failed', onclick: onRemove }, T.removeTrip)),
     ] : null);
+}
+
+/// What the colours of a day's profile mean.
+function slopeLegend() {
+  return h('ul', { class: 'legend slopes', 'aria-label': T.slopes }, T.slopeClasses.map((label, i) => {
+    const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' });
+    sw.style.backgroundColor = SLOPE_COLOURS[i];
+    return h('li', {}, sw, label);
+  }), h('li', {}, h('span', { class: 'pin dot water-dot', 'aria-hidden': 'true' }), T.legendItems.water),
+  h('li', {}, h('span', { class: 'pin dot food-dot', 'aria-hidden': 'true' }), T.legendItems.food),
+  h('li', {}, h('span', { class: 'pin dot night-dot', 'aria-hidden': 'true' }), T.legendItems.night));
 }
 
 function legend() {
@@ -188,7 +199,12 @@ export async function tripScreen(id, opts = {}) {
       if (el && day && !el.firstChild) {
         drawProfile(el, [day], document.getElementById('readout'), (km) => {
           if (endInput) { endInput.value = km.toFixed(1); endInput.dataset.typed = '1'; const edit = document.getElementById(`${sid(stage)}-edit`); if (edit) edit.open = true; endInput.focus(); }
-        }, { [stage.stageId]: stage.distance });
+        }, { [stage.stageId]: stage.distance }, {
+          gradient: true,
+          marks: [...(stage.found || []).filter((f) => f.category === 'water' || f.category === 'resupply').map((f) => ({ km: f.km, kind: f.category })),
+            ...(stage.selectedAccommodation ? [{ km: stage.distance, kind: 'night' }] : [])],
+        });
+        el.after(slopeLegend());
       }
     },
   };
