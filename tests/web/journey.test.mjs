@@ -95,6 +95,20 @@ async function check(page, screen) {
   await accessible(page, screen);
   await noSideScroll(page, screen);
 }
+/// Taps the map at `fx` of its width, its middle height (again if a live update redrew it).
+async function tapMap(page, fx) {
+  for (let tries = 0; ; tries += 1) {
+    try {
+      await page.locator('#map').scrollIntoViewIfNeeded({ timeout: 3000 });
+      const box = await page.locator('#map').boundingBox();
+      await page.mouse.click(box.x + box.width * fx, box.y + box.height / 2);
+      return;
+    } catch (err) {
+      if (tries > 5) throw err;
+      await page.waitForTimeout(300);
+    }
+  }
+}
 function isFit(bytes) { return bytes.length > 14 && bytes.subarray(8, 12).toString('latin1') === '.FIT'; }
 async function download(page, click) {
   const [dl] = await Promise.all([page.waitForEvent('download'), click()]);
@@ -249,9 +263,7 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await shots(page, 'trip');
 
     // A tap on the map: a marker there, and the offer in the nearest day's card, in words.
-    await page.locator('#map').scrollIntoViewIfNeeded();
-    const box = await page.locator('#map').boundingBox();
-    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await tapMap(page, 0.5);
     await page.waitForSelector('#map .pin.tap');
     const offer = page.locator('#days .detour-slot button');
     await offer.first().waitFor();
@@ -263,6 +275,14 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await page.waitForSelector(`#days details.day[data-stage="${detoured}"] [id$=-detour-now] .estimated`, { timeout: 30000 });
     await card(page, detoured).locator('[id$=-undetour]').click();
     await waitFor(async () => (await card(page, detoured).locator('[id$=-detour-now]').count()) === 0, 'the detour removed', 30000);
+    // A tap can also end the day there.
+    await tapMap(page, 0.45);
+    const endHere = page.locator('#days [id$=-end-here]').first();
+    await endHere.waitFor();
+    const ended = await page.locator('#days details.day:has([id$=-end-here])').getAttribute('data-stage');
+    const wasKm = await card(page, ended).getAttribute('data-sig');
+    await endHere.click();
+    await waitFor(async () => (await card(page, ended).getAttribute('data-sig')) !== wasKm, 'the day ended where tapped');
 
     // A second tab reads the same version, and its rider starts typing.
     const tab = await context.newPage();

@@ -6,6 +6,9 @@ import { toast } from './dom.js';
 export function register(onBack) {
   if (!('serviceWorker' in navigator)) return;
   navigator.serviceWorker.register('/sw.js').catch(() => { /* the page works without it */ });
+  // A new version of the page took over: the next load runs it.
+  const had = !!navigator.serviceWorker.controller;
+  navigator.serviceWorker.addEventListener('controllerchange', () => { if (had) toast(T.newVersion); });
   window.addEventListener('online', () => { toast(T.backOnline); onBack(); });
   window.addEventListener('offline', () => toast(T.offline));
   // Offline, a file link is fetched by the page (so the worker answers it) and saved.

@@ -236,7 +236,7 @@ export async function tripScreen(id, opts = {}) {
         await call('detour', { id, stageId: stage.stageId }, { body: { waypointLat: at.lat, waypointLon: at.lng } });
         mount(box, T.detourAsked);
       } catch (err) { ctx.failed(err, stage); }
-    } }, T.detourThrough));
+    } }, T.detourThrough), ' ', h('button', { type: 'button', class: 'secondary', id: `${sid(stage)}-end-here`, onclick: ctx.act(stage, () => call('updateStage', { id, stageId: stage.stageId }, { version: ctx.version(), body: { endPoint: { lat: at.lat, lon: at.lng } } })) }, T.endHere));
     box.scrollIntoView({ block: 'nearest' });
   };
   const loadLines = async () => {
