@@ -360,6 +360,8 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
       .catch(async (e) => { throw new Error(`${e.message}: zoom ${await page.getAttribute('#map', 'data-zoom')}, open ${await page.locator('#days details.day[open]').evaluateAll((d) => d.map((x) => x.dataset.day))}`); });
     assert.equal(await page.locator('#map .pin.rest').count(), 1);
     await check(page, 'rest day');
+    await rest.scrollIntoViewIfNeeded();
+    await shots(page, 'rest-day');
     // A rest day at the end can be removed.
     const count = await dayCount(page);
     await openEdit(page, count);
@@ -418,6 +420,8 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     assert.match(await page.textContent('#over-cap'), /daily maximum of 80 km/);
     await waitFor(async () => /1–3 Jun/.test(await page.textContent('#trip-facts')), 'the dates in words');
     await check(page, 'settings');
+    await page.locator('#over-cap').scrollIntoViewIfNeeded();
+    await shots(page, 'settings');
     await page.goto(`${BASE}/#/`);
     await page.waitForSelector(`#trips li[data-trip="${tripId}"]`);
     assert.match(await page.textContent(`#trips li[data-trip="${tripId}"]`), /1–3 Jun \d{4}/, 'dates as "1–3 Jun 2027" in the list');
@@ -484,6 +488,8 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     assert.equal(await dayCount(page), past.stages.length, 'the past version\'s own days');
     assert.equal(await page.locator('#days form, details.edit').count(), 0, 'a past version is read-only');
     await check(page, 'past version');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shots(page, 'past-version');
     await page.click('#restore');
     await page.waitForURL(new RegExp(`#/trips/${tripId}$`));
     await waitFor(async () => (await dayCount(page)) === past.stages.length, 'the restored days');
@@ -533,6 +539,7 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await copy.waitFor();
     await copy.locator('button.delete').click();
     await check(page, 'delete confirmation');
+    await shots(page, 'delete-confirmation');
     await copy.locator('button.confirm-delete').click();
     await waitFor(async () => (await page.locator('#trips li.trip').count()) === listed, 'the copy deleted');
 
@@ -587,6 +594,7 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await openDay(page, 1);
     assert.ok(await day(page, 1).locator('.no-heights').count() === 1 || await day(page, 1).locator('.day-profile').count() === 0, 'no empty chart');
     await check(page, 'no heights');
+    await shots(page, 'no-heights');
 
     assert.deepEqual(errors, [], 'no console error on the whole journey');
     console.log(`FIGURE journey_${size}_seconds ${((Date.now() - started) / 1000).toFixed(1)}`);
@@ -631,17 +639,20 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     const lastFit = await p30.locator('#days details.day >> nth=29').locator('.dl-day-fit').getAttribute('href');
     await waitFor(async () => p30.evaluate(async (u) => !!(await caches.match(new URL(u, location.origin).href)), lastFit), 'the 30-day trip kept', 60000);
     const kept = await p30.evaluate(async (id) => {
-      let trip = 0, page = 0, files = 0;
+      let trip = 0, data = 0, page = 0, files = 0;
       for (const name of await caches.keys()) {
         const cache = await caches.open(name);
         for (const req of await cache.keys()) {
           const size = (await (await cache.match(req)).arrayBuffer()).byteLength;
-          if (req.url.includes(id)) { trip += size; files += 1; } else if (name.startsWith('etappe-shell-')) page += size;
+          if (req.url.includes(id)) {
+            trip += size; files += 1;
+            if (/\/(detail|route)$/.test(new URL(req.url).pathname)) data += size;
+          } else if (name.startsWith('etappe-shell-')) page += size;
         }
       }
-      return { trip, page, files };
+      return { trip, data, page, files };
     }, id30);
-    console.log(`FIGURE offline_trip_bytes ${kept.trip} offline_trip_entries ${kept.files} offline_page_bytes ${kept.page}`);
+    console.log(`FIGURE offline_trip_bytes ${kept.trip} (detail and lines ${kept.data}, GPX and FIT files ${kept.trip - kept.data}) offline_trip_entries ${kept.files} offline_page_bytes ${kept.page}`);
     await fresh.close();
     await context.close();
   }

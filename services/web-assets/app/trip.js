@@ -116,9 +116,11 @@ function settingsPanel(trip, ctx) {
     e.preventDefault();
     const all = readSettings(form, { clearDates: true });
     const changed = {};
-    for (const [k, v] of Object.entries(all)) {
-      if (JSON.stringify(v ?? null) !== JSON.stringify(trip[k] ?? null)) changed[k] = v;
-    }
+    // The place types are a set here: the same ones in another order keep the rider's order.
+    const same = (k, v) => (k === 'enabledAccommodationTypes'
+      ? JSON.stringify([...(v || [])].sort()) === JSON.stringify([...(trip[k] || [])].sort())
+      : JSON.stringify(v ?? null) === JSON.stringify(trip[k] ?? null));
+    for (const [k, v] of Object.entries(all)) if (!same(k, v)) changed[k] = v;
     if (!Object.keys(changed).length) { toast(T.nothingChanged); return; }
     try {
       const detail = await call('updateTrip', { id: trip.id }, { version: ctx.version(), body: changed });
