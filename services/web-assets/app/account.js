@@ -3,6 +3,7 @@ import { T } from './strings.js';
 import { h, mount, toast } from './dom.js';
 import { call, path } from './api.js';
 import { browserName, localTime, plain } from './words.js';
+import { forgetOffline } from './offline.js';
 
 const main = () => document.getElementById('main');
 
@@ -44,6 +45,7 @@ export async function accountScreen(me) {
         if (!confirm(T.confirmDeleteAccount)) return;
         try {
           await call('deleteAccount', {}, { body: { confirm: me.email } });
+          await forgetOffline();
           location.href = '/login';
         } catch (err) { toast(plain(err)); }
       } }, T.deleteAccount)));

@@ -7,7 +7,7 @@ import { T } from './strings.js';
 import { h, mount } from './dom.js';
 import { call, setCsrf, logout as endSession } from './api.js';
 import { plain } from './words.js';
-import { register } from './offline.js';
+import { register, forgetOffline } from './offline.js';
 import { tripScreen, stopFollowing } from './trip.js';
 import { tripsScreen } from './trips.js';
 import { historyScreen } from './history.js';
@@ -25,8 +25,10 @@ function nav() {
     h('button', { type: 'button', class: 'link', onclick: logout }, T.logout));
 }
 
+/// Logging out also forgets the trips kept for offline reading on this device.
 async function logout() {
   await endSession().catch(() => {});
+  await forgetOffline();
   location.href = '/login';
 }
 
@@ -59,7 +61,7 @@ async function route() {
     else await tripsScreen();
     document.body.dataset.ready = hash;
   } catch (err) {
-    mount(main(), h('p', { class: 'err', role: 'alert' }, plain(err)));
+    mount(main(), h('p', { class: 'err', role: 'alert' }, err && err.offline ? T.notKept : plain(err)));
   }
   performance.mark('etappe-interactive');
 }

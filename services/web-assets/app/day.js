@@ -60,7 +60,11 @@ function facts(trip, stage, line) {
   let top = null;
   for (const [km, m] of samples) if (top === null || m > top[1]) top = [km, m];
   const speed = trip.averageSpeed || 15;
-  const ride = stage.distance / speed;
+  // Climbing slows the day as the pacing counts it: each `elevationPenalty` metres up weigh
+  // like one more km (unknown climbing is left out, and said so).
+  const penalty = trip.elevationPenalty || 50;
+  const climbKm = stage.elevation != null && penalty > 0 ? stage.elevation / penalty : 0;
+  const ride = (stage.distance + climbKm) / speed;
   const dep = trip.departureHour ?? 8;
   const at = dep + ride;
   const clock = `${String(Math.floor(at) % 24).padStart(2, '0')}:${String(Math.round((at % 1) * 60) % 60).padStart(2, '0')}`;
@@ -69,7 +73,7 @@ function facts(trip, stage, line) {
     row(T.distance, T.km(stage.distance)),
     row(T.climbing, `${T.climb(stage.elevation)} · ${T.descent(stage.elevationLoss)}`),
     row(T.highest, top ? T.highestAt(top[1], top[0]) : T.unknown),
-    speed ? row(T.riding, T.ridingValue(hours(ride))) : null,
+    speed ? row(T.riding, `${T.ridingValue(hours(ride))}${stage.elevation == null ? ` · ${T.climbNotCounted}` : ''}`) : null,
     trip.averageSpeed ? row(T.arrival, T.arrivalValue(clock, `${String(dep).padStart(2, '0')}:00`, speed)) : null);
 }
 

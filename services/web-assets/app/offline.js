@@ -39,3 +39,10 @@ export function keepForOffline(urls, tag) {
   if (!('serviceWorker' in navigator) || navigator.onLine === false) return;
   navigator.serviceWorker.ready.then((reg) => { if (reg.active) reg.active.postMessage({ keep: urls, tag }); }).catch(() => {});
 }
+
+/// Drops what was kept for offline reading (the page's own files stay).
+export async function forgetOffline() {
+  if (!('caches' in window)) return;
+  const names = await caches.keys().catch(() => []);
+  await Promise.all(names.filter((n) => n.startsWith('etappe-data-')).map((n) => caches.delete(n)));
+}
