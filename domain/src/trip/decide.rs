@@ -1,7 +1,12 @@
 //! `decide`: a command judged against the trip's history, answering the events it causes or
 //! the rule it breaks. Pure: no clock (the caller passes `today`), no I/O.
 
-use super::*;
+use super::{
+    ANALYSIS_CATEGORIES, Category, ComputationStatus, DETOUR_INVALIDATES, FieldError, GivenUpWork,
+    Invalidation, SCAN_RADIUS_KM, Trip, TripCommand, TripError, TripEvent, TripSettings,
+    Unavailable, duplicate, edits,
+};
+use chrono::NaiveDate;
 
 fn current_generation(trip: &Trip, generation: u64) -> Result<(), TripError> {
     if generation == trip.generation {

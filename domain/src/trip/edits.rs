@@ -15,7 +15,6 @@ use uuid::Uuid;
 
 use super::stage::{ANALYSIS_CATEGORIES, Accommodation, Point, Stage};
 use super::{Category, FieldError, Trip, TripError, TripEvent};
-use crate::text::strip_controls;
 
 mod apply;
 pub mod input;

@@ -6,7 +6,29 @@ use etappe_analysis::{NearBed, NightGap};
 use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
 use etappe_domain::trip::nights::{NightCandidate, NightNote, NightOutcome};
 
-use super::*;
+use super::{Applied, JobError, Outcome, Pipeline, osm, weather};
+use crate::labels::utc_offset_minutes;
+use crate::progress::ProgressState;
+use crate::progress::Reporter;
+use crate::track;
+use chrono::Days;
+use etappe_analysis::AnalysisSettings;
+use etappe_analysis::DayFacts;
+use etappe_analysis::StageInput;
+use etappe_analysis::StagePoint;
+use etappe_analysis::TrackGap;
+use etappe_analysis::analyse_with_facts;
+use etappe_domain::ids::TripId;
+use etappe_domain::trip::Category;
+use etappe_domain::trip::Trip;
+use etappe_domain::trip::TripCommand;
+use etappe_domain::trip::stage::Alert;
+use etappe_domain::trip::stage::StageAlerts;
+use etappe_domain::trip::stage::Unavailable;
+use etappe_route::geometry::cumulative_distances_with_breaks;
+use etappe_route::gpx::TrackPoint;
+use std::collections::HashMap;
+use uuid::Uuid;
 
 impl Pipeline {
     pub(super) async fn analyse_again(

@@ -3,40 +3,21 @@
 //! the aggregate's `decide` inside), with ids derived from the job id, so a duplicate delivery
 //! writes nothing and a result for a superseded generation is dropped rather than written.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use chrono::Days;
-use etappe_analysis::{
-    AnalysisSettings, DayFacts, StageInput, StagePoint, TrackGap, analyse_with_facts,
-};
-use etappe_domain::ids::{TripId, derived_id};
+use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
-use etappe_domain::text::strip_controls;
-use etappe_domain::trip::settings::NightsMode;
-use etappe_domain::trip::source::SourceType;
-use etappe_domain::trip::stage::{Alert, Point, RouteSummary, Stage, StageAlerts, Unavailable};
-use etappe_domain::trip::{Category, Trip, TripCommand, TripError};
-use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb};
-use etappe_route::gpx::{ParsedRoute, TrackPoint, parse_gpx};
-use etappe_route::pacing::{
-    PacingSettings, day_lengths_km, one_day_per_track, pace_route, pace_route_at,
-};
-use etappe_route::pieces::join_pieces;
-use etappe_route::sources::{
-    komoot_collection_tour_ids, parse_komoot_tour_html, parse_ridewithgps_json,
-};
+use etappe_domain::trip::stage::Point;
+use etappe_domain::trip::{TripCommand, TripError};
 use etappe_store::{
     Basis, CommandMetadata, EventIds, EventMetadata, ExecuteError, Store, StoreError,
 };
 use uuid::Uuid;
 
-use crate::fetch::origins::RouteService;
-use crate::fetch::{FetchError, Fetcher, SourceOrigins};
+use crate::fetch::{Fetcher, SourceOrigins};
 use crate::jobs::Job;
-use crate::labels::{Labeller, utc_offset_minutes};
+use crate::labels::Labeller;
 use crate::progress::{ProgressState, ProgressStore, Reporter};
-use crate::track;
 
 pub(crate) use self::heights::heights_known;
 

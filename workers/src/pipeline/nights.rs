@@ -21,8 +21,9 @@ use etappe_domain::trip::stage::Accommodation;
 use etappe_route::geometry::cumulative_distances;
 use etappe_route::pieces::JoinedRoute;
 
-use super::*;
+use super::{JobError, Pipeline};
 use crate::enrich::to_candidate;
+use etappe_route::gpx::TrackPoint;
 
 /// Metres of route between two points the beds are asked around.
 pub(crate) const SAMPLE_EVERY_M: f64 = 4_000.0;

@@ -5,8 +5,13 @@
 use etappe_upstream::router::legs;
 use etappe_upstream::{RoutePoint, RoutedPath};
 
+use super::Pipeline;
 use super::route::RouteFailure;
-use super::*;
+use crate::progress::ProgressState;
+use crate::progress::Reporter;
+use etappe_domain::trip::Trip;
+use etappe_route::gpx::ParsedRoute;
+use etappe_route::gpx::TrackPoint;
 
 impl Pipeline {
     pub(super) async fn route_plan(

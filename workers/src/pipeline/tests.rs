@@ -1,10 +1,15 @@
 //! The pipeline's pure parts, tested without I/O.
 
+use std::collections::HashMap;
+
 use etappe_domain::ids::UserId;
 use etappe_domain::trip::settings::TripSettings;
 use etappe_domain::trip::source::SourceUrl;
-use etappe_domain::trip::stage::Detour;
-use etappe_domain::trip::{TripEvent, fold};
+use etappe_domain::trip::stage::{Detour, RouteSummary, Stage, StageAlerts};
+use etappe_domain::trip::{Trip, TripEvent, fold};
+use etappe_route::gpx::TrackPoint;
+
+use crate::track;
 
 use super::route::{CollectionBudget, RouteFailure};
 use super::*;

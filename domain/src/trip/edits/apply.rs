@@ -1,8 +1,13 @@
 //! Applying a day edit to the days: split, move an end, merge, reorder, relabel, with each
 //! touched day measured again off the route; every other day keeps its id.
 
-use super::*;
+use super::{
+    Boundary, FieldError, Impact, LABEL_MAX_CHARS, LabelChange, Point, RouteGeometry, Stage,
+    StageEdit, TripError,
+};
+use crate::text::strip_controls;
 use crate::trip::nights::ChosenBy;
+use uuid::Uuid;
 
 pub(super) fn apply(
     stages: &mut Vec<Stage>,

@@ -3,7 +3,18 @@
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::edits::Reflow;
 
-use super::*;
+use super::AppError;
+use super::RequestContext;
+use super::{BaseVersion, TripService};
+use crate::app::access::require;
+use crate::app::views::TripDetail;
+use crate::app::views::today;
+use crate::identity::Principal;
+use crate::identity::Scope;
+use etappe_domain::ids::TripId;
+use etappe_domain::projection::TripView;
+use etappe_domain::trip::TripCommand;
+use etappe_domain::trip::TripEvent;
 
 impl TripService {
     /// The trip's history: every event, oldest first, with who caused it, when, and a sentence.

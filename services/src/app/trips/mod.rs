@@ -6,17 +6,13 @@
 //! append projected). A stream conflict caused by another writer (a worker result, say) is
 //! retried there; a stale *trip version* from the caller is never retried.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use etappe_domain::ids::{TripId, derived_id};
+use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_domain::trip::settings::{NightsMode, SettingField, SettingsPatch};
-use etappe_domain::trip::source::{SourceType, SourceUrl};
-use etappe_domain::trip::{
-    FieldError, InputError, ShareLink, Trip, TripCommand, TripEvent, decide,
-};
+use etappe_domain::trip::{InputError, ShareLink, Trip, TripCommand};
 use etappe_store::{Basis, CommandMetadata, EventIds, EventMetadata, Page, Store, TripFilter};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};

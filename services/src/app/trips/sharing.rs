@@ -1,6 +1,17 @@
 //! Public links: made, read and revoked; a code is 64 random bits.
 
-use super::*;
+use super::AppError;
+use super::RequestContext;
+use super::TripService;
+use super::confirmation;
+use crate::app::access::require;
+use crate::app::confirmation::Confirm;
+use crate::identity::Principal;
+use crate::identity::Scope;
+use etappe_domain::ids::TripId;
+use etappe_domain::projection::TripView;
+use etappe_domain::trip::ShareLink;
+use etappe_domain::trip::TripCommand;
 
 impl TripService {
     /// Opens the trip's public link, or answers the one already open (`true` when new).

@@ -4,24 +4,14 @@
 //! hands the body of the change to the service's own parser, and answers with `version` and
 //! `nextAction`; every refusal is a [`ToolError`], mapped once (`refusal`).
 
-use chrono::Utc;
-use etappe_domain::text::quote;
 use etappe_domain::trip::Category;
-use etappe_domain::trip::edits::input::parse_action;
 use etappe_domain::trip::nights::{ChosenBy, NightOutcome};
 use etappe_store::{Page, TripFilter};
 use serde_json::{Map, Value, json};
 
-use super::arguments::{EDIT_FIELDS, PLAN_FIELDS};
-use super::call::{
-    Answer, Call, Run, StageRef, TripRef, count, object, refusal, string, version, without, written,
-};
-use super::confirm::TokenConfirmation;
-use super::refusal::ToolError;
+use super::call::{Answer, Call, Run, StageRef, TripRef, count, refusal, string};
 use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
-use crate::app::trips::{
-    BaseVersion, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, MAX_PAGE, canonical_digest,
-};
+use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, MAX_PAGE};
 use crate::app::views::TripDetail;
 
 mod writes;
