@@ -167,7 +167,11 @@ export function dayCard(trip, stage, index, ctx) {
   ];
   if (!readOnly) body.push(editPanel(trip, stage, index, ctx));
   const details = h('details', { id: `day-${stage.stageId}`, class: 'day', 'data-stage': stage.stageId, 'data-day': String(n), 'data-sig': String(stage.distance) }, summary, ...body);
-  details.addEventListener('toggle', () => { if (details.open) ctx.openDay(stage); });
+  details.addEventListener('toggle', () => {
+    const restoring = !!details.dataset.restoring;
+    delete details.dataset.restoring;
+    if (details.open) ctx.openDay(stage, !restoring);
+  });
   return details;
 
   function editPanel() {

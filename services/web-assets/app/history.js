@@ -7,6 +7,9 @@ import { localTime } from './words.js';
 
 const main = () => document.getElementById('main');
 
+/// Steps Etappe takes by itself after an edit, even when the edit asked for them.
+const INTERNAL = /^(Analysis (requested|started|completed)|Days requested|Route computation started|Route computed|Accommodations found|Weather|Labels)/i;
+
 function who(actor, me) {
   if (!actor || /^(system|worker|etappe)/i.test(actor)) return 'etappe';
   if (me && actor === `user:${me.id}`) return 'you';
@@ -25,17 +28,16 @@ export async function historyScreen(id, me) {
     if (!run.length) return;
     const steps = run;
     rows.push(h('li', { class: 'internal' }, h('details', {}, h('summary', {}, T.internalSteps(steps.length), ' ',
-      h('span', { class: 'muted' }, localTime(steps[steps.length - 1].at), steps.length > 1 ? ` – ${localTime(steps[0].at)}` : '')),
+      h('span', { class: 'muted' }, [...new Set([localTime(steps[steps.length - 1].at), localTime(steps[0].at)])].join(' – '))),
     h('ul', {}, steps.map((e) => h('li', {}, e.summary || e.eventType, ' ', h('span', { class: 'muted' }, localTime(e.at))))))));
     run = [];
   };
   for (const e of items) {
-    const by = who(e.actor, me);
+    const by = INTERNAL.test(e.summary || '') ? 'etappe' : who(e.actor, me);
     if (by === 'etappe') { run.push(e); continue; }
     flush();
     rows.push(h('li', { class: 'step' }, h('strong', {}, e.summary || e.eventType), ' ',
-      h('span', { class: 'muted' }, `${localTime(e.at)} · ${by === 'you' ? T.you : T.anAgent}`),
-      e.streamVersion ? null : null));
+      h('span', { class: 'muted' }, `${localTime(e.at)} · ${by === 'you' ? T.you : T.anAgent}`)));
   }
   flush();
   const versions = [];

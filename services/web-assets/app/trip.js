@@ -39,7 +39,8 @@ function restoreTyped(kept) {
     if (el.type === 'checkbox') el.checked = v; else el.value = v;
     el.dataset.typed = '1';
   }
-  for (const id of kept.open) { const d = document.getElementById(id); if (d) d.open = true; }
+  // Reopened by the page, not by the rider: the map keeps the day the rider last opened.
+  for (const id of kept.open) { const d = document.getElementById(id); if (d && !d.open) { d.dataset.restoring = '1'; d.open = true; } }
 }
 
 function progressPanel(trip, progress, onRemove) {
@@ -160,6 +161,7 @@ export async function tripScreen(id, opts = {}) {
   let progress = null;
   let lines = null;
   let stayTarget = null;
+  let lastFocused = null; // the day the rider last opened, shown on the map
   const card = (stage) => document.getElementById(`day-${stage.stageId}`);
   const ctx = {
     readOnly,
@@ -193,8 +195,9 @@ export async function tripScreen(id, opts = {}) {
       if (slot) slot.textContent = plain(err); else toast(plain(err));
     },
     stayOpen: (stage) => { stayTarget = stage.stageId; },
-    openDay: (stage) => {
-      if (ctx.map) ctx.map.focus(stage.stageId);
+    openDay: (stage, focus = true) => {
+      if (focus) lastFocused = stage.stageId;
+      if (ctx.map && focus) ctx.map.focus(stage.stageId);
       const el = document.getElementById(`${sid(stage)}-profile`);
       const endInput = document.getElementById(`${sid(stage)}-end`);
       const day = ctx.line(stage.stageId);
@@ -304,7 +307,9 @@ export async function tripScreen(id, opts = {}) {
       if (!drawProfile(profEl, lines.days, readout, null, lengths)) mount(profEl, h('p', { class: 'muted' }, T.noHeightsTrip));
     }
     restoreTyped(kept);
-    for (const d of main().querySelectorAll('details.day[open]')) ctx.openDay(current.stages.find((s) => s.stageId === d.dataset.stage));
+    for (const d of main().querySelectorAll('details.day[open]')) ctx.openDay(current.stages.find((s) => s.stageId === d.dataset.stage), false);
+    const focused = current.stages.find((s) => s.stageId === lastFocused);
+    if (focused && ctx.map && document.getElementById(`day-${focused.stageId}`)?.open) ctx.map.focus(focused.stageId);
     if (!opts.version && !t.partial && t.stages.length) {
       const urls = [files.gpx, files.fit];
       for (const s of t.stages) if (!s.isRestDay) urls.push(ctx.file('Gpx', s.stageId), ctx.file('Fit', s.stageId));
