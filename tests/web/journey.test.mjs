@@ -432,7 +432,7 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await page.click('#make-link');
     await page.waitForSelector('#share-url');
     const shareUrl = await page.inputValue('#share-url');
-    assert.match(shareUrl, /\/s\/[\w-]+$/);
+    assert.match(shareUrl, /^https?:\/\/[^/]+\/s\/[\w-]+$/, "the full address, also after a live update");
     const visitor = await browser.newContext({ viewport, acceptDownloads: true });
     const pub = await visitor.newPage();
     pub.on('console', (m) => { if (m.type() === 'error' && !/status of 404/.test(m.text())) errors.push(`public: ${m.text()}`); });

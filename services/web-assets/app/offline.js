@@ -46,3 +46,12 @@ export async function forgetOffline() {
   const names = await caches.keys().catch(() => []);
   await Promise.all(names.filter((n) => n.startsWith('etappe-data-')).map((n) => caches.delete(n)));
 }
+
+/// Drops what was kept of one trip (deleted), its files too.
+export async function forgetTrip(id) {
+  if (!('caches' in window)) return;
+  for (const name of (await caches.keys().catch(() => [])).filter((n) => n.startsWith('etappe-data-'))) {
+    const cache = await caches.open(name);
+    for (const req of await cache.keys()) if (new URL(req.url).pathname.startsWith(`/trips/${id}`)) await cache.delete(req);
+  }
+}

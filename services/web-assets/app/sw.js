@@ -44,6 +44,8 @@ async function networkFirst(request, key) {
   try {
     const response = await fetch(request);
     if (response.ok) await cache.put(key, await stamped(response.clone()));
+    // A trip deleted or a link revoked is not kept any longer.
+    else if (response.status === 404 || response.status === 410) await cache.delete(key);
     return response;
   } catch (err) {
     const kept = await cache.match(key);
@@ -73,6 +75,7 @@ self.addEventListener('fetch', (event) => {
       try {
         const response = await fetch(request);
         if (response.ok && response.headers.get('x-etappe-shell')) await cache.put(key, await stamped(response.clone()));
+        else if (response.status === 404) await cache.delete(key);
         return response;
       } catch (err) {
         const kept = await cache.match(key);

@@ -9,7 +9,7 @@ import { drawProfile, SLOPE_COLOURS } from './profile.js';
 import { dayCard, sid } from './day.js';
 import { settingsFields, readSettings, showErrors, SETTINGS } from './settings.js';
 import { dateRange, plain, localTime } from './words.js';
-import { keepForOffline } from './offline.js';
+import { keepForOffline, forgetTrip } from './offline.js';
 
 let live = null; // the EventSource of the trip on screen
 export function stopFollowing() { if (live) { live.close(); live = null; } }
@@ -87,7 +87,9 @@ function legend() {
 
 function sharePanel(trip) {
   const box = h('section', { class: 'card', id: 'share' });
-  const render = (link) => {
+  const render = (given) => {
+    // The detail names the link by its path; the rider copies the full address.
+    const link = given && { ...given, url: new URL(given.url, location.origin).href };
     mount(box, h('h2', {}, T.share), link
       ? [h('p', {}, h('label', { for: 'share-url' }, T.publicLink), ' ', h('input', { id: 'share-url', readonly: true, value: link.url, size: 32 })),
         h('div', { class: 'buttons' },
@@ -253,7 +255,7 @@ export async function tripScreen(id, opts = {}) {
   };
   const removeTrip = async () => {
     if (!confirm(T.confirmDelete(current.title || T.untitled))) return;
-    try { await call('deleteTrip', { id }); toast(T.deleted); location.hash = '#/'; } catch (err) { toast(plain(err)); }
+    try { await call('deleteTrip', { id }); await forgetTrip(id); toast(T.deleted); location.hash = '#/'; } catch (err) { toast(plain(err)); }
   };
   const offlineNote = () => (offlineState.at ? h('p', { class: 'warn', id: 'offline', role: 'status' }, T.offlineAsOf(localTime(offlineState.at))) : null);
   const render = async (given) => {

@@ -5,6 +5,7 @@ import { h, mount, toast } from './dom.js';
 import { call } from './api.js';
 import { settingsFields, readSettings, showErrors } from './settings.js';
 import { dateRange, plain } from './words.js';
+import { forgetTrip } from './offline.js';
 
 const main = () => document.getElementById('main');
 
@@ -53,7 +54,7 @@ function tripItem(t, reload) {
   };
   const asking = () => {
     const yes = h('button', { type: 'button', class: 'danger confirm-delete', onclick: async () => {
-      try { await call('deleteTrip', { id: t.id }); toast(T.deleted); reload(); } catch (err) { say.textContent = plain(err); }
+      try { await call('deleteTrip', { id: t.id }); await forgetTrip(t.id); toast(T.deleted); reload(); } catch (err) { say.textContent = plain(err); }
     } }, T.confirmYes);
     mount(li, h('p', { role: 'alert' }, T.confirmDelete(title)), h('div', { class: 'buttons' }, yes,
       h('button', { type: 'button', class: 'secondary', onclick: show }, T.cancel)), say);
