@@ -486,20 +486,38 @@ async fn two_api_replicas_share_the_agent_surface_confirmations_and_budgets() {
         "single use across replicas: {again}"
     );
 
-    // The budget of changes is one for the credential, whichever replica and transport it
-    // reaches: the REST creation and the three delete_trip calls above were changes; 16 more
-    // alternate, and the 21st is refused.
-    for i in 0..16 {
+    // The budget of changes (20 a minute) is one for the credential, whichever replica and
+    // transport it reaches. Refused calls (the spent confirmation above) are not changes; the
+    // creations and the deletion were. Alternating replicas, a shared budget refuses within
+    // 20 calls (budgets per replica would admit some 36 before either refused), and once
+    // spent it is spent on both.
+    let other = a
+        .create_trip(&token, &json!({"sourceUrl": UNFETCHED_GPX}))
+        .await;
+    let other = other.body["id"].as_str().expect("id").to_owned();
+    let mut refused_at = None;
+    for i in 0..20 {
         let replica = if i % 2 == 0 { &a } else { &b };
-        let answer = mcp_call(replica, &token, "share_trip", json!({"tripId": id})).await;
+        let answer = mcp_call(replica, &token, "share_trip", json!({"tripId": other})).await;
         let text = answer.to_string();
-        assert!(!text.contains("rate_limited"), "change {i}: {text}");
+        if text.contains("rate_limited") {
+            assert!(text.contains("rate_limited: 20 changes a minute"), "{text}");
+            refused_at = Some(i);
+            break;
+        }
+        assert_eq!(answer["isError"], json!(false), "change {i}: {text}");
     }
-    let refused = mcp_call(&b, &token, "share_trip", json!({"tripId": id})).await;
+    let refused_at = refused_at.expect("the shared budget refuses within 20 changes");
+    assert!(
+        refused_at >= 14,
+        "only the changes made count: refused at {refused_at}"
+    );
+    let replica = if refused_at % 2 == 0 { &b } else { &a };
+    let refused = mcp_call(replica, &token, "share_trip", json!({"tripId": other})).await;
     assert!(
         refused
             .to_string()
             .contains("rate_limited: 20 changes a minute"),
-        "{refused}"
+        "spent on the other replica too: {refused}"
     );
 }
