@@ -194,16 +194,7 @@ pub(super) async fn serve(Path(name): Path<String>, headers: HeaderMap) -> Respo
 /// hashed files to keep, then its code. Never cached by the browser's HTTP cache, so an
 /// update is seen at the next visit.
 pub(super) async fn worker() -> Response {
-    let mut keep: Vec<String> = FILES.iter().map(|(name, _)| url(name)).collect();
-    keep.sort();
-    let list = serde_json::to_string(&keep).unwrap_or_else(|_| "[]".to_owned());
-    let code = text_of("sw.js", WORKER);
-    let version = hex::encode(Sha256::digest(format!("{list}{code}").as_bytes()));
-    let body = format!(
-        "const ASSETS = {list};\nconst VERSION = '{}';\n{code}",
-        &version[..12]
-    );
-    let mut response = Body::from(body).into_response();
+    let mut response = Body::from(worker_source()).into_response();
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -215,6 +206,19 @@ pub(super) async fn worker() -> Response {
         HeaderValue::from_static("nosniff"),
     );
     response
+}
+
+/// The worker's code after the hashed files it keeps and a version naming them and it.
+fn worker_source() -> String {
+    let mut keep: Vec<String> = FILES.iter().map(|(name, _)| url(name)).collect();
+    keep.sort();
+    let list = serde_json::to_string(&keep).unwrap_or_else(|_| "[]".to_owned());
+    let code = text_of("sw.js", WORKER);
+    let version = hex::encode(Sha256::digest(format!("{list}{code}").as_bytes()));
+    format!(
+        "const ASSETS = {list};\nconst VERSION = '{}';\n{code}",
+        &version[..12]
+    )
 }
 
 /// `GET /manifest.webmanifest`: what makes the page an installable web app.
@@ -346,6 +350,18 @@ mod tests {
             "app.js imports api.js by its hash"
         );
         assert!(!text.contains("'./api.js'"));
+    }
+
+    #[test]
+    fn the_worker_keeps_every_file_under_its_hashed_name() {
+        let source = worker_source();
+        for (name, _) in FILES {
+            assert!(source.contains(&format!("\"{}\"", url(name))), "{name}");
+        }
+        assert!(source.starts_with("const ASSETS = [\"/assets/"));
+        assert!(source.contains("const VERSION = '"));
+        let p = policy("");
+        assert!(p.contains("worker-src 'self'") && p.contains("manifest-src 'self'"));
     }
 
     #[test]
