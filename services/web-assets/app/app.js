@@ -5,8 +5,8 @@
 // inline (the CSP forbids it), and every third-party text goes in as text.
 import { T } from './strings.js';
 import { h, mount } from './dom.js';
-import { call, setCsrf, logout as endSession } from './api.js';
-import { plain } from './words.js';
+import { call, setCsrf, offlineState, logout as endSession } from './api.js';
+import { plain, localTime } from './words.js';
 import { register, forgetOffline } from './offline.js';
 import { tripScreen, stopFollowing } from './trip.js';
 import { tripsScreen } from './trips.js';
@@ -32,8 +32,17 @@ async function logout() {
   location.href = '/login';
 }
 
+/// "Offline — as of …" on any screen read from the kept copy (the trip's page draws its own).
+function offlineMark() {
+  const old = document.getElementById('offline');
+  if (!offlineState.at) { if (old) old.remove(); return; }
+  const fresh = h('p', { class: 'warn', id: 'offline', role: 'status' }, T.offlineAsOf(localTime(offlineState.at)));
+  if (old) old.replaceWith(fresh); else main().prepend(fresh);
+}
+
 async function route() {
   stopFollowing();
+  offlineState.listeners = [offlineMark];
   delete main().dataset.dirty;
   delete document.body.dataset.ready;
   const shared = location.pathname.match(/^\/s\/([^/.]+)$/);
@@ -59,6 +68,7 @@ async function route() {
     else if ((m = hash.match(/^\/trips\/([\w-]+)$/))) await tripScreen(m[1]);
     else if (hash === '/account') await accountScreen(me);
     else await tripsScreen();
+    if (!/^\/trips\/[\w-]+(\/v\/\d+)?$/.test(hash)) offlineMark();
     document.body.dataset.ready = hash;
   } catch (err) {
     mount(main(), h('p', { class: 'err', role: 'alert' }, err && err.offline ? T.notKept : plain(err)));

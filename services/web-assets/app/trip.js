@@ -164,6 +164,7 @@ export async function tripScreen(id, opts = {}) {
   let lines = null;
   let stayTarget = null;
   let lastFocused = null; // the day the rider last opened, shown on the map
+  let pendingTap = null; // a point tapped on the map, its offer not acted on yet
   const card = (stage) => document.getElementById(`day-${stage.stageId}`);
   const ctx = {
     readOnly,
@@ -228,7 +229,14 @@ export async function tripScreen(id, opts = {}) {
     }
     const near = ctx.map.nearest(at);
     if (!near) return;
+    pendingTap = at;
+    offerTap(at, near);
+  };
+  /// The offer of a tap in the card of the day it is nearest to; a live update that redraws
+  /// the page puts it back (`pendingTap`), until the rider acts on it.
+  const offerTap = (at, near) => {
     const stage = current.stages.find((s) => s.stageId === near.stageId);
+    if (!stage) return;
     const label = T.detourAlong(near.km.toFixed(1), near.dayNumber);
     ctx.map.mark(at, label);
     const el = card(stage);
@@ -239,11 +247,12 @@ export async function tripScreen(id, opts = {}) {
     const box = document.getElementById(`${sid(stage)}-detour`);
     if (!box) return;
     mount(box, h('span', {}, label, '. ', T.detourFor(near.dayNumber), ' '), h('button', { type: 'button', id: `${sid(stage)}-detour-go`, onclick: async () => {
+      pendingTap = null;
       try {
         await call('detour', { id, stageId: stage.stageId }, { body: { waypointLat: at.lat, waypointLon: at.lng } });
         mount(box, T.detourAsked);
       } catch (err) { ctx.failed(err, stage); }
-    } }, T.detourThrough), ' ', h('button', { type: 'button', class: 'secondary', id: `${sid(stage)}-end-here`, onclick: ctx.act(stage, () => call('updateStage', { id, stageId: stage.stageId }, { version: ctx.version(), body: { endPoint: { lat: at.lat, lon: at.lng } } })) }, T.endHere));
+    } }, T.detourThrough), ' ', h('button', { type: 'button', class: 'secondary', id: `${sid(stage)}-end-here`, onclick: ctx.act(stage, () => { pendingTap = null; return call('updateStage', { id, stageId: stage.stageId }, { version: ctx.version(), body: { endPoint: { lat: at.lat, lon: at.lng } } }); }) }, T.endHere));
     box.scrollIntoView({ block: 'nearest' });
   };
   const loadLines = async () => {
@@ -310,6 +319,7 @@ export async function tripScreen(id, opts = {}) {
     }
     restoreTyped(kept);
     for (const d of main().querySelectorAll('details.day[open]')) ctx.openDay(current.stages.find((s) => s.stageId === d.dataset.stage), false);
+    if (pendingTap && ctx.map && !readOnly) { const near = ctx.map.nearest(pendingTap); if (near) offerTap(pendingTap, near); }
     const focused = current.stages.find((s) => s.stageId === lastFocused);
     if (focused && ctx.map && document.getElementById(`day-${focused.stageId}`)?.open) ctx.map.focus(focused.stageId);
     if (!opts.version && !t.partial && t.stages.length) {
