@@ -10,7 +10,6 @@ pub mod exports;
 pub mod links;
 pub mod places;
 pub mod schema;
-pub mod stages;
 pub mod trips;
 pub mod views;
 

@@ -59,7 +59,7 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
         version: u64,
-    ) -> Result<crate::app::stages::RouteLines, AppError> {
+    ) -> Result<crate::app::trips::days::RouteLines, AppError> {
         require(principal, Scope::TripsRead)?;
         let view = self.view_at(principal, trip_id, version).await?;
         self.route_lines_of(&view).await

@@ -24,6 +24,7 @@ use super::{AppError, RequestContext};
 use crate::identity::{Principal, Scope};
 
 mod creation;
+pub mod days;
 mod history;
 mod horizon;
 mod sharing;

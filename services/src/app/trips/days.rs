@@ -26,10 +26,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::access::require;
-use super::trips::{BaseVersion, TripService};
-use super::views::{StageSummary, TripDetail, TripSummary, today};
-use super::{AppError, RequestContext};
+use super::{BaseVersion, TripService};
+use crate::app::access::require;
+use crate::app::views::{StageSummary, TripDetail, TripSummary, today};
+use crate::app::{AppError, RequestContext};
 use crate::identity::{Principal, Scope};
 
 /// How close (metres) the coordinates of a chosen accommodation must be to a candidate's.
@@ -511,7 +511,7 @@ impl TripService {
         let mut tag = format!("{}:{}:{}", trip.id, trip.version, trip.generation);
         for stage in &trip.stages {
             let points =
-                super::access::day_points(self.store.as_ref(), stage, &stored.points).await?;
+                crate::app::access::day_points(self.store.as_ref(), stage, &stored.points).await?;
             // A detour is its own geometry, ridden end to end: the source's breaks are not in it.
             let breaks = match (&stage.detour, stage.is_rest_day) {
                 (Some(detour), _) => {
@@ -549,7 +549,7 @@ impl TripService {
         Ok(RouteLines {
             version: trip.version,
             days,
-            tag: super::trips::canonical_digest(&[&Value::String(tag)]),
+            tag: super::canonical_digest(&[&Value::String(tag)]),
         })
     }
 }
