@@ -6,7 +6,7 @@ use etappe_analysis::{NearBed, NightGap};
 use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
 use etappe_domain::trip::nights::{NightCandidate, NightNote, NightOutcome};
 
-use super::{Applied, JobError, Outcome, Pipeline, osm, weather};
+use super::{Applied, JobError, Outcome, Pipeline, domain_alert, osm, weather};
 use crate::labels::utc_offset_minutes;
 use crate::progress::ProgressState;
 use crate::progress::Reporter;
@@ -22,7 +22,6 @@ use etappe_domain::ids::TripId;
 use etappe_domain::trip::Category;
 use etappe_domain::trip::Trip;
 use etappe_domain::trip::TripCommand;
-use etappe_domain::trip::stage::Alert;
 use etappe_domain::trip::stage::StageAlerts;
 use etappe_domain::trip::stage::Unavailable;
 use etappe_route::geometry::cumulative_distances_with_breaks;
@@ -294,18 +293,7 @@ pub fn analyse_trip(
         .zip(&trip.stages)
         .map(|(alerts, stage)| StageAlerts {
             stage_id: stage.id,
-            alerts: alerts
-                .into_iter()
-                .map(|a| Alert {
-                    code: a.code.to_owned(),
-                    severity: a.severity.as_str().to_owned(),
-                    group: a.group.to_owned(),
-                    message: a.message,
-                    parameters: a.parameters,
-                    lat: a.lat,
-                    lon: a.lon,
-                })
-                .collect(),
+            alerts: alerts.into_iter().map(domain_alert).collect(),
             weather: None,
             found: None,
         })

@@ -211,3 +211,17 @@ pub(super) fn round(value: f64, decimals: i32) -> f64 {
     let factor = 10f64.powi(decimals);
     (value * factor).round() / factor
 }
+
+/// An alert of the analysis as the trip stores it: the one mapping the analysis, OSM and
+/// weather steps share.
+fn domain_alert(a: etappe_analysis::Alert) -> etappe_domain::trip::stage::Alert {
+    etappe_domain::trip::stage::Alert {
+        code: a.code.to_owned(),
+        severity: a.severity.as_str().to_owned(),
+        group: a.group.to_owned(),
+        message: a.message,
+        parameters: a.parameters,
+        lat: a.lat,
+        lon: a.lon,
+    }
+}

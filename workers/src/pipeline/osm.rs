@@ -16,8 +16,10 @@ use etappe_analysis::osm::{
 use etappe_analysis::{EBIKE_RANGE_EXCEEDED, StageInput};
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::Trip;
-use etappe_domain::trip::stage::{Alert, FoundAlong, StageAlerts};
+use etappe_domain::trip::stage::{FoundAlong, StageAlerts};
 use etappe_upstream::OsmFeatures;
+
+use super::domain_alert;
 
 /// Reads OpenStreetMap along `trip`'s days (`inputs[i]` is day `i`, `days[i]` its result
 /// so far, with the geometry rules' alerts) from `source`: adds each covered day's
@@ -79,8 +81,7 @@ pub(crate) async fn trip_osm(
                 p.insert("actionPoint".to_owned(), action);
             }
         }
-        day.alerts
-            .extend(osm_alerts.into_iter().map(to_domain_alert));
+        day.alerts.extend(osm_alerts.into_iter().map(domain_alert));
         day.found = Some(
             found_along(stage, corridor)
                 .iter()
@@ -116,18 +117,6 @@ fn uncovered_reason(uncovered: &[usize], stages: &[OsmStage<'_>], source: &str) 
             "day(s) {list} are outside the {source} and were not analysed; the other days were (import an extract that covers them)"
         )
     })
-}
-
-fn to_domain_alert(a: etappe_analysis::Alert) -> Alert {
-    Alert {
-        code: a.code.to_owned(),
-        severity: a.severity.as_str().to_owned(),
-        group: a.group.to_owned(),
-        message: a.message,
-        parameters: a.parameters,
-        lat: a.lat,
-        lon: a.lon,
-    }
 }
 
 fn to_found_along(f: &Found) -> FoundAlong {

@@ -18,6 +18,8 @@ use etappe_domain::trip::Trip;
 use etappe_domain::trip::stage::{Alert, DayWeather, WeatherState};
 use etappe_upstream::{DaySeries, ForecastQuery, Forecasts, HourSample};
 
+use super::domain_alert;
+
 /// Why the weather is unavailable without a provider.
 pub(crate) const NO_WEATHER_PROVIDER: &str = "no weather provider is configured: not configured; set ETAPPE_WEATHER_URL (Open-Meteo) or start Etappe with ETAPPE_ONLINE=1; nothing is invented";
 
@@ -199,19 +201,7 @@ pub(crate) async fn trip_weather(
     }
     let alerts = weather_alerts(&weather_days)
         .into_iter()
-        .map(|day| {
-            day.into_iter()
-                .map(|a| Alert {
-                    code: a.code.to_owned(),
-                    severity: a.severity.as_str().to_owned(),
-                    group: a.group.to_owned(),
-                    message: a.message,
-                    parameters: a.parameters,
-                    lat: a.lat,
-                    lon: a.lon,
-                })
-                .collect()
-        })
+        .map(|day| day.into_iter().map(domain_alert).collect())
         .collect();
     TripWeather {
         days,
