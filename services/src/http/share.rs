@@ -17,7 +17,7 @@ use super::trips::file_response;
 use crate::app::confirmation::Unasked;
 use crate::app::exports::ExportFormat;
 use crate::app::links::base_url;
-use crate::app::stages::RouteLines;
+use crate::app::trips::days::RouteLines;
 use crate::app::views::{PublicTrip, StageSummary};
 use crate::app::{AppError, RequestContext};
 

@@ -15,7 +15,7 @@ use super::openapi::answers::*;
 use super::openapi::inputs::*;
 use super::openapi::params::*;
 use super::trips::detail_response;
-use crate::app::stages::{RouteLines, WaypointAccepted};
+use crate::app::trips::days::{RouteLines, WaypointAccepted};
 use crate::app::views::{StageSummary, TripDetail, TripSummary};
 use crate::app::{AppError, RequestContext};
 
@@ -380,7 +380,7 @@ pub(super) async fn route(
 
 /// The lines with their validator; 304 when the caller has them already.
 pub(super) fn route_response(
-    lines: &crate::app::stages::RouteLines,
+    lines: &crate::app::trips::days::RouteLines,
     headers: &HeaderMap,
 ) -> Response {
     let tag = format!("\"r{}\"", &lines.tag[..16.min(lines.tag.len())]);
