@@ -25,6 +25,9 @@ use serde::{Deserialize, Serialize};
 
 use super::settings::AccommodationType;
 use super::stage::Accommodation;
+// The records a night leaves on its day live with the day (`stage`); they are named here
+// too, where the pacer makes them.
+pub use super::stage::{ChosenBy, NightCandidate, NightNote, NightOutcome};
 
 /// The tolerance of the product: a bed may lie 15 % of the day's length before or after.
 pub const TOLERANCE: f64 = 0.15;
@@ -203,27 +206,6 @@ pub fn place_nights(
     placed
 }
 
-/// Who chose the place a night is spent at.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChosenBy {
-    /// The rider or their agent (and every place chosen before nights were paced).
-    #[default]
-    Rider,
-    /// The pacer, with nights at accommodation: a re-flow may move it.
-    Etappe,
-}
-
-impl ChosenBy {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Rider => "rider",
-            Self::Etappe => "etappe",
-        }
-    }
-}
-
 /// A place to sleep found along a route by the route job, stored beside the track so a
 /// re-flow reads the beds the pacer saw.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -259,58 +241,6 @@ pub fn pacer_beds(beds: &[BedOnRoute], types: &[AccommodationType]) -> (Vec<Bed>
         index.push(i);
     }
     (out, index)
-}
-
-/// A bed a night's note names.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NightCandidate {
-    /// Third-party text, control characters stripped.
-    pub name: Option<String>,
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Kilometres from the day's start to where the route passes it.
-    pub km: f64,
-    pub off_route_m: f64,
-    pub price_min_eur: Option<f64>,
-    pub lat: f64,
-    pub lon: f64,
-}
-
-/// What the pacer found for a night.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NightOutcome {
-    /// The day ends at a bed within the tolerance.
-    AtBed,
-    /// No bed of the rider's types within the tolerance: the planned cut stands.
-    NoBedInWindow,
-    /// No bed could be looked for (no OpenStreetMap source when the route was paced).
-    NotLookedFor,
-}
-
-/// Why a night is where it is, as the pacer placed it (with nights at accommodation).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NightNote {
-    pub outcome: NightOutcome,
-    /// Kilometres from the day's start where the plan would have ended it.
-    pub target_km: f64,
-    /// The stretch the bed was looked for in, kilometres from the day's start.
-    pub window_km: [f64; 2],
-    /// The tolerance, per cent of the day's planned length.
-    pub tolerance_pct: u8,
-    /// The other beds that fitted, best first (at most [`PASSED_OVER_NAMED`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub passed_over: Vec<NightCandidate>,
-    /// With no bed in the window: the nearest before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nearest_before: Option<NightCandidate>,
-    /// With no bed in the window: the nearest after it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nearest_after: Option<NightCandidate>,
-    /// The same in words.
-    pub why: String,
 }
 
 impl NightNote {

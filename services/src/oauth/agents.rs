@@ -47,8 +47,8 @@ fn problem(error: &AppError) -> Response {
 #[utoipa::path(get, path = "/users/me/agents", operation_id = "listAgents", tag = "account",
     summary = "The agents I authorized",
     description = "Bearer token or session cookie. Each live grant: the client's name and id, the scopes, when it was authorized and last used (to within 5 minutes).",
-    responses((status = 200, description = "Newest first", body = super::openapi::AgentListSchema),
-        super::openapi::AgentsUnauthorized, super::openapi::AgentsRateLimited))]
+    responses((status = 200, description = "Newest first", body = super::schemas::AgentListSchema),
+        super::schemas::AgentsUnauthorized, super::schemas::AgentsRateLimited))]
 pub(super) async fn list(State(app): State<App>, headers: HeaderMap) -> Response {
     let caller = match person(&app, &Method::GET, &headers).await {
         Ok(c) => c,
@@ -66,8 +66,8 @@ pub(super) async fn list(State(app): State<App>, headers: HeaderMap) -> Response
     description = "Ends the grant and every access and refresh token of it, at once.",
     params(("id" = uuid::Uuid, Path, description = "The grant's id (from GET /users/me/agents)")),
     responses((status = 204, description = "Revoked"),
-        super::openapi::AgentsUnauthorized, super::openapi::AgentsForbidden,
-        super::openapi::AgentsNotFound, super::openapi::AgentsRateLimited))]
+        super::schemas::AgentsUnauthorized, super::schemas::AgentsForbidden,
+        super::schemas::AgentsNotFound, super::schemas::AgentsRateLimited))]
 pub(super) async fn revoke(
     State(app): State<App>,
     headers: HeaderMap,

@@ -19,6 +19,7 @@ mod authorize;
 mod html;
 mod metadata;
 pub mod openapi;
+mod schemas;
 mod session;
 mod token;
 

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::extract::{Fields, Person};
-use super::openapi::*;
+use super::schemas::*;
 use crate::app::{App, AppError};
 use crate::identity::Scope;
 

@@ -19,6 +19,7 @@ mod assets;
 mod extract;
 pub mod openapi;
 mod pages;
+mod schemas;
 
 use std::collections::HashMap;
 
