@@ -249,6 +249,11 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     assert.match(facts, /Highest point/);
     assert.match(facts, /Arrival/);
     assert.doesNotMatch(facts, /↑ 0 m/);
+    // Riding time and arrival are the server's (the sunset rule's reckoning), not a guess.
+    const day1 = (await page.evaluate(async (id) => (await fetch(`/trips/${id}/detail`)).json(), tripId)).stages[0];
+    assert.match(day1.arrival, /^\d\d:\d\d/, JSON.stringify(day1));
+    assert.ok(facts.includes(`about ${day1.arrival}`), `${facts} shows ${day1.arrival}`);
+    assert.ok(day1.ridingHours > 0);
     await d1.locator('.day-profile canvas').waitFor();
     // The day's profile is coloured by gradient, and says so.
     assert.match(await d1.locator('.legend.slopes').textContent(), /over 10 %.*under −10 %/s);

@@ -225,6 +225,39 @@ fn utc_offset(stage: &StageInput<'_>) -> Option<(i32, &'static str)> {
     Some((hours * 60, "estimated"))
 }
 
+/// When a day's ride ends, as the sunset rule reckons it: leaving at the departure hour and
+/// riding the day's distance at the average speed (no climbing, no stops: the rule's own
+/// simple measure, which the rider's page shows beside the day so the two agree).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RideTiming {
+    /// Hours in the saddle.
+    pub riding_hours: f64,
+    /// Minutes after the start day's local midnight at arrival.
+    pub arrival_minutes: f64,
+    /// The arrival's local clock, "HH:MM".
+    pub arrival_local: String,
+    /// 0 on the day itself, 1 when the ride ends after midnight.
+    pub arrival_day_offset: i64,
+}
+
+/// The ride timing of a day of `distance_km` under `settings`.
+pub fn ride_timing(distance_km: f64, settings: &Sanitized) -> RideTiming {
+    let distance = if distance_km.is_finite() {
+        distance_km.max(0.0)
+    } else {
+        0.0
+    };
+    let riding_hours = distance / settings.average_speed_kmh;
+    let arrival_minutes = f64::from(settings.departure_hour) * 60.0 + riding_hours * 60.0;
+    let (arrival_local, arrival_day_offset) = clock(arrival_minutes);
+    RideTiming {
+        riding_hours,
+        arrival_minutes,
+        arrival_local,
+        arrival_day_offset,
+    }
+}
+
 /// `sunset_arrival_after_twilight`.
 ///
 /// Arrival (local) = departure hour + distance / average speed. The alert
@@ -241,9 +274,12 @@ pub fn sunset(stage: &StageInput<'_>, settings: &Sanitized) -> Option<Alert> {
     }
     let distance = stage.distance_km.max(0.0);
     let (offset, offset_source) = utc_offset(stage)?;
-    let riding_hours = distance / settings.average_speed_kmh;
-    let arrival_min = f64::from(settings.departure_hour) * 60.0 + riding_hours * 60.0;
-    let (arrival_clock, arrival_day) = clock(arrival_min);
+    let RideTiming {
+        riding_hours,
+        arrival_minutes: arrival_min,
+        arrival_local: arrival_clock,
+        arrival_day_offset: arrival_day,
+    } = ride_timing(distance, settings);
     let date_text = date.format("%Y-%m-%d").to_string();
 
     match solar::civil_dusk(date, lat, lon)? {

@@ -7,7 +7,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use etappe_domain::projection::TripView;
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::nights::{NightCandidate, NightNote};
-use etappe_domain::trip::settings::{AccommodationType, NightsMode};
+use etappe_domain::trip::settings::{AccommodationType, NightsMode, TripSettings};
 use etappe_domain::trip::source::SourceType;
 use etappe_domain::trip::stage::{
     Accommodation, Alert, DayWeather, FoundAlong, Point, Stage, WeatherState,
@@ -79,6 +79,12 @@ pub struct StageSummary {
     /// moved the day's end or chose its place.
     #[schema(value_type = Option<NightNoteSchema>)]
     pub night: Option<NightNote>,
+    /// Hours in the saddle, as the sunset rule reckons them (distance ÷ average speed);
+    /// null on a rest day.
+    pub riding_hours: Option<f64>,
+    /// Local arrival, "HH:MM" (with "(+1)" after midnight): the departure hour plus the
+    /// riding hours; null on a rest day.
+    pub arrival: Option<String>,
 }
 
 /// A re-routed day, as readers see it.
@@ -182,8 +188,27 @@ fn clean_accommodation(a: &Accommodation) -> Accommodation {
 
 impl StageSummary {
     /// Builds the reader's view of a day.
-    pub fn of(stage: &Stage, start_date: Option<NaiveDate>) -> Self {
+    pub fn of(stage: &Stage, settings: &TripSettings) -> Self {
+        let start_date = settings.start_date;
+        // The sunset rule's own reckoning, so the day and its alert agree.
+        let timing = (!stage.is_rest_day).then(|| {
+            etappe_analysis::rules::ride_timing(
+                stage.distance_km,
+                &etappe_analysis::rules::Sanitized::new(&etappe_analysis::AnalysisSettings {
+                    departure_hour: settings.departure_hour,
+                    average_speed_kmh: settings.average_speed,
+                    ebike_mode: settings.ebike_mode,
+                }),
+            )
+        });
         Self {
+            riding_hours: timing
+                .as_ref()
+                .map(|t| (t.riding_hours * 10.0).round() / 10.0),
+            arrival: timing.map(|t| match t.arrival_day_offset {
+                0 => t.arrival_local,
+                d => format!("{} (+{d})", t.arrival_local),
+            }),
             stage_id: stage.id.to_string(),
             day_number: stage.day_number,
             date: start_date.and_then(|d| {
@@ -259,7 +284,7 @@ fn weather_as_of(weather: &DayWeather, today: NaiveDate) -> DayWeather {
 fn stages_of(trip: &Trip) -> Vec<StageSummary> {
     trip.stages
         .iter()
-        .map(|s| StageSummary::of(s, trip.settings.start_date))
+        .map(|s| StageSummary::of(s, &trip.settings))
         .collect()
 }
 
@@ -519,6 +544,6 @@ impl PublicTrip {
         trip.stages
             .iter()
             .find(|s| s.id == stage_id)
-            .map(|s| StageSummary::of(s, trip.settings.start_date))
+            .map(|s| StageSummary::of(s, &trip.settings))
     }
 }

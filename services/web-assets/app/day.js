@@ -59,22 +59,17 @@ function facts(trip, stage, line) {
   const samples = (line && line.profile) || [];
   let top = null;
   for (const [km, m] of samples) if (top === null || m > top[1]) top = [km, m];
-  const speed = trip.averageSpeed || 15;
-  // Climbing slows the day as the pacing counts it: each `elevationPenalty` metres up weigh
-  // like one more km (unknown climbing is left out, and said so).
-  const penalty = trip.elevationPenalty || 50;
-  const climbKm = stage.elevation != null && penalty > 0 ? stage.elevation / penalty : 0;
-  const ride = (stage.distance + climbKm) / speed;
+  // Riding time and arrival are the server's, reckoned as the sunset rule reckons them, so
+  // the day and its alert never disagree.
+  const speed = trip.averageSpeed;
   const dep = trip.departureHour ?? 8;
-  const at = dep + ride;
-  const clock = `${String(Math.floor(at) % 24).padStart(2, '0')}:${String(Math.round((at % 1) * 60) % 60).padStart(2, '0')}`;
   const row = (k, v) => [h('dt', {}, k), h('dd', {}, v)];
   return h('dl', { class: 'facts', 'aria-label': T.facts },
     row(T.distance, T.km(stage.distance)),
     row(T.climbing, `${T.climb(stage.elevation)} · ${T.descent(stage.elevationLoss)}`),
     row(T.highest, top ? T.highestAt(top[1], top[0]) : T.unknown),
-    speed ? row(T.riding, `${T.ridingValue(hours(ride))}${stage.elevation == null ? ` · ${T.climbNotCounted}` : ''}`) : null,
-    trip.averageSpeed ? row(T.arrival, T.arrivalValue(clock, `${String(dep).padStart(2, '0')}:00`, speed)) : null);
+    stage.ridingHours != null ? row(T.riding, T.ridingValue(hours(stage.ridingHours))) : null,
+    stage.arrival ? row(T.arrival, T.arrivalValue(stage.arrival, `${String(dep).padStart(2, '0')}:00`, speed)) : null);
 }
 
 function bedName(a) { return a.name || T.accommodationType[a.type] || a.type; }

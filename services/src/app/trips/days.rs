@@ -486,10 +486,7 @@ impl TripService {
             .iter()
             .find(|s| s.id == stage_id)
             .ok_or(AppError::StageNotFound)?;
-        Ok((
-            trip.version,
-            StageSummary::of(stage, trip.settings.start_date),
-        ))
+        Ok((trip.version, StageSummary::of(stage, &trip.settings)))
     }
 
     /// The days' lines, simplified for a map.
