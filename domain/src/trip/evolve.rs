@@ -1,10 +1,11 @@
 //! `evolve`: the trip's state after one more event, and `fold`, the state after a history.
 //! Pure and total: it never fails, since an event is a fact already accepted.
 
-use super::{Category, ComputationStatus, ShareLink, SourceUrl, Trip, TripEvent, TripSettings};
-use crate::ids::TripId;
-use crate::ids::UserId;
 use std::collections::BTreeMap;
+
+use crate::ids::{TripId, UserId};
+
+use super::{Category, ComputationStatus, ShareLink, SourceUrl, Trip, TripEvent, TripSettings};
 
 /// Folds one event into the state. Never fails: an event is a fact already accepted.
 pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {

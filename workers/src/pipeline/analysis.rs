@@ -1,33 +1,27 @@
 //! The analysis of a trip's days: the alert rules run over the stored track (pure, in
 //! `analyse_trip`), and their results recorded as events.
 
-use etappe_analysis::osm::OSM_GROUPS;
-use etappe_analysis::{NearBed, NightGap};
-use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
-use etappe_domain::trip::nights::{NightCandidate, NightNote, NightOutcome};
+use std::collections::HashMap;
 
-use super::{Applied, JobError, Outcome, Pipeline, domain_alert, osm, weather};
-use crate::labels::utc_offset_minutes;
-use crate::progress::ProgressState;
-use crate::progress::Reporter;
-use crate::track;
 use chrono::Days;
-use etappe_analysis::AnalysisSettings;
-use etappe_analysis::DayFacts;
-use etappe_analysis::StageInput;
-use etappe_analysis::StagePoint;
-use etappe_analysis::TrackGap;
-use etappe_analysis::analyse_with_facts;
+use etappe_analysis::osm::OSM_GROUPS;
+use etappe_analysis::{
+    AnalysisSettings, DayFacts, NearBed, NightGap, StageInput, StagePoint, TrackGap,
+    analyse_with_facts,
+};
 use etappe_domain::ids::TripId;
-use etappe_domain::trip::Category;
-use etappe_domain::trip::Trip;
-use etappe_domain::trip::TripCommand;
-use etappe_domain::trip::stage::StageAlerts;
-use etappe_domain::trip::stage::Unavailable;
+use etappe_domain::trip::nights::{NightCandidate, NightNote, NightOutcome};
+use etappe_domain::trip::stage::{StageAlerts, Unavailable};
+use etappe_domain::trip::{Category, DEFAULT_SCAN_RADIUS_KM, Trip, TripCommand};
 use etappe_route::geometry::cumulative_distances_with_breaks;
 use etappe_route::gpx::TrackPoint;
-use std::collections::HashMap;
 use uuid::Uuid;
+
+use crate::labels::utc_offset_minutes;
+use crate::progress::{ProgressState, Reporter};
+use crate::track;
+
+use super::{Applied, JobError, Outcome, Pipeline, domain_alert, osm, weather};
 
 impl Pipeline {
     pub(super) async fn analyse_again(

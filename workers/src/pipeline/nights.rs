@@ -19,11 +19,12 @@ use etappe_domain::trip::nights::{
 use etappe_domain::trip::settings::TripSettings;
 use etappe_domain::trip::stage::Accommodation;
 use etappe_route::geometry::cumulative_distances;
+use etappe_route::gpx::TrackPoint;
 use etappe_route::pieces::JoinedRoute;
 
-use super::{JobError, Pipeline};
 use crate::enrich::to_candidate;
-use etappe_route::gpx::TrackPoint;
+
+use super::{JobError, Pipeline};
 
 /// Metres of route between two points the beds are asked around.
 pub(crate) const SAMPLE_EVERY_M: f64 = 4_000.0;

@@ -2,16 +2,15 @@
 //! plan is cut into requests the engine accepts, see `etappe_upstream::router`), each leg
 //! reported as progress, the legs joined into the one line the days are cut from.
 
+use etappe_domain::trip::Trip;
+use etappe_route::gpx::{ParsedRoute, TrackPoint};
 use etappe_upstream::router::legs;
 use etappe_upstream::{RoutePoint, RoutedPath};
 
+use crate::progress::{ProgressState, Reporter};
+
 use super::Pipeline;
 use super::route::RouteFailure;
-use crate::progress::ProgressState;
-use crate::progress::Reporter;
-use etappe_domain::trip::Trip;
-use etappe_route::gpx::ParsedRoute;
-use etappe_route::gpx::TrackPoint;
 
 impl Pipeline {
     pub(super) async fn route_plan(

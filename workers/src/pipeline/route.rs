@@ -1,37 +1,29 @@
 //! The route job's fetching and pacing: the source fetched (one link, or a Komoot collection
 //! within its budget), parsed, cut into days and labelled.
 
-use super::{Applied, JobError, Outcome, Pipeline, heights_known, round};
-use crate::fetch::FetchError;
-use crate::fetch::origins::RouteService;
-use crate::progress::ProgressState;
-use crate::progress::Reporter;
-use crate::track;
-use etappe_domain::ids::TripId;
-use etappe_domain::ids::derived_id;
+use etappe_domain::ids::{TripId, derived_id};
 use etappe_domain::text::strip_controls;
-use etappe_domain::trip::Category;
-use etappe_domain::trip::Trip;
-use etappe_domain::trip::TripCommand;
 use etappe_domain::trip::settings::NightsMode;
 use etappe_domain::trip::source::SourceType;
-use etappe_domain::trip::stage::Point;
-use etappe_domain::trip::stage::RouteSummary;
-use etappe_domain::trip::stage::Stage;
-use etappe_route::geometry::cumulative_distances_with_breaks;
-use etappe_route::geometry::day_climb;
-use etappe_route::gpx::ParsedRoute;
-use etappe_route::gpx::parse_gpx;
-use etappe_route::pacing::PacingSettings;
-use etappe_route::pacing::day_lengths_km;
-use etappe_route::pacing::one_day_per_track;
-use etappe_route::pacing::pace_route;
-use etappe_route::pacing::pace_route_at;
+use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
+use etappe_domain::trip::{Category, Trip, TripCommand};
+use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb};
+use etappe_route::gpx::{ParsedRoute, parse_gpx};
+use etappe_route::pacing::{
+    PacingSettings, day_lengths_km, one_day_per_track, pace_route, pace_route_at,
+};
 use etappe_route::pieces::join_pieces;
-use etappe_route::sources::komoot_collection_tour_ids;
-use etappe_route::sources::parse_komoot_tour_html;
-use etappe_route::sources::parse_ridewithgps_json;
+use etappe_route::sources::{
+    komoot_collection_tour_ids, parse_komoot_tour_html, parse_ridewithgps_json,
+};
 use uuid::Uuid;
+
+use crate::fetch::FetchError;
+use crate::fetch::origins::RouteService;
+use crate::progress::{ProgressState, Reporter};
+use crate::track;
+
+use super::{Applied, JobError, Outcome, Pipeline, heights_known, round};
 
 impl Pipeline {
     pub(super) async fn compute_route(

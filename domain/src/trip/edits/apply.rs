@@ -5,9 +5,10 @@ use super::{
     Boundary, FieldError, Impact, LABEL_MAX_CHARS, LabelChange, Point, RouteGeometry, Stage,
     StageEdit, TripError,
 };
+use uuid::Uuid;
+
 use crate::text::strip_controls;
 use crate::trip::nights::ChosenBy;
-use uuid::Uuid;
 
 pub(super) fn apply(
     stages: &mut Vec<Stage>,

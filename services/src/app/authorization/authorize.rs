@@ -2,14 +2,15 @@
 //! the person's approval that mints a code, and refusals (redirected only to a client the
 //! person holds a live grant to).
 
+use chrono::Utc;
+use etappe_domain::ids::UserId;
+use url::Url;
+
 use super::redirects::{host_of, is_loopback_host, is_pkce_text, redirect_matches};
 use super::{
     Authorization, AuthorizationService, AuthorizeFailure, AuthorizeParams, CODE_PREFIX, CODE_TTL,
     OAuthError, digest, parse_scope, quote, random_token, scope_text,
 };
-use chrono::Utc;
-use etappe_domain::ids::UserId;
-use url::Url;
 
 impl AuthorizationService {
     /// Checks an authorization request for no one in particular: every refusal is a page.

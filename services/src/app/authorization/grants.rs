@@ -1,13 +1,14 @@
 //! The agents a person authorized (their grants), revoking one, and the audit trail the
 //! grants write.
 
-use super::{AgentGrant, AuthorizationService, OAuthError};
-use etappe_domain::ids::UserId;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use etappe_domain::ids::UserId;
 use uuid::Uuid;
+
+use super::{AgentGrant, AuthorizationService, OAuthError};
 
 impl AuthorizationService {
     /// The agents `user` authorized (live grants).

@@ -3,12 +3,14 @@
 //! credentials, wildcards, fragments or text the parser would mend. Also PKCE's S256 and
 //! the cache lifetime of a client's metadata document.
 
-use super::{CIMD_MAX_CACHE, CIMD_MIN_CACHE, OAuthError, quote};
+use std::time::Duration;
+
 use base64::Engine;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::time::Duration;
 use url::Url;
+
+use super::{CIMD_MAX_CACHE, CIMD_MIN_CACHE, OAuthError, quote};
 
 pub(super) fn is_loopback_host(host: &str) -> bool {
     matches!(

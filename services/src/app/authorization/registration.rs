@@ -1,14 +1,17 @@
 //! Clients: dynamic registration (RFC 7591) and Client ID Metadata Documents (fetched,
 //! checked, cached within bounds), and looking a client up by its id.
 
-use super::redirects::{application_type, cache_lifetime, check_redirect_uri};
-use super::{AuthorizationService, CIMD_LIMITS, OAuthError, quote};
-use crate::identity::oauth::ClientRecord;
+use std::time::Duration;
+
 use chrono::Utc;
 use etappe_workers::fetch::FetchError;
 use serde_json::Value;
-use std::time::Duration;
 use url::Url;
+
+use crate::identity::oauth::ClientRecord;
+
+use super::redirects::{application_type, cache_lifetime, check_redirect_uri};
+use super::{AuthorizationService, CIMD_LIMITS, OAuthError, quote};
 
 impl AuthorizationService {
     /// Registers a public client (RFC 7591) from its metadata; answers the registration.

@@ -1,19 +1,21 @@
 //! The token endpoint and the resource's check: code exchange, refresh with rotation and
 //! reuse detection, revocation, and authenticating an access token on `/mcp`.
 
+use std::time::Duration;
+
+use chrono::Utc;
+use etappe_domain::ids::UserId;
+use uuid::Uuid;
+
+use crate::identity::Principal;
+use crate::identity::oauth::{ClientRecord, NewToken};
+
 use super::redirects::{constant_eq, is_pkce_text, s256};
 use super::{
     ACCESS_TOKEN_PREFIX, Agent, AuthorizationService, OAuthError, REFRESH_AUDIT_EVERY,
     REFRESH_TOKEN_PREFIX, REFRESH_TTL, TOUCH_EVERY, TokenParams, TokenRefusal, TokenResponse,
     digest, parse_scope, quote, random_token, scope_text,
 };
-use crate::identity::Principal;
-use crate::identity::oauth::ClientRecord;
-use crate::identity::oauth::NewToken;
-use chrono::Utc;
-use etappe_domain::ids::UserId;
-use std::time::Duration;
-use uuid::Uuid;
 
 impl AuthorizationService {
     /// Answers `POST /oauth/token`.

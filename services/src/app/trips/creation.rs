@@ -1,32 +1,24 @@
 //! Creating trips: from a link, an upload or a copy; idempotent under a key, counted against
 //! the user's budget.
 
-use super::AppError;
-use super::RequestContext;
-use super::{TripService, canonical_digest, command_metadata, create_fields, update_fields};
-use crate::app::access::require;
-use crate::app::views::TripSummary;
-use crate::app::views::today;
-use crate::identity::Principal;
-use crate::identity::Scope;
-use etappe_domain::ids::TripId;
-use etappe_domain::ids::derived_id;
-use etappe_domain::projection::TripView;
-use etappe_domain::trip::FieldError;
-use etappe_domain::trip::InputError;
-use etappe_domain::trip::TripCommand;
-use etappe_domain::trip::TripEvent;
-use etappe_domain::trip::decide;
-use etappe_domain::trip::input::NullMeans;
-use etappe_domain::trip::input::parse_settings;
-use etappe_domain::trip::input::refuse_unknown;
-use etappe_domain::trip::source::SourceType;
-use etappe_domain::trip::source::SourceUrl;
-use etappe_store::Basis;
-use etappe_store::EventIds;
-use serde_json::Map;
-use serde_json::Value;
 use std::collections::BTreeMap;
+
+use etappe_domain::ids::{TripId, derived_id};
+use etappe_domain::projection::TripView;
+use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
+use etappe_domain::trip::source::{SourceType, SourceUrl};
+use etappe_domain::trip::{FieldError, InputError, TripCommand, TripEvent, decide};
+use etappe_store::{Basis, EventIds};
+use serde_json::{Map, Value};
+
+use crate::app::access::require;
+use crate::app::views::{TripSummary, today};
+use crate::identity::{Principal, Scope};
+
+use super::{
+    AppError, RequestContext, TripService, canonical_digest, command_metadata, create_fields,
+    update_fields,
+};
 
 /// The answer to a creation.
 #[derive(Clone, Debug)]

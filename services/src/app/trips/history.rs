@@ -1,20 +1,16 @@
 //! A trip's history: its events as sentences, and the trip as it was at any version.
 
-use etappe_domain::text::strip_controls;
-use etappe_domain::trip::edits::Reflow;
-
-use super::AppError;
-use super::RequestContext;
-use super::{BaseVersion, TripService};
-use crate::app::access::require;
-use crate::app::views::TripDetail;
-use crate::app::views::today;
-use crate::identity::Principal;
-use crate::identity::Scope;
 use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
-use etappe_domain::trip::TripCommand;
-use etappe_domain::trip::TripEvent;
+use etappe_domain::text::strip_controls;
+use etappe_domain::trip::edits::Reflow;
+use etappe_domain::trip::{TripCommand, TripEvent};
+
+use crate::app::access::require;
+use crate::app::views::{TripDetail, today};
+use crate::identity::{Principal, Scope};
+
+use super::{AppError, BaseVersion, RequestContext, TripService};
 
 impl TripService {
     /// The trip's history: every event, oldest first, with who caused it, when, and a sentence.

@@ -1,17 +1,14 @@
 //! Public links: made, read and revoked; a code is 64 random bits.
 
-use super::AppError;
-use super::RequestContext;
-use super::TripService;
-use super::confirmation;
-use crate::app::access::require;
-use crate::app::confirmation::Confirm;
-use crate::identity::Principal;
-use crate::identity::Scope;
 use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
-use etappe_domain::trip::ShareLink;
-use etappe_domain::trip::TripCommand;
+use etappe_domain::trip::{ShareLink, TripCommand};
+
+use crate::app::access::require;
+use crate::app::confirmation::Confirm;
+use crate::identity::{Principal, Scope};
+
+use super::{AppError, RequestContext, TripService, confirmation};
 
 impl TripService {
     /// Opens the trip's public link, or answers the one already open (`true` when new).

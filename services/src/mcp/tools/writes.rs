@@ -1,29 +1,19 @@
 //! The tools that change a trip: each reads its typed arguments, calls the service its REST
 //! twin calls, and answers the new `version` with a `nextAction`.
 
-use crate::app::trips::BaseVersion;
-use crate::app::trips::canonical_digest;
-use crate::app::views::TripDetail;
-use crate::mcp::arguments::EDIT_FIELDS;
-use crate::mcp::arguments::PLAN_FIELDS;
-use crate::mcp::call::Answer;
-use crate::mcp::call::Call;
-use crate::mcp::call::StageRef;
-use crate::mcp::call::TripRef;
-use crate::mcp::call::object;
-use crate::mcp::call::refusal;
-use crate::mcp::call::string;
-use crate::mcp::call::version;
-use crate::mcp::call::without;
-use crate::mcp::call::written;
-use crate::mcp::confirm::TokenConfirmation;
-use crate::mcp::refusal::ToolError;
 use chrono::Utc;
 use etappe_domain::text::quote;
 use etappe_domain::trip::edits::input::parse_action;
-use serde_json::Map;
-use serde_json::Value;
-use serde_json::json;
+use serde_json::{Map, Value, json};
+
+use crate::app::trips::{BaseVersion, canonical_digest};
+use crate::app::views::TripDetail;
+use crate::mcp::arguments::{EDIT_FIELDS, PLAN_FIELDS};
+use crate::mcp::call::{
+    Answer, Call, StageRef, TripRef, object, refusal, string, version, without, written,
+};
+use crate::mcp::confirm::TokenConfirmation;
+use crate::mcp::refusal::ToolError;
 
 const SETTINGS_EXAMPLE: &str = "{\"maxDistancePerDay\": 60}";
 
