@@ -385,6 +385,7 @@ async fn a_day_come_within_the_horizon_is_forecast_on_the_next_read() {
                                 s.weather.clone()
                             },
                             found: None,
+                            road: None,
                         })
                         .collect(),
                     done: vec![Category::Weather],

@@ -254,6 +254,10 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     assert.match(day1.arrival, /^\d\d:\d\d/, JSON.stringify(day1));
     assert.ok(facts.includes(`about ${day1.arrival}`), `${facts} shows ${day1.arrival}`);
     assert.ok(day1.ridingHours > 0);
+    // What the day rides on, read from OpenStreetMap (the Overpass stand-in's roads).
+    assert.equal(typeof day1.unpavedShare, 'number', JSON.stringify(day1));
+    assert.ok(facts.includes(`${Math.round(day1.unpavedShare * 100)} % unpaved`), facts);
+    assert.ok(facts.includes(`${Math.round(day1.busyShare * 100)} % busy road`), facts);
     await d1.locator('.day-profile canvas').waitFor();
     // The day's profile is coloured by gradient, and says so.
     assert.match(await d1.locator('.legend.slopes').textContent(), /over 10 %.*under −10 %/s);
@@ -511,7 +515,8 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     await page.reload();
     await page.waitForSelector('#offline');
     assert.match(await page.textContent('#offline'), /Offline — as of/);
-    assert.equal(await dayCount(page), past.stages.length, 'the days read offline');
+    // The mark can come before the days are drawn from what was kept.
+    await waitFor(async () => (await dayCount(page)) === past.stages.length, 'the days read offline', 15000);
     await shots(page, 'offline');
     const off1 = await openDay(page, 1);
     assert.match(await off1.locator('ul.found').textContent(), /Water: km 0\.5/);

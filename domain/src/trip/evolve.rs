@@ -172,6 +172,7 @@ pub fn evolve(state: Option<Trip>, event: &TripEvent) -> Option<Trip> {
                     // Likewise what was found along the day, by an analysis that read OSM.
                     if osm_ran {
                         stage.found = result.found.clone();
+                        stage.road = result.road;
                     }
                 }
             }

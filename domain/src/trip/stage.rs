@@ -86,6 +86,9 @@ pub struct Stage {
     /// empty: ran and found nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<Vec<FoundAlong>>,
+    /// What the day rides on, when an analysis read OpenStreetMap for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub road: Option<RoadMix>,
     /// The day's length as the pacer planned it from distance and climbing, km, before its
     /// night moved to a bed (with nights at accommodation): a re-flow plans from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -326,6 +329,9 @@ pub struct StageAlerts {
     /// What was found along the day, when this analysis read OpenStreetMap for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<Vec<FoundAlong>>,
+    /// What the day rides on, when an analysis read OpenStreetMap for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub road: Option<RoadMix>,
 }
 
 /// A category that could not be computed, and why (no provider, provider down…).
@@ -425,4 +431,14 @@ pub struct NightNote {
     pub nearest_after: Option<NightCandidate>,
     /// The same in words.
     pub why: String,
+}
+
+/// What a day rides on, from OpenStreetMap: metres of rough surface (as `surface_rough`
+/// counts them) and of busy road (main and secondary roads without cycle infrastructure, as
+/// the traffic rules count them).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoadMix {
+    pub rough_m: f64,
+    pub busy_m: f64,
 }

@@ -383,6 +383,7 @@ fn route_done(history: &mut Vec<TripEvent>) {
         waypoint_pending: None,
         weather: None,
         found: None,
+        road: None,
         planned_km: None,
         night: None,
     };
@@ -613,6 +614,7 @@ fn with_weather(start: &str, states: [stage::WeatherState; 2]) -> Vec<TripEvent>
                 date(start).checked_add_days(chrono::Days::new(i as u64)),
             )),
             found: None,
+            road: None,
         })
         .collect();
     history.extend(
@@ -685,6 +687,7 @@ fn an_analysis_without_the_weather_keeps_the_days_weather() {
             alerts: vec![],
             weather: None,
             found: None,
+            road: None,
         })
         .collect();
     let events = decide(

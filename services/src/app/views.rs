@@ -85,6 +85,14 @@ pub struct StageSummary {
     /// Local arrival, "HH:MM" (with "(+1)" after midnight): the departure hour plus the
     /// riding hours; null on a rest day.
     pub arrival: Option<String>,
+    /// The share of the day on rough surface (0–1), as `surface_rough` counts it; null until
+    /// OpenStreetMap was read for the day.
+    #[schema(minimum = 0, maximum = 1)]
+    pub unpaved_share: Option<f64>,
+    /// The share of the day on busy road (0–1: main and secondary roads without cycle
+    /// infrastructure, as the traffic rules count them); null until OpenStreetMap was read.
+    #[schema(minimum = 0, maximum = 1)]
+    pub busy_share: Option<f64>,
 }
 
 /// A re-routed day, as readers see it.
@@ -252,8 +260,18 @@ impl StageSummary {
                     .collect()
             }),
             night: stage.night.as_ref().map(clean_night),
+            unpaved_share: stage.road.map(|r| share(r.rough_m, stage.distance_km)),
+            busy_share: stage.road.map(|r| share(r.busy_m, stage.distance_km)),
         }
     }
+}
+
+/// `metres` of a day of `km` as a share from 0 to 1, two decimals (0 for an empty day).
+fn share(metres: f64, km: f64) -> f64 {
+    if !km.is_finite() || km <= 0.0 || !metres.is_finite() {
+        return 0.0;
+    }
+    ((metres / (km * 1000.0)).clamp(0.0, 1.0) * 100.0).round() / 100.0
 }
 
 /// A night's note with the third-party names it carries made safe to show.

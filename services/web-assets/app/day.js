@@ -68,6 +68,7 @@ function facts(trip, stage, line) {
     row(T.distance, T.km(stage.distance)),
     row(T.climbing, `${T.climb(stage.elevation)} · ${T.descent(stage.elevationLoss)}`),
     row(T.highest, top ? T.highestAt(top[1], top[0]) : T.unknown),
+    stage.unpavedShare != null ? row(T.roads, T.roadsValue(stage.unpavedShare, stage.busyShare)) : null,
     stage.ridingHours != null ? row(T.riding, T.ridingValue(hours(stage.ridingHours))) : null,
     stage.arrival ? row(T.arrival, T.arrivalValue(stage.arrival, `${String(dep).padStart(2, '0')}:00`, speed)) : null);
 }

@@ -81,6 +81,8 @@ export const T = {
   climbing: 'Climb and descent',
   highest: 'Highest point',
   highestAt: (m, km) => `${Math.round(m).toLocaleString('en-GB')} m (km ${km.toFixed(1)})`,
+  roads: 'Roads',
+  roadsValue: (unpaved, busy) => `${Math.round(unpaved * 100)} % unpaved · ${Math.round((busy || 0) * 100)} % busy road`,
   riding: 'Riding time',
   ridingValue: (h) => `about ${h}`,
   arrival: 'Arrival',

@@ -290,6 +290,7 @@ pub fn analyse_trip(
             alerts: alerts.into_iter().map(domain_alert).collect(),
             weather: None,
             found: None,
+            road: None,
         })
         .collect()
 }

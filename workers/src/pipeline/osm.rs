@@ -11,12 +11,12 @@
 
 use etappe_analysis::osm::{
     Found, FoundCategory, OsmSettings, OsmStage, SearchPlan, analyse_osm, corridors, found_along,
-    rules::nearest_charger_action,
+    rules::{nearest_charger_action, road_mix},
 };
 use etappe_analysis::{EBIKE_RANGE_EXCEEDED, StageInput};
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::Trip;
-use etappe_domain::trip::stage::{FoundAlong, StageAlerts};
+use etappe_domain::trip::stage::{FoundAlong, RoadMix, StageAlerts};
 use etappe_upstream::OsmFeatures;
 
 use super::domain_alert;
@@ -82,6 +82,11 @@ pub(crate) async fn trip_osm(
             }
         }
         day.alerts.extend(osm_alerts.into_iter().map(domain_alert));
+        let (rough_m, busy_m) = road_mix(corridor);
+        day.road = Some(RoadMix {
+            rough_m: rough_m.round(),
+            busy_m: busy_m.round(),
+        });
         day.found = Some(
             found_along(stage, corridor)
                 .iter()

@@ -228,6 +228,7 @@ impl Pipeline {
                     waypoint_pending: None,
                     weather: None,
                     found: None,
+                    road: None,
                     planned_km,
                     night,
                 })

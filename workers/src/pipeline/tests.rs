@@ -81,6 +81,7 @@ fn one_day_trip(points: &[TrackPoint]) -> Trip {
         waypoint_pending: None,
         weather: None,
         found: None,
+        road: None,
         planned_km: None,
         night: None,
     };

@@ -292,6 +292,7 @@ mod tests {
             waypoint_pending: None,
             weather: None,
             found: None,
+            road: None,
             planned_km: None,
             night: None,
         }

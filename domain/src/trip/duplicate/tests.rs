@@ -67,6 +67,7 @@ fn stage(n: u32) -> Stage {
         waypoint_pending: None,
         weather: None,
         found: None,
+        road: None,
         planned_km: None,
         night: None,
     }

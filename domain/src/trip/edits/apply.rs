@@ -107,6 +107,7 @@ pub(super) fn apply(
                 waypoint_pending: None,
                 weather: None,
                 found: None,
+                road: None,
                 planned_km: None,
                 night: None,
             };
@@ -333,6 +334,7 @@ fn move_end(
             continue;
         }
         stage.alerts = Vec::new();
+        stage.road = None;
         stage.accommodations = Vec::new();
         stage.detour = None;
         remeasure(stage, route);
@@ -440,6 +442,7 @@ fn delete(
     for i in touched {
         if let Some(stage) = stages.get_mut(i) {
             stage.alerts = Vec::new();
+            stage.road = None;
             stage.accommodations = Vec::new();
             stage.detour = None;
             remeasure(stage, route);

@@ -132,6 +132,7 @@ pub(super) fn after_choice(
             for i in [day, next] {
                 let stage = &mut stages[i];
                 stage.alerts = Vec::new();
+                stage.road = None;
                 stage.accommodations = Vec::new();
                 stage.detour = None;
             }

@@ -96,6 +96,7 @@ fn stage(n: u128, first: usize, last: usize) -> Stage {
         waypoint_pending: None,
         weather: None,
         found: None,
+        road: None,
         planned_km: None,
         night: None,
     };

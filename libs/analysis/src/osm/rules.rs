@@ -129,6 +129,24 @@ pub fn is_rough(way: &WaySection) -> bool {
     }
 }
 
+/// Metres of a day on rough surface and on busy road, counted as [`surface_rough`] and the
+/// traffic rules count them (busy: main and secondary roads of [`TRAFFIC_WAY_M`] or more
+/// without cycle infrastructure, whatever their limit), so the day's figures and its alerts
+/// agree.
+pub fn road_mix(corridor: &Corridor) -> (f64, f64) {
+    let rough = corridor
+        .ways
+        .iter()
+        .filter(|w| w.length_m.is_finite() && w.length_m > 0.0 && is_rough(w))
+        .map(|w| w.length_m)
+        .sum();
+    let busy = busy(corridor, &["primary", "trunk", "secondary"], |_| true)
+        .iter()
+        .map(|w| w.length_m)
+        .sum();
+    (rough, busy)
+}
+
 /// `surface_rough`: rough sections add up to [`ROUGH_SURFACE_M`] or more (a day total, not
 /// one section); at the day's start, with the sections.
 pub fn surface_rough(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert> {
