@@ -208,7 +208,7 @@ fn create_trip() -> Value {
 /// A place of a plan: a name the geocoder resolves, `"lat,lon"`, or coordinates.
 fn plan_place(description: &str) -> Value {
     json!({"description": description, "anyOf": [
-        {"type": "string", "minLength": 1, "maxLength": PLACE_NAME_MAX_CHARS,
+        {"type": "string", "minLength": 1, "maxLength": PLACE_NAME_MAX_CHARS, "pattern": VISIBLE,
             "description": "A place name (its clear best match: an exact name, the most populous) or \"lat,lon\""},
         {"type": "object", "required": ["lat", "lon"], "additionalProperties": false,
             "properties": {"lat": latitude(), "lon": longitude(),
