@@ -590,20 +590,13 @@ async fn budgets_hold_with_a_real_tokenizer() {
     for (name, n) in &sizes {
         eprintln!("  {name:<22} {n}");
     }
-    // The budget: 260 a tool, 2,400 for the list (about 2,330 measured: settings
-    // split by what they do to the days, the edit's fields flat, no `title`, no
-    // `additionalProperties` or output `required` lists).
-    // update_trip_settings is the one exception: it carries all eleven settings, typed with the
-    // domain's ranges, since the seeds' thirteen tools have one tool for one PATCH; with its
-    // id, version, token, via and profile that is more than 260 however lean the keywords
-    // (the eleven settings alone take about 205). Its own ceiling holds it where it is.
+    // The seeds' thirteen tools and etappe_help, each within 260 tokens and the list within
+    // 2,400 (about 2,160 measured: update_trip_settings names its eleven settings and
+    // etappe_help types them, the edit's fields flat, no `title`, no `additionalProperties`
+    // or output `required` lists).
+    assert_eq!(sizes.len(), 14, "thirteen tools and etappe_help: {sizes:?}");
     for (name, n) in &sizes {
-        let ceiling = if name == "update_trip_settings" {
-            420
-        } else {
-            260
-        };
-        assert!(*n <= ceiling, "{name}: {n} tokens, over {ceiling}");
+        assert!(*n <= 260, "{name}: {n} tokens, over 260");
     }
     assert!(total <= 2_400, "tools/list is {total} tokens");
     let client = legacy_client(&app, &token).await;
@@ -1015,9 +1008,28 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
         let tool = tools.iter().find(|t| t.name == name).expect("tool");
         Value::Object(tool.input_schema.as_ref().clone())
     };
-    // Each tool publishes its settings with the domain's ranges; together they are all ten.
-    let settings = |tool: &str| input(tool)["properties"]["settings"]["properties"].clone();
-    let (create, recut) = (settings("create_trip"), settings("update_trip_settings"));
+    // create_trip types its five settings with the domain's ranges in tools/list;
+    // update_trip_settings names its eleven there and etappe_help types each one, with the
+    // domain's range and default (one tool for one PATCH, within the 260-token budget).
+    let create = input("create_trip")["properties"]["settings"]["properties"].clone();
+    let listed = input("update_trip_settings")["properties"]["settings"].clone();
+    assert_eq!(listed["type"], json!("object"));
+    let help = etappe_services::mcp::catalogue::help(Some("update_trip_settings")).expect("help");
+    let recut = help["args"]
+        .as_array()
+        .and_then(|args| args.iter().find(|a| a["name"] == "settings"))
+        .map(|a| a["schema"]["properties"].clone())
+        .expect("settings in etappe_help");
+    for name in recut.as_object().expect("properties").keys() {
+        assert!(
+            listed["description"]
+                .as_str()
+                .is_some_and(|d| d.contains(name.as_str())),
+            "tools/list names {name}: {listed}"
+        );
+    }
+    assert_eq!(recut["maxDistancePerDay"]["default"].as_f64(), Some(80.0));
+    assert_eq!(recut["departureHour"]["default"], json!(8));
     let details = recut.clone();
     for p in [&create, &recut] {
         assert_eq!(

@@ -2,14 +2,16 @@
 //! the settings objects (from the domain crate's own ranges, so the published schema and the
 //! rule that refuses a value cannot drift) and the day edit's fields.
 
+use etappe_domain::trip::plan::MAX_VIA;
 use etappe_domain::trip::settings::{
-    AVERAGE_SPEED, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY, TITLE_MAX_CHARS,
+    AVERAGE_SPEED, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
+    TITLE_MAX_CHARS, TripSettings,
 };
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::schema::{self, Field, Kind, field};
+use super::schema::{self, Detail, Field, Kind, field};
 
 /// One argument of a tool: its name, its type (ranges, enums and formats as schema
 /// keywords, see [`schema`]), and a description only where those do not say it all.
@@ -24,15 +26,38 @@ pub struct Arg {
 }
 
 impl Arg {
-    /// This argument's JSON Schema.
+    /// This argument's JSON Schema, as `tools/list` publishes it.
     pub fn schema(&self) -> Value {
         schema::render(self.kind, self.description, self.nullable)
     }
 }
 
+/// An argument as `etappe_help` explains it: its whole schema (every field of a
+/// [`Kind::Named`] object typed, with its range and default).
 impl Serialize for Arg {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        json!({"name": self.name, "required": self.required, "schema": self.schema()}).serialize(s)
+        let mut schema =
+            schema::render_at(Detail::Full, self.kind, self.description, self.nullable);
+        if self.name == "settings" {
+            with_defaults(&mut schema);
+        }
+        json!({"name": self.name, "required": self.required, "schema": schema}).serialize(s)
+    }
+}
+
+/// Each setting's `default`, read from the domain's own defaults (what a trip created
+/// without the setting gets).
+fn with_defaults(schema: &mut Value) {
+    let Ok(Value::Object(defaults)) = serde_json::to_value(TripSettings::default()) else {
+        return;
+    };
+    let Some(Value::Object(properties)) = schema.get_mut("properties") else {
+        return;
+    };
+    for (name, property) in properties.iter_mut() {
+        if let Some(default) = defaults.get(name).filter(|d| !d.is_null()) {
+            property["default"] = default.clone();
+        }
     }
 }
 
@@ -108,7 +133,14 @@ const CLIMB_PENALTY: Field = field(
     Kind::Number(ELEVATION_PENALTY),
     "m climbed = 1 km",
 );
-const DEPARTURE: Field = field("departureHour", Kind::Integer { min: 0, max: 23 }, "");
+const DEPARTURE: Field = field(
+    "departureHour",
+    Kind::Integer {
+        min: DEPARTURE_HOUR.min as i64,
+        max: DEPARTURE_HOUR.max as i64,
+    },
+    "",
+);
 const EBIKE: Field = field("ebikeMode", Kind::Boolean, "");
 const LODGING: Field = field(
     "enabledAccommodationTypes",
@@ -134,7 +166,9 @@ pub(super) const CREATE_SETTINGS: [Field; 5] = [
 ];
 
 /// Every setting, as `update_trip_settings` takes them (it asks to confirm only the changes
-/// that re-cut the days: the domain's `Invalidation::repace`).
+/// that re-cut the days: the domain's `Invalidation::repace`). Published by name in
+/// `tools/list` ([`Kind::Named`]): eleven typed settings with their ranges would take about
+/// 245 of the tool's 260 tokens; `etappe_help` types each one, with its range and default.
 pub(super) const ALL_SETTINGS: [Field; 11] = [
     TITLE,
     date("startDate", true),
@@ -153,13 +187,20 @@ pub(super) const ALL_SETTINGS: [Field; 11] = [
 pub const PROFILES: [&str; 4] = ["touring", "road", "gravel", "mountain"];
 
 /// A plan's places, flat beside the other arguments: a name or `"lat,lon"` each. No length
-/// keywords and no `maxItems` on `via`: they cost 22 tokens of create_trip's 260, and the
-/// domain refuses an empty or 200+ character place, or more than 20 via places, by name.
+/// keywords, and `via`'s `maxItems` in `etappe_help` only: they cost 22 tokens of
+/// create_trip's 260, and the domain refuses an empty or 200+ character place, or more than
+/// `MAX_VIA` via places, by name.
 const PLACE: Kind = Kind::Text { min: 0, max: 0 };
 const PLAN_ARGS: [Arg; 4] = [
     arg("from", PLACE, "Place name or lat,lon"),
     arg("to", PLACE, ""),
-    arg("via", Kind::List { max: 0 }, ""),
+    arg(
+        "via",
+        Kind::List {
+            max: MAX_VIA as u32,
+        },
+        "",
+    ),
     arg("profile", Kind::OneOf(&PROFILES), ""),
 ];
 
@@ -179,11 +220,7 @@ pub(super) const UPDATE_ARGS: [Arg; 6] = [
     TRIP_ID,
     VERSION,
     TOKEN,
-    arg(
-        "settings",
-        Kind::Object(&ALL_SETTINGS),
-        "null clears a date",
-    ),
+    arg("settings", Kind::Named(&ALL_SETTINGS), ""),
     PLAN_ARGS[2],
     PLAN_ARGS[3],
 ];

@@ -139,8 +139,7 @@ fn unknown_arguments(spec: &ToolSpec, args: &Map<String, Value>) -> Option<Strin
 /// The first object argument of `spec` holding a field its schema does not list.
 fn unknown_fields(spec: &ToolSpec, args: &Map<String, Value>) -> Option<String> {
     spec.args.iter().find_map(|arg| {
-        let (schema::Kind::Object(fields), Some(Value::Object(given))) =
-            (arg.kind, args.get(arg.name))
+        let (Some(fields), Some(Value::Object(given))) = (arg.kind.fields(), args.get(arg.name))
         else {
             return None;
         };
@@ -154,7 +153,9 @@ fn unknown_fields(spec: &ToolSpec, args: &Map<String, Value>) -> Option<String> 
             .find(|other| {
                 other.args.iter().any(|a| {
                     a.name == arg.name
-                        && matches!(a.kind, schema::Kind::Object(f) if f.iter().any(|f| f.name == unknown.as_str()))
+                        && a.kind
+                            .fields()
+                            .is_some_and(|f| f.iter().any(|f| f.name == unknown.as_str()))
                 })
             })
             .map(|other| format!(" {unknown} is set with {}.", other.name))

@@ -36,7 +36,7 @@ pub enum Kind {
     OneOf(&'static [&'static str]),
     /// Any of these strings, each at most once.
     AnyOf(&'static [&'static str]),
-    /// A list of at most `max` non-empty strings.
+    /// A list of at most `max` non-empty strings (`max` published by `etappe_help` only).
     List {
         max: u32,
     },
@@ -44,6 +44,29 @@ pub enum Kind {
     Point,
     /// An object of exactly these fields (none required).
     Object(&'static [Field]),
+    /// The same object, published by name only: `tools/list` names the fields (with the
+    /// accepted values where they are words) and `etappe_help` gives each its full schema.
+    /// For the one object too large to type in every conversation (`update_trip_settings`'
+    /// eleven settings); the handler refuses a bad value by name and range all the same.
+    Named(&'static [Field]),
+}
+
+impl Kind {
+    /// The fields of an object argument, however it is published.
+    pub fn fields(self) -> Option<&'static [Field]> {
+        match self {
+            Kind::Object(fields) | Kind::Named(fields) => Some(fields),
+            _ => None,
+        }
+    }
+}
+
+/// How much of a schema to publish: what `tools/list` carries in every conversation, or the
+/// whole of it, which `etappe_help` answers on demand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    Lean,
+    Full,
 }
 
 /// A field of an object argument.
@@ -97,8 +120,13 @@ fn number(n: f64) -> Value {
     }
 }
 
-/// The schema of `kind`, with `description` when it is not empty.
+/// The schema of `kind`, with `description` when it is not empty, as `tools/list` publishes it.
 pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
+    render_at(Detail::Lean, kind, description, nullable)
+}
+
+/// The schema of `kind` at `detail`.
+pub fn render_at(detail: Detail, kind: Kind, description: &str, nullable: bool) -> Value {
     let mut schema = match kind {
         Kind::Text { min, max } => {
             let mut s = json!({"type": "string"});
@@ -139,13 +167,14 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
         Kind::AnyOf(values) => {
             json!({"type": "array", "items": {"enum": values}})
         }
-        // `max: 0`: no `maxItems` (the domain states the limit when it refuses).
-        Kind::List { max: 0 } => json!({"type": "array", "items": {"type": "string"}}),
-        Kind::List { max } => json!({
+        // `maxItems` only in full: the domain states the limit when it refuses, so
+        // `tools/list` need not pay for it in every conversation.
+        Kind::List { max } if detail == Detail::Full && max > 0 => json!({
             "type": "array",
             "items": {"type": "string"},
             "maxItems": max,
         }),
+        Kind::List { .. } => json!({"type": "array", "items": {"type": "string"}}),
         Kind::Point => json!({
             "type": "object",
             "properties": {
@@ -155,14 +184,34 @@ pub fn render(kind: Kind, description: &str, nullable: bool) -> Value {
             "required": ["lat", "lon"],
         }),
         Kind::Object(fields) => object(fields),
+        Kind::Named(fields) if detail == Detail::Full => object(fields),
+        Kind::Named(fields) => json!({"type": "object", "description": named(fields)}),
     };
     if nullable && schema.get("anyOf").is_none() {
         schema = nullable_of(&schema);
     }
     if !description.is_empty() {
-        schema["description"] = json!(description);
+        schema["description"] = match schema.get("description").and_then(Value::as_str) {
+            Some(listed) => json!(format!("{description}. {listed}")),
+            None => json!(description),
+        };
     }
     schema
+}
+
+/// The fields of a [`Kind::Named`] object as one line: each name, with its words where it
+/// takes words and `null` where that clears it; the rest is `etappe_help`'s.
+fn named(fields: &[Field]) -> String {
+    let listed: Vec<String> = fields
+        .iter()
+        .map(|f| match f.kind {
+            Kind::Date { nullable: true } => format!("{} (YYYY-MM-DD|null)", f.name),
+            Kind::Date { nullable: false } => format!("{} (YYYY-MM-DD)", f.name),
+            Kind::OneOf(values) => format!("{} ({})", f.name, values.join("|")),
+            _ => f.name.to_owned(),
+        })
+        .collect();
+    format!("Any of: {}. Types, ranges: etappe_help", listed.join(", "))
 }
 
 /// `schema` or `null`, as `anyOf`: single-type schema dialects (Gemini's function
