@@ -21,6 +21,11 @@ use crate::app::accounts::{Accounts, WebOrigin};
 use crate::app::{App, AppError};
 use crate::identity::{Identity, IdentityError, Principal, SessionInfo};
 
+/// The `Host` a request came to, if it is text.
+pub fn host(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::HOST).and_then(|h| h.to_str().ok())
+}
+
 /// The bearer token of `Authorization`, if the header carries one.
 pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;

@@ -34,15 +34,17 @@
 
 pub mod app;
 pub mod auth;
+#[cfg(test)]
+mod boundaries;
 pub mod budgets;
 pub mod config;
-pub mod docs;
 pub mod edge;
 pub mod html;
 pub mod http;
 pub mod identity;
 pub mod mcp;
 pub mod oauth;
+pub mod openapi;
 pub mod problem;
 pub mod runtime;
 pub mod server;

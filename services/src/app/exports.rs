@@ -38,7 +38,7 @@ pub enum ExportFormat {
 #[derive(Clone, Debug)]
 pub struct ExportFile {
     /// Reference-counted: the cache and every response share one copy.
-    pub bytes: axum::body::Bytes,
+    pub bytes: bytes::Bytes,
     pub content_type: &'static str,
     pub file_name: String,
 }

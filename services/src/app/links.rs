@@ -1,21 +1,16 @@
 //! Where public links point: the one rule for the base URL a share link is built on, used by
 //! REST and MCP alike.
 
-use axum::http::{HeaderMap, header};
-
 use super::{App, AppError};
 
-/// The base of public links: `ETAPPE_PUBLIC_URL`, else the Host the request came to, if it
+/// The base of public links: `ETAPPE_PUBLIC_URL`, else the `host` the request came to, if it
 /// is one the server admits (loopback, or a host listed for `/mcp`). Any other Host is
 /// refused: a link built on a Host an attacker chose would send its readers elsewhere.
-pub fn base_url(app: &App, headers: &HeaderMap) -> Result<String, AppError> {
+pub fn base_url(app: &App, host: Option<&str>) -> Result<String, AppError> {
     if let Some(url) = &app.public_url {
         return Ok(url.trim_end_matches('/').to_owned());
     }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
+    let host = host.unwrap_or("localhost");
     if admitted_host(&app.hosts.allowed_hosts, host) {
         Ok(format!("http://{host}"))
     } else {
@@ -29,7 +24,7 @@ pub fn base_url(app: &App, headers: &HeaderMap) -> Result<String, AppError> {
 /// The server's own base URL for OAuth (issuer, resource, metadata addresses): the public
 /// base (`ETAPPE_PUBLIC_URL`, or the bound loopback address), never the request's Host, so
 /// that the issuer and the audience of every token are one string on every replica.
-pub fn issuer(app: &App, _headers: &HeaderMap) -> Option<String> {
+pub fn issuer(app: &App) -> Option<String> {
     Some(app.accounts.web.base.trim_end_matches('/').to_owned())
 }
 

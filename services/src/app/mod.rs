@@ -9,7 +9,6 @@ mod error;
 pub mod exports;
 pub mod links;
 pub mod places;
-pub mod schema;
 pub mod trips;
 pub mod views;
 

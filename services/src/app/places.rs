@@ -17,9 +17,8 @@ pub const MAX_PLACES: usize = 10;
 pub const DEFAULT_PLACES: usize = 5;
 
 /// One place found.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = Place)]
 pub struct PlaceItem {
     /// Third-party data (GeoNames or OpenStreetMap).
     pub name: String,
@@ -34,7 +33,7 @@ pub struct PlaceItem {
 }
 
 /// The answer.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlaceList {
     pub items: Vec<PlaceItem>,

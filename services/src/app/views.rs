@@ -14,13 +14,6 @@ use etappe_domain::trip::stage::{
 };
 use etappe_domain::trip::{Category, ComputationStatus, Trip};
 use serde::Serialize;
-use utoipa::ToSchema;
-
-use super::schema::{
-    AccommodationSchema, AccommodationTypeSchema, AlertSchema, DayWeatherSchema, FoundAlongSchema,
-    NightNoteSchema, PointSchema, computation_status_map, nights_mode, source_type, trip_status,
-    unavailable_map,
-};
 
 /// Today, in UTC: the day the lock rule compares start dates with.
 pub fn today() -> NaiveDate {
@@ -28,14 +21,11 @@ pub fn today() -> NaiveDate {
 }
 
 /// One day as readers see it (no geometry: that is `/route`'s).
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = Stage)]
 pub struct StageSummary {
     /// Stable within a pacing generation.
-    #[schema(format = Uuid)]
     pub stage_id: String,
-    #[schema(minimum = 1)]
     pub day_number: u32,
     pub date: Option<NaiveDate>,
     /// Kilometres.
@@ -45,22 +35,17 @@ pub struct StageSummary {
     pub elevation: Option<f64>,
     /// Metres of descent; null when unknown.
     pub elevation_loss: Option<f64>,
-    #[schema(value_type = PointSchema)]
     pub start_point: Point,
-    #[schema(value_type = PointSchema)]
     pub end_point: Point,
     /// Nearest locality (GeoNames data).
     pub start_label: Option<String>,
     pub end_label: Option<String>,
     pub label: Option<String>,
     pub is_rest_day: bool,
-    #[schema(value_type = Vec<AlertSchema>)]
     pub alerts: Vec<Alert>,
     /// Places to sleep found near the day's end by the last scan (third-party data).
-    #[schema(value_type = Vec<AccommodationSchema>)]
     pub accommodations: Vec<Accommodation>,
     /// The place chosen for the night after this day.
-    #[schema(value_type = Option<AccommodationSchema>)]
     pub selected_accommodation: Option<Accommodation>,
     /// Set when the day was re-routed through a waypoint.
     pub detour: Option<DetourSummary>,
@@ -68,16 +53,13 @@ pub struct StageSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detour_failure: Option<String>,
     /// The day's weather along its ride; null until the weather was computed.
-    #[schema(value_type = Option<DayWeatherSchema>)]
     pub weather: Option<DayWeather>,
     /// Food, water, bike shops and railway stations along the day, in order, from
     /// OpenStreetMap; null until read (`points_of_interest`), empty when none.
-    #[schema(value_type = Option<Vec<FoundAlongSchema>>)]
     pub found: Option<Vec<FoundAlong>>,
     /// With nights at accommodation: why the night after this day is where it is (the
     /// pacer's target, the window, the beds passed over); null otherwise, or once the rider
     /// moved the day's end or chose its place.
-    #[schema(value_type = Option<NightNoteSchema>)]
     pub night: Option<NightNote>,
     /// Hours in the saddle, as the sunset rule reckons them (distance ÷ average speed);
     /// null on a rest day.
@@ -87,38 +69,31 @@ pub struct StageSummary {
     pub arrival: Option<String>,
     /// The share of the day on rough surface (0–1), as `surface_rough` counts it; null until
     /// OpenStreetMap was read for the day.
-    #[schema(minimum = 0, maximum = 1)]
     pub unpaved_share: Option<f64>,
     /// The share of the day on busy road (0–1: main and secondary roads without cycle
     /// infrastructure, as the traffic rules count them); null until OpenStreetMap was read.
-    #[schema(minimum = 0, maximum = 1)]
     pub busy_share: Option<f64>,
 }
 
 /// A re-routed day, as readers see it.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = Detour)]
 pub struct DetourSummary {
-    #[schema(value_type = PointSchema)]
     pub waypoint: Point,
     /// Kilometres the detour added to the day (never negative: the spur keeps the day's own
     /// roads and only adds the way to the point and back).
-    #[schema(minimum = 0)]
     pub added_distance: f64,
     /// True when no router was reachable: a straight out-and-back, not a road.
     pub estimated: bool,
     pub router: String,
     /// Metres of the day's own track the spur skips (it may come back a little further on
     /// when that is shorter); 0 for an out-and-back.
-    #[schema(minimum = 0)]
     pub skipped_distance_m: f64,
 }
 
 /// Where a route's heights come from (`detail.elevation`).
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = Elevation)]
 pub struct ElevationSummary {
     /// True when every point has a height, so every day's climbing is known.
     pub known: bool,
@@ -133,9 +108,8 @@ pub struct ElevationSummary {
 }
 
 /// A place of a plan.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = PlanPlace)]
 pub struct PlanPlaceSummary {
     /// The place's name as the geocoder matched it (third-party data), when it was named.
     pub name: Option<String>,
@@ -144,9 +118,8 @@ pub struct PlanPlaceSummary {
 }
 
 /// What a planned trip was planned from (`detail.plan`).
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = Plan)]
 pub struct PlanSummary {
     pub from: PlanPlaceSummary,
     pub via: Vec<PlanPlaceSummary>,
@@ -318,36 +291,29 @@ fn total_distance(trip: &Trip) -> f64 {
 }
 
 /// `GET /trips/{id}` and the answer to a creation: where the trip stands.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TripSummary {
-    #[schema(format = Uuid)]
     pub id: String,
     /// The structural version; also the ETag.
-    #[schema(minimum = 1)]
     pub version: u64,
     /// True until the days exist: `stages: []` then means "not computed yet", not "no days".
     pub partial: bool,
     pub is_locked: bool,
-    #[schema(schema_with = computation_status_map)]
     pub computation_status: BTreeMap<Category, ComputationStatus>,
     /// Why each failed category could not be computed.
-    #[schema(schema_with = unavailable_map)]
     pub unavailable: BTreeMap<Category, String>,
 }
 
 /// `GET /trips/{id}/detail`: the whole trip as the rider edits it.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TripDetail {
-    #[schema(format = Uuid)]
     pub id: String,
     /// The structural version; also the ETag.
-    #[schema(minimum = 1)]
     pub version: u64,
     pub title: Option<String>,
     pub source_url: String,
-    #[schema(schema_with = source_type)]
     pub source_type: SourceType,
     pub start_date: Option<NaiveDate>,
     pub end_date: Option<NaiveDate>,
@@ -357,20 +323,15 @@ pub struct TripDetail {
     pub average_speed: f64,
     pub departure_hour: u8,
     pub ebike_mode: bool,
-    #[schema(value_type = Vec<AccommodationTypeSchema>)]
     pub enabled_accommodation_types: Vec<AccommodationType>,
     /// Where the days end: `anywhere` (by distance and climbing), or `at_accommodation` (at a
     /// place to sleep of the enabled types near each day's planned end).
-    #[schema(schema_with = nights_mode)]
     pub nights: NightsMode,
     /// `draft` until the days exist, then `ready`.
-    #[schema(schema_with = trip_status)]
     pub status: &'static str,
     pub partial: bool,
     pub is_locked: bool,
-    #[schema(schema_with = computation_status_map)]
     pub computation_status: BTreeMap<Category, ComputationStatus>,
-    #[schema(schema_with = unavailable_map)]
     pub unavailable: BTreeMap<Category, String>,
     pub stage_count: usize,
     /// Kilometres, rest days excluded.
@@ -390,12 +351,10 @@ pub struct TripDetail {
 }
 
 /// The open public link of a trip, as its owner reads it in the detail.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = TripShare)]
 pub struct ShareSummary {
     /// The link's code (as in `/s/{code}`).
-    #[schema(min_length = 11, max_length = 11)]
     pub code: String,
     /// The link's path on this server, `/s/{code}` (with `.gpx` or `.fit`: the files). A
     /// path, not an address: the detail is built without the request, and the address
@@ -406,15 +365,13 @@ pub struct ShareSummary {
 }
 
 /// One line of `GET /trips`.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TripListItem {
-    #[schema(format = Uuid)]
     pub id: String,
     pub title: Option<String>,
     pub start_date: Option<NaiveDate>,
     pub end_date: Option<NaiveDate>,
-    #[schema(schema_with = trip_status)]
     pub status: &'static str,
     pub is_locked: bool,
     pub stage_count: usize,
@@ -424,7 +381,7 @@ pub struct TripListItem {
 }
 
 /// A page of trips.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TripList {
     pub items: Vec<TripListItem>,
@@ -527,7 +484,7 @@ impl TripListItem {
 
 /// What an anonymous visitor of a share link reads: the trip without its owner's private
 /// details (no id, no source link, no settings).
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PublicTrip {
     pub title: Option<String>,

@@ -27,7 +27,7 @@ fn link_body(
     link: &ShareLink,
 ) -> Result<serde_json::Value, AppError> {
     Ok(json!({
-        "url": format!("{}/s/{}", base_url(state, headers)?, link.code),
+        "url": format!("{}/s/{}", base_url(state, crate::auth::host(headers))?, link.code),
         "shortCode": link.code,
         "createdAt": link.created_at,
     }))

@@ -393,7 +393,7 @@ fn challenge(public: Option<&str>, error: Option<&str>) -> HeaderValue {
 /// cookie is not a credential here. 401 with a challenge otherwise.
 async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> Response {
     let token = crate::auth::bearer_token(request.headers()).map(str::to_owned);
-    let public = crate::app::links::issuer(&state, request.headers());
+    let public = crate::app::links::issuer(&state);
     let mut refusal = "send Authorization: Bearer with an OAuth access token (discovery: the resource_metadata of WWW-Authenticate) or a personal access token (etappe token create)";
     let mut agent = false;
     let caller = match token.as_deref() {

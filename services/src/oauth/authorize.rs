@@ -152,7 +152,7 @@ pub(super) async fn authorize(
             "the query cannot be read (a parameter given twice?)".into(),
         ));
     };
-    let public = match issuer(&app, &headers) {
+    let public = match issuer(&app) {
         Ok(p) => p,
         Err(e) => return error_page(&e),
     };
@@ -189,7 +189,7 @@ pub(super) async fn decide(
     headers: HeaderMap,
     request: Request,
 ) -> Response {
-    let public = match issuer(&app, &headers) {
+    let public = match issuer(&app) {
         Ok(p) => p,
         Err(e) => return error_page(&e),
     };

@@ -4,7 +4,7 @@
 //! unauthenticated.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -18,8 +18,8 @@ pub(super) async fn preflight() -> StatusCode {
 }
 
 /// `GET /.well-known/oauth-protected-resource/mcp`.
-pub(super) async fn protected_resource(State(app): State<App>, headers: HeaderMap) -> Response {
-    let public = match issuer(&app, &headers) {
+pub(super) async fn protected_resource(State(app): State<App>) -> Response {
+    let public = match issuer(&app) {
         Ok(p) => p,
         Err(e) => return error_response(&e),
     };
@@ -34,8 +34,8 @@ pub(super) async fn protected_resource(State(app): State<App>, headers: HeaderMa
 }
 
 /// `GET /.well-known/oauth-authorization-server`.
-pub(super) async fn authorization_server(State(app): State<App>, headers: HeaderMap) -> Response {
-    let public = match issuer(&app, &headers) {
+pub(super) async fn authorization_server(State(app): State<App>) -> Response {
+    let public = match issuer(&app) {
         Ok(p) => p,
         Err(e) => return error_response(&e),
     };

@@ -25,7 +25,7 @@ mod token;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -37,8 +37,8 @@ use crate::app::authorization::OAuthError;
 /// The issuer: the public base URL (`ETAPPE_PUBLIC_URL`), else `http://{Host}` when the
 /// Host is loopback or admitted (a local run). Never with a trailing slash: clients compare
 /// it byte for byte.
-pub fn issuer(app: &App, headers: &HeaderMap) -> Result<String, OAuthError> {
-    crate::app::links::issuer(app, headers).ok_or_else(|| {
+pub fn issuer(app: &App) -> Result<String, OAuthError> {
+    crate::app::links::issuer(app).ok_or_else(|| {
         OAuthError::InvalidRequest(
             "the Host of this request is not one the server answers to: set ETAPPE_PUBLIC_URL"
                 .into(),

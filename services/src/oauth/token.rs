@@ -77,7 +77,7 @@ pub(super) async fn token(State(app): State<App>, request: Request) -> Response 
         app.authorization
             .admit_token_request(&peer(request.extensions()))
             .await?;
-        let public = issuer(&app, request.headers())?;
+        let public = issuer(&app)?;
         let (parts, body) = body_of(request).await?;
         let params: TokenParams = form(&parts, &body)?;
         app.authorization.token(&params, &public).await

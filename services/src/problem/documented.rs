@@ -21,7 +21,7 @@ pub fn responses(status: u16, description: &str) -> BTreeMap<String, RefOr<Respo
         response = response.header(
             "Retry-After",
             HeaderBuilder::new()
-                .schema(Some(crate::app::schema::schema(
+                .schema(Some(crate::openapi::schema(
                     serde_json::json!({"type": "integer", "minimum": 0}),
                 )))
                 .description(Some("Seconds until the budget has room again"))

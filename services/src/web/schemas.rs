@@ -43,7 +43,7 @@ pub(super) struct TokenSchema {
 }
 
 fn scopes() -> RefOr<utoipa::openapi::Schema> {
-    crate::app::schema::schema(serde_json::json!({
+    crate::openapi::schema(serde_json::json!({
         "type": "array",
         "items": {"type": "string", "enum": ["trips:read", "trips:write"]}
     }))

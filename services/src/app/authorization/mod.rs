@@ -232,7 +232,7 @@ impl TokenRefusal {
 }
 
 /// An agent a person authorized, as the person sees it.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentGrant {
     pub grant_id: Uuid,

@@ -40,12 +40,10 @@ pub use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
 const ROUTE_TOLERANCE_M: f64 = 10.0;
 
 /// The answer to a waypoint request: accepted, computed by the workers, version unchanged.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WaypointAccepted {
-    #[schema(format = Uuid)]
     pub trip_id: String,
-    #[schema(format = Uuid)]
     pub stage_id: String,
     /// The trip's version, which a detour does not move.
     pub version: u64,
@@ -53,10 +51,9 @@ pub struct WaypointAccepted {
 }
 
 /// One day's simplified line.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DayLine {
-    #[schema(format = Uuid)]
     pub stage_id: String,
     pub day_number: u32,
     pub is_rest_day: bool,
@@ -97,7 +94,7 @@ fn profile_of(points: &[TrackPoint], breaks: &[usize]) -> Vec<[f64; 2]> {
 }
 
 /// `GET /trips/{id}/route`: the days' geometry, simplified for a map.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RouteLines {
     pub version: u64,

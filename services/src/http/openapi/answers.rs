@@ -8,7 +8,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 
-use crate::app::schema::schema;
+use crate::openapi::schema;
 
 crate::problem::documented::problems! {
     [pub(in crate::http)]

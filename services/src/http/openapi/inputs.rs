@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::app::schema::schema;
+use crate::openapi::schema;
 
 /// An `If-Match` the server evaluates: `*`, or one or more strong ETags (`"3"`, `"3", "4"`).
 /// A weak tag (`W/"3"`) never matches under strong comparison, so it is refused.

@@ -20,7 +20,7 @@ use axum::response::IntoResponse;
 use serde_json::{Value, json};
 use utoipa::OpenApi;
 
-use crate::app::schema::{AccommodationTypeSchema, ComputationStatusSchema};
+use crate::openapi::domain;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -74,8 +74,24 @@ use crate::app::schema::{AccommodationTypeSchema, ComputationStatusSchema};
         serve,
     ),
     components(schemas(
-        AccommodationTypeSchema,
-        ComputationStatusSchema,
+        domain::Point,
+        domain::Alert,
+        domain::FoundAlong,
+        domain::DayWeather,
+        domain::Accommodation,
+        domain::NightNote,
+        domain::NightCandidate,
+        domain::AccommodationKind,
+        domain::ComputationState,
+        crate::app::views::StageSummary,
+        crate::app::views::DetourSummary,
+        crate::app::views::ElevationSummary,
+        crate::app::views::PlanPlaceSummary,
+        crate::app::views::PlanSummary,
+        crate::app::views::ShareSummary,
+        crate::app::views::TripListItem,
+        crate::app::trips::days::DayLine,
+        crate::app::places::PlaceItem,
         answers::ProblemSchema,
         inputs::CreateTrip,
         inputs::UpdateSettings,
@@ -166,11 +182,11 @@ fn unwrap_optional_bodies(doc: &mut Value) {
 /// The document generated on `today` (the trip-date patterns follow the calendar).
 fn generate() -> Value {
     let mut api = ApiDoc::openapi();
-    for part in crate::docs::parts() {
+    for part in crate::openapi::parts() {
         api.merge(part);
     }
     let mut doc = serde_json::to_value(api).expect("the document serializes");
-    crate::app::schema::splice(&mut doc);
+    crate::openapi::splice(&mut doc);
     unwrap_optional_bodies(&mut doc);
     if let Some(schemas) = doc.pointer_mut("/components/schemas") {
         close_objects(schemas);

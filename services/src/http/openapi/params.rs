@@ -8,9 +8,9 @@ use utoipa::openapi::path::{Parameter, ParameterIn};
 
 use super::inputs::IF_MATCH_PATTERN;
 use crate::app::places::MAX_PLACES;
-use crate::app::schema::schema;
 pub(crate) use crate::app::trips::MAX_PAGE;
 use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, SHARE_CODE_CHARS};
+use crate::openapi::schema;
 
 /// A parameter written as an OpenAPI object; its schema goes through [`schema`] (spliced in
 /// whole once the document is generated).

@@ -249,8 +249,8 @@ pub(super) async fn analyze_trip(call: &Call<'_>) -> Answer {
 pub(super) async fn share_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "tripId")?;
     // The same base as REST: the configured public URL, else the Host this call came to.
-    let base =
-        crate::app::links::base_url(call.state, call.headers).map_err(refusal(Some(&trip.raw)))?;
+    let base = crate::app::links::base_url(call.state, crate::auth::host(call.headers))
+        .map_err(refusal(Some(&trip.raw)))?;
     let (link, _) = call
         .state
         .trips

@@ -1,0 +1,63 @@
+//! The OpenAPI document's shared pieces, neutral ground for every transport: the raw-schema
+//! placeholder and its splice, the shapes of the domain's values and of `app`'s answers
+//! (written here, so `app` carries no transport type), and the parts of the document that
+//! come from transports other than REST (so the REST transport, which serves the document,
+//! does not import them).
+
+pub mod build;
+pub mod domain;
+pub mod views;
+
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::openapi::{RefOr, Schema};
+
+/// Where a placeholder made by [`schema`] carries its schema.
+const RAW: &str = "x-etappe-schema";
+
+/// A JSON Schema written with `json!` (so the domain's constants are interpolated, and any
+/// 2020-12 keyword can be used: `not`, `anyOf`, `pattern`…), as a utoipa schema: a
+/// placeholder carrying it, replaced by [`splice`] once the document is generated.
+pub fn schema(value: Value) -> RefOr<Schema> {
+    let carried = utoipa::openapi::extensions::ExtensionsBuilder::new()
+        .add(RAW, value)
+        .build();
+    RefOr::T(Schema::Object(
+        utoipa::openapi::ObjectBuilder::new()
+            .extensions(Some(carried))
+            .build(),
+    ))
+}
+
+/// Replaces every placeholder made by [`schema`] in a generated document with its schema.
+pub fn splice(document: &mut Value) {
+    match document {
+        Value::Object(map) => {
+            if let Some(raw) = map.remove(RAW) {
+                *document = raw;
+                splice(document);
+                return;
+            }
+            map.values_mut().for_each(splice);
+        }
+        Value::Array(items) => items.iter_mut().for_each(splice),
+        _ => {}
+    }
+}
+
+/// The wire names of `values`, as their serde form (a value that does not serialize to a
+/// name is left out, and the tests that validate real answers then fail on it).
+pub fn wire_names<T: Serialize>(values: &[T]) -> Vec<Value> {
+    values
+        .iter()
+        .filter_map(|v| serde_json::to_value(v).ok())
+        .collect()
+}
+
+/// Every other transport's part of the document.
+pub fn parts() -> Vec<utoipa::openapi::OpenApi> {
+    vec![
+        crate::web::openapi::document(),
+        crate::oauth::openapi::document(),
+    ]
+}
