@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
 
+use super::decide::guards::not_yet_created;
 use super::settings::TITLE_MAX_CHARS;
 use super::{Category, ComputationStatus, Trip, TripError, TripEvent};
 use crate::ids::{TripId, UserId, derived_id};
@@ -36,9 +37,7 @@ pub(crate) fn decide_duplicate(
     original: &Trip,
     today: NaiveDate,
 ) -> Result<Vec<TripEvent>, TripError> {
-    if state.is_some() {
-        return Err(TripError::AlreadyExists);
-    }
+    not_yet_created(state)?;
     if original.deleted {
         return Err(TripError::NotFound);
     }
