@@ -368,10 +368,7 @@ fn move_end(
         } else {
             continue;
         }
-        stage.alerts = Vec::new();
-        stage.road = None;
-        stage.accommodations = Vec::new();
-        stage.detour = None;
+        forget_old_roads(stage);
         remeasure(stage, route);
     }
     Ok(Impact {
@@ -500,10 +497,7 @@ fn delete(
     };
     for i in touched {
         if let Some(stage) = stages.get_mut(i) {
-            stage.alerts = Vec::new();
-            stage.road = None;
-            stage.accommodations = Vec::new();
-            stage.detour = None;
+            forget_old_roads(stage);
             remeasure(stage, route);
         }
     }
@@ -532,6 +526,15 @@ fn relabel(stages: &mut [Stage], index: usize, label: &LabelChange) -> Result<()
         }
     }
     Ok(())
+}
+
+/// A day whose stretch of route changed forgets what was read off its old roads: alerts,
+/// road shares, places found around its end, its detour.
+pub(super) fn forget_old_roads(stage: &mut Stage) {
+    stage.alerts = Vec::new();
+    stage.road = None;
+    stage.accommodations = Vec::new();
+    stage.detour = None;
 }
 
 /// Recomputes a day's figures and end points from its slice of the route.
