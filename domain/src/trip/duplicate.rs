@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
 
-use super::settings::TITLE_MAX_CHARS;
+use super::decide::guards::not_yet_created;
+use super::settings::{TITLE_MAX_CHARS, TripSettings};
+use super::stage::Stage;
 use super::{Category, ComputationStatus, Trip, TripError, TripEvent};
 use crate::ids::{TripId, UserId, derived_id};
 
@@ -36,24 +38,13 @@ pub(crate) fn decide_duplicate(
     original: &Trip,
     today: NaiveDate,
 ) -> Result<Vec<TripEvent>, TripError> {
-    if state.is_some() {
-        return Err(TripError::AlreadyExists);
-    }
+    not_yet_created(state)?;
     if original.deleted {
         return Err(TripError::NotFound);
     }
-    let mut settings = original.settings.clone();
-    settings.title = settings.title.as_deref().map(copy_title);
     let dates_dropped = original.is_locked(today);
-    if dates_dropped {
-        settings.start_date = None;
-        settings.end_date = None;
-    }
-
-    let has_days = !original.stages.is_empty()
-        && original.route.is_some()
-        && original.computations.get(&Category::Route) == Some(&ComputationStatus::Done);
-    if !has_days {
+    let settings = copied_settings(&original.settings, dates_dropped);
+    if !has_computed_days(original) {
         // Nothing computed worth copying: the copy computes its own days, like a new trip.
         return Ok(vec![
             TripEvent::TripDuplicated {
@@ -73,31 +64,8 @@ pub(crate) fn decide_duplicate(
         ]);
     }
 
-    let stages = original
-        .stages
-        .iter()
-        .map(|stage| {
-            let mut copy = stage.clone();
-            copy.id = derived_id(&format!("stage:{trip_id}:{}", stage.id));
-            copy
-        })
-        .collect();
-    let mut requested: Vec<Category> = original
-        .computations
-        .iter()
-        .filter(|(_, status)| {
-            matches!(
-                status,
-                ComputationStatus::Pending | ComputationStatus::Running
-            )
-        })
-        .map(|(category, _)| *category)
-        .collect();
-    if dates_dropped {
-        requested.extend(DATED_CATEGORIES);
-    }
-    requested.sort();
-    requested.dedup();
+    let stages = copied_stages(original, trip_id);
+    let requested = work_to_request(original, dates_dropped);
     let mut computations = original.computations.clone();
     for category in &requested {
         computations.insert(*category, ComputationStatus::Pending);
@@ -122,6 +90,61 @@ pub(crate) fn decide_duplicate(
         });
     }
     Ok(events)
+}
+
+/// The original's settings for the copy: the title marked as a copy, and the dates dropped
+/// when `dates_dropped` (a copy born locked could never be edited).
+fn copied_settings(original: &TripSettings, dates_dropped: bool) -> TripSettings {
+    let mut settings = original.clone();
+    settings.title = settings.title.as_deref().map(copy_title);
+    if dates_dropped {
+        settings.start_date = None;
+        settings.end_date = None;
+    }
+    settings
+}
+
+/// Whether the original has days worth copying: its route is done and cut into days.
+fn has_computed_days(original: &Trip) -> bool {
+    !original.stages.is_empty()
+        && original.route.is_some()
+        && original.computations.get(&Category::Route) == Some(&ComputationStatus::Done)
+}
+
+/// The original's days under ids of the copy's own, derived from the copy's id and the
+/// original day's, so deciding again gives the same ids.
+fn copied_stages(original: &Trip, trip_id: TripId) -> Vec<Stage> {
+    original
+        .stages
+        .iter()
+        .map(|stage| {
+            let mut copy = stage.clone();
+            copy.id = derived_id(&format!("stage:{trip_id}:{}", stage.id));
+            copy
+        })
+        .collect()
+}
+
+/// The categories the copy asks again: those the original had not finished (pending or
+/// running), and those that depend on the dates when they were dropped; sorted, once each.
+fn work_to_request(original: &Trip, dates_dropped: bool) -> Vec<Category> {
+    let mut requested: Vec<Category> = original
+        .computations
+        .iter()
+        .filter(|(_, status)| {
+            matches!(
+                status,
+                ComputationStatus::Pending | ComputationStatus::Running
+            )
+        })
+        .map(|(category, _)| *category)
+        .collect();
+    if dates_dropped {
+        requested.extend(DATED_CATEGORIES);
+    }
+    requested.sort();
+    requested.dedup();
+    requested
 }
 
 /// The copy's events with its files under the copy's own keys: `renamed` maps an original's

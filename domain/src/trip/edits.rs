@@ -23,6 +23,7 @@ mod reflow;
 use self::apply::apply;
 pub use self::apply::straight_m;
 pub use self::reflow::{KeptNight, Reflow};
+use super::decide::guards::{days_exist, live, open_at_version};
 use super::nights::BedOnRoute;
 use super::settings::NightsMode;
 
@@ -270,19 +271,8 @@ pub(crate) fn decide_stage_edit_over(
     route: &dyn RouteGeometry,
     beds: &[BedOnRoute],
 ) -> Result<Vec<TripEvent>, TripError> {
-    let trip = state.filter(|t| !t.deleted).ok_or(TripError::NotFound)?;
-    if trip.is_locked(today) {
-        return Err(TripError::Locked);
-    }
-    if expected_version != trip.version {
-        return Err(TripError::StaleVersion {
-            expected: expected_version,
-            current: trip.version,
-        });
-    }
-    if !trip.has_days() {
-        return Err(TripError::NoStages);
-    }
+    let trip = open_at_version(live(state), expected_version, today)?;
+    days_exist(trip)?;
     let stage_id = edit.stage_id();
     let index = trip
         .stages

@@ -32,11 +32,9 @@ pub use self::edits::{Boundary, LabelChange, RouteGeometry, RouteSnapshot, Stage
 pub use self::events::{EVENT_TYPES, StageAccommodations, TripEvent, TripEventError};
 pub use self::evolve::{evolve, fold};
 pub use self::input::{FieldError, InputError};
-use self::settings::{Invalidation, SettingsPatch, TripSettings};
+use self::settings::{SettingsPatch, TripSettings};
 use self::source::SourceUrl;
-use self::stage::{
-    ANALYSIS_CATEGORIES, DETOUR_INVALIDATES, RouteSummary, Stage, StageAlerts, Unavailable,
-};
+use self::stage::{ANALYSIS_CATEGORIES, RouteSummary, Stage, StageAlerts, Unavailable};
 use crate::ids::{TripId, UserId};
 
 /// The user-facing groups of computations, each with one status.

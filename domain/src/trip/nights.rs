@@ -123,39 +123,85 @@ pub fn place_nights(
     let mut start_m = 0.0;
     let kept = |n: usize| fixed.get(n).copied().flatten();
     for n in 0..nights {
-        // The plan up to the next kept night (or the route's end), scaled to the route up
-        // to it: the fatigue curve stays, and a kept night is reached by days of the plan.
+        // The plan up to the next kept night (or the route's end): the leg this night is on.
         let (until, until_m) = (n..nights)
             .find_map(|k| kept(k).map(|f| (k, f.end_m)))
             .unwrap_or((nights, total_m));
-        let planned: f64 = lengths_km[n..=until].iter().sum::<f64>() * 1000.0;
-        let scale = if planned > 0.0 {
-            (until_m - start_m).max(0.0) / planned
-        } else {
-            1.0
-        };
-        let mut length_m = lengths_km[n] * 1000.0 * scale;
-        if !rules.over_cap_allowed {
-            length_m = length_m.min(rules.cap_km * 1000.0);
-        }
-        let target_m = start_m + length_m;
-        let low = start_m + (length_m * (1.0 - rules.tolerance)).max(MIN_DAY_KM * 1000.0);
-        let high = (start_m + length_m * (1.0 + rules.tolerance)).min(until_m);
+        let search = Search::on_leg(start_m, until_m, &lengths_km[n..=until], rules);
         if let Some(keep) = kept(n) {
             placed.push(PlacedNight {
-                target_m,
-                window_m: (low, high),
+                target_m: search.target_m,
+                window_m: (search.low_m, search.high_m),
                 end_m: keep.end_m,
                 night: Night::Kept { bed: keep.bed },
             });
             start_m = keep.end_m;
             continue;
         }
+        let fitting = search.fitting_beds(beds, rules);
+        let (end_m, night) = match fitting.split_first() {
+            Some((&best, rest)) => (
+                beds[best].along_m,
+                Night::AtBed {
+                    bed: best,
+                    passed_over: rest.to_vec(),
+                },
+            ),
+            None => (search.target_m, search.nearest_outside(beds)),
+        };
+        placed.push(PlacedNight {
+            target_m: search.target_m,
+            window_m: (search.low_m, search.high_m),
+            end_m,
+            night,
+        });
+        start_m = end_m;
+    }
+    placed
+}
+
+/// Where one night is looked for: the day starting at `start_m`, its planned end and the
+/// window around it, on a leg that ends at `until_m` (the next kept night or the route's end).
+struct Search {
+    start_m: f64,
+    target_m: f64,
+    low_m: f64,
+    high_m: f64,
+    until_m: f64,
+}
+
+impl Search {
+    /// The search for the first night of a leg from `start_m` to `until_m` planned as
+    /// `leg_km` (this day's planned length first): the plan is scaled to the route up to the
+    /// leg's end, so the fatigue curve stays and a kept night is reached by days of the plan.
+    fn on_leg(start_m: f64, until_m: f64, leg_km: &[f64], rules: &NightRules) -> Self {
+        let planned: f64 = leg_km.iter().sum::<f64>() * 1000.0;
+        let scale = if planned > 0.0 {
+            (until_m - start_m).max(0.0) / planned
+        } else {
+            1.0
+        };
+        let mut length_m = leg_km.first().copied().unwrap_or_default() * 1000.0 * scale;
+        if !rules.over_cap_allowed {
+            length_m = length_m.min(rules.cap_km * 1000.0);
+        }
+        Self {
+            start_m,
+            target_m: start_m + length_m,
+            low_m: start_m + (length_m * (1.0 - rules.tolerance)).max(MIN_DAY_KM * 1000.0),
+            high_m: (start_m + length_m * (1.0 + rules.tolerance)).min(until_m),
+            until_m,
+        }
+    }
+
+    /// The beds that fit this night (see the module documentation), best first: the
+    /// rider's preferred type, then the cheaper, then the nearer to the planned end.
+    fn fitting_beds(&self, beds: &[Bed], rules: &NightRules) -> Vec<usize> {
         let fits = |b: &Bed| {
-            let day_km = (b.along_m - start_m + b.off_route_m) / 1000.0;
-            b.along_m >= low
-                && b.along_m <= high
-                && b.along_m < until_m
+            let day_km = (b.along_m - self.start_m + b.off_route_m) / 1000.0;
+            b.along_m >= self.low_m
+                && b.along_m <= self.high_m
+                && b.along_m < self.until_m
                 && b.off_route_m <= MAX_OFF_ROUTE_M
                 && (rules.over_cap_allowed || day_km <= rules.cap_km + 1e-9)
         };
@@ -170,40 +216,29 @@ pub fn place_nights(
                         .total_cmp(&y.price.unwrap_or(f64::INFINITY)),
                 )
                 .then(
-                    (x.along_m - target_m)
+                    (x.along_m - self.target_m)
                         .abs()
-                        .total_cmp(&(y.along_m - target_m).abs()),
+                        .total_cmp(&(y.along_m - self.target_m).abs()),
                 )
                 .then(a.cmp(&b))
         });
-        let (end_m, night) = match fitting.split_first() {
-            Some((&best, rest)) => (
-                beds[best].along_m,
-                Night::AtBed {
-                    bed: best,
-                    passed_over: rest.to_vec(),
-                },
-            ),
-            None => {
-                let near = |i: &usize| beds[*i].off_route_m <= MAX_OFF_ROUTE_M;
-                let before = (0..beds.len())
-                    .filter(|i| near(i) && beds[*i].along_m < low && beds[*i].along_m > start_m)
-                    .max_by(|&a, &b| beds[a].along_m.total_cmp(&beds[b].along_m));
-                let after = (0..beds.len())
-                    .filter(|i| near(i) && beds[*i].along_m > high && beds[*i].along_m < until_m)
-                    .min_by(|&a, &b| beds[a].along_m.total_cmp(&beds[b].along_m));
-                (target_m, Night::NoBed { before, after })
-            }
-        };
-        placed.push(PlacedNight {
-            target_m,
-            window_m: (low, high),
-            end_m,
-            night,
-        });
-        start_m = end_m;
+        fitting
     }
-    placed
+
+    /// The night when no bed fits: the nearest beds near the route before the window (past
+    /// the day's start) and after it (before the leg's end).
+    fn nearest_outside(&self, beds: &[Bed]) -> Night {
+        let near = |i: &usize| beds[*i].off_route_m <= MAX_OFF_ROUTE_M;
+        let before = (0..beds.len())
+            .filter(|i| near(i) && beds[*i].along_m < self.low_m && beds[*i].along_m > self.start_m)
+            .max_by(|&a, &b| beds[a].along_m.total_cmp(&beds[b].along_m));
+        let after = (0..beds.len())
+            .filter(|i| {
+                near(i) && beds[*i].along_m > self.high_m && beds[*i].along_m < self.until_m
+            })
+            .min_by(|&a, &b| beds[a].along_m.total_cmp(&beds[b].along_m));
+        Night::NoBed { before, after }
+    }
 }
 
 /// A place to sleep found along a route by the route job, stored beside the track so a
@@ -251,7 +286,7 @@ impl NightNote {
             outcome: NightOutcome::NotLookedFor,
             target_km: km(placed.target_m),
             window_km: [km(placed.window_m.0), km(placed.window_m.1)],
-            tolerance_pct: (TOLERANCE * 100.0).round() as u8,
+            tolerance_pct: tolerance_pct(),
             passed_over: Vec::new(),
             nearest_before: None,
             nearest_after: None,
@@ -271,92 +306,150 @@ pub fn night_outcome(
     index: &[usize],
     beds: &[BedOnRoute],
 ) -> (Option<Accommodation>, Option<NightNote>) {
-    let km = |m: f64| ((m - day_start_m) / 100.0).round() / 10.0;
-    let candidate = |i: usize| -> Option<NightCandidate> {
-        let bed = beds.get(*index.get(i)?)?;
+    let terms = DayTerms {
+        placed,
+        day_start_m,
+        index,
+        beds,
+    };
+    match &placed.night {
+        Night::AtBed { bed, passed_over } => terms.at_bed(*bed, passed_over),
+        Night::NoBed { before, after } => (None, Some(terms.no_bed(*before, *after))),
+        Night::Kept { .. } => (None, None),
+    }
+}
+
+/// A placed night read in the terms of its day: kilometres from the day's start, beds as
+/// the rider sees them.
+struct DayTerms<'a> {
+    placed: &'a PlacedNight,
+    day_start_m: f64,
+    /// [`pacer_beds`]'s index: the bed of `beds` each pacer's bed stands for.
+    index: &'a [usize],
+    beds: &'a [BedOnRoute],
+}
+
+impl DayTerms<'_> {
+    /// Kilometres from the day's start to `m` along the route, to 0.1 km.
+    fn km(&self, m: f64) -> f64 {
+        ((m - self.day_start_m) / 100.0).round() / 10.0
+    }
+
+    /// The window the bed was looked for in, km of the day.
+    fn window_km(&self) -> [f64; 2] {
+        [
+            self.km(self.placed.window_m.0),
+            self.km(self.placed.window_m.1),
+        ]
+    }
+
+    /// The pacer's bed `i` as the note names it.
+    fn candidate(&self, i: usize) -> Option<NightCandidate> {
+        let bed = self.beds.get(*self.index.get(i)?)?;
         let a = &bed.accommodation;
         Some(NightCandidate {
             name: a.name.clone(),
             kind: a.kind.clone(),
-            km: km(bed.along_m),
+            km: self.km(bed.along_m),
             off_route_m: bed.off_route_m.round(),
             price_min_eur: a.price_min_eur,
             lat: a.lat,
             lon: a.lon,
         })
-    };
-    let named = |c: &NightCandidate| match &c.name {
-        Some(name) => format!("{name} ({})", c.kind.replace('_', " ")),
-        None => format!("an unnamed {}", c.kind.replace('_', " ")),
-    };
-    let target = km(placed.target_m);
-    let window = [km(placed.window_m.0), km(placed.window_m.1)];
-    let pct = (TOLERANCE * 100.0).round() as u8;
-    let note = |outcome: NightOutcome, why: String| NightNote {
-        outcome,
-        target_km: target,
-        window_km: window,
-        tolerance_pct: pct,
-        passed_over: Vec::new(),
-        nearest_before: None,
-        nearest_after: None,
-        why,
-    };
-    match &placed.night {
-        Night::AtBed { bed, passed_over } => {
-            let Some(chosen) = candidate(*bed) else {
-                return (None, None);
-            };
-            let Some(source) = index.get(*bed).and_then(|i| beds.get(*i)) else {
-                return (None, None);
-            };
-            let mut place = source.accommodation.clone();
-            place.chosen_by = Some(ChosenBy::Etappe);
-            place.distance_to_end_m = Some(chosen.off_route_m);
-            let others: Vec<NightCandidate> = passed_over
-                .iter()
-                .take(PASSED_OVER_NAMED)
-                .filter_map(|i| candidate(*i))
-                .collect();
-            let fitted = passed_over.len() + 1;
-            let why = format!(
-                "Ends at {} at km {} of the day, {} m off the route: the best fit of {fitted} place{} to sleep within ±{pct} % of the planned {target} km (your types in order, then price, then nearness).",
-                named(&chosen),
-                chosen.km,
-                chosen.off_route_m,
-                if fitted == 1 { "" } else { "s" },
-            );
-            let mut note = note(NightOutcome::AtBed, why);
-            note.passed_over = others;
-            (Some(place), Some(note))
+    }
+
+    /// A note with `outcome` and `why`, naming no bed yet.
+    fn note(&self, outcome: NightOutcome, why: String) -> NightNote {
+        NightNote {
+            outcome,
+            target_km: self.km(self.placed.target_m),
+            window_km: self.window_km(),
+            tolerance_pct: tolerance_pct(),
+            passed_over: Vec::new(),
+            nearest_before: None,
+            nearest_after: None,
+            why,
         }
-        Night::NoBed { before, after } => {
-            let before = before.and_then(candidate);
-            let after = after.and_then(candidate);
-            let mut why = format!(
-                "No place to sleep of your types within ±{pct} % of the planned {target} km (km {}–{} of the day): the day ends at the planned cut.",
-                window[0], window[1]
-            );
-            let sides: Vec<String> = [("before", &before), ("after", &after)]
-                .into_iter()
-                .filter_map(|(side, c)| {
-                    c.as_ref()
-                        .map(|c| format!("{} at km {} ({side})", named(c), c.km))
-                })
-                .collect();
-            if sides.is_empty() {
-                why.push_str(
-                    " No place of your types is near the route before the next kept night.",
-                );
-            } else {
-                why.push_str(&format!(" Nearest: {}.", sides.join(", ")));
-            }
-            let mut note = note(NightOutcome::NoBedInWindow, why);
-            note.nearest_before = before;
-            note.nearest_after = after;
-            (None, Some(note))
+    }
+
+    /// The night at the pacer's bed `bed`, the best of those that fit; `passed_over` are the
+    /// others (a few are named).
+    fn at_bed(
+        &self,
+        bed: usize,
+        passed_over: &[usize],
+    ) -> (Option<Accommodation>, Option<NightNote>) {
+        let Some(chosen) = self.candidate(bed) else {
+            return (None, None);
+        };
+        let Some(source) = self.index.get(bed).and_then(|i| self.beds.get(*i)) else {
+            return (None, None);
+        };
+        let mut place = source.accommodation.clone();
+        place.chosen_by = Some(ChosenBy::Etappe);
+        place.distance_to_end_m = Some(chosen.off_route_m);
+        let others: Vec<NightCandidate> = passed_over
+            .iter()
+            .take(PASSED_OVER_NAMED)
+            .filter_map(|i| self.candidate(*i))
+            .collect();
+        let fitted = passed_over.len() + 1;
+        let why = format!(
+            "Ends at {} at km {} of the day, {} m off the route: the best fit of {fitted} place{} to sleep within ±{} % of the planned {} km (your types in order, then price, then nearness).",
+            named(&chosen),
+            chosen.km,
+            chosen.off_route_m,
+            if fitted == 1 { "" } else { "s" },
+            tolerance_pct(),
+            self.km(self.placed.target_m),
+        );
+        let mut note = self.note(NightOutcome::AtBed, why);
+        note.passed_over = others;
+        (Some(place), Some(note))
+    }
+
+    /// The night when no bed fits: the planned cut, naming the nearest beds before and after
+    /// the window.
+    fn no_bed(&self, before: Option<usize>, after: Option<usize>) -> NightNote {
+        let before = before.and_then(|i| self.candidate(i));
+        let after = after.and_then(|i| self.candidate(i));
+        let window = self.window_km();
+        let mut why = format!(
+            "No place to sleep of your types within ±{} % of the planned {} km (km {}–{} of the day): the day ends at the planned cut.",
+            tolerance_pct(),
+            self.km(self.placed.target_m),
+            window[0],
+            window[1]
+        );
+        let sides: Vec<String> = [("before", &before), ("after", &after)]
+            .into_iter()
+            .filter_map(|(side, c)| {
+                c.as_ref()
+                    .map(|c| format!("{} at km {} ({side})", named(c), c.km))
+            })
+            .collect();
+        if sides.is_empty() {
+            why.push_str(" No place of your types is near the route before the next kept night.");
+        } else {
+            why.push_str(&format!(" Nearest: {}.", sides.join(", ")));
         }
-        Night::Kept { .. } => (None, None),
+        let mut note = self.note(NightOutcome::NoBedInWindow, why);
+        note.nearest_before = before;
+        note.nearest_after = after;
+        note
+    }
+}
+
+/// The tolerance, in percent, as a note states it.
+fn tolerance_pct() -> u8 {
+    (TOLERANCE * 100.0).round() as u8
+}
+
+/// A candidate as a sentence names it: its name and type, or its type alone.
+fn named(candidate: &NightCandidate) -> String {
+    match &candidate.name {
+        Some(name) => format!("{name} ({})", candidate.kind.replace('_', " ")),
+        None => format!("an unnamed {}", candidate.kind.replace('_', " ")),
     }
 }
 

@@ -1,15 +1,18 @@
 //! Applying a day edit to the days: split, move an end, merge, reorder, relabel, with each
 //! touched day measured again off the route; every other day keeps its id.
 
-use super::{
-    Boundary, FieldError, Impact, LABEL_MAX_CHARS, LabelChange, Point, RouteGeometry, Stage,
-    StageEdit, TripError,
-};
 use uuid::Uuid;
 
 use crate::text::strip_controls;
 use crate::trip::nights::ChosenBy;
+use crate::trip::stage::Accommodation;
 
+use super::{
+    Boundary, FieldError, Impact, LABEL_MAX_CHARS, LabelChange, Point, RouteGeometry, Stage,
+    StageEdit, TripError,
+};
+
+/// Applies `edit` to the day at `index` of `stages`, answering what it changed.
 pub(super) fn apply(
     stages: &mut Vec<Stage>,
     index: usize,
@@ -23,121 +26,13 @@ pub(super) fn apply(
             label,
             ..
         } => add(stages, index, new_stage_id, split, &label, route),
-        StageEdit::Update { end, label, .. } => {
-            let mut impact = Impact::default();
-            if let Some(end) = end {
-                impact = move_end(stages, index, end, route)?;
-                if let Some(stage) = stages.get_mut(index) {
-                    stage.accommodation = None;
-                    // A night the rider placed by hand: kept by every re-flow.
-                    stage.night = None;
-                }
-            }
-            relabel(stages, index, &label)?;
-            Ok(impact)
-        }
-        StageEdit::Move { to_index, .. } => {
-            let riding_order = |days: &[Stage]| -> Vec<Uuid> {
-                days.iter()
-                    .filter(|s| !s.is_rest_day)
-                    .map(|s| s.id)
-                    .collect()
-            };
-            if to_index >= stages.len() {
-                return Err(invalid(
-                    "toIndex",
-                    format!(
-                        "toIndex must be between 0 and {} (0-based position among the {} days)",
-                        stages.len() - 1,
-                        stages.len()
-                    ),
-                ));
-            }
-            if to_index == index {
-                return Ok(Impact::default());
-            }
-            let before = riding_order(stages);
-            let stage = stages.remove(index);
-            let rest = stage.is_rest_day;
-            stages.insert(to_index, stage);
-            if riding_order(stages) != before {
-                return Err(invalid(
-                    "toIndex",
-                    "riding days keep the route's order (each day starts where the one before ends): only a rest day moves; to change a day's length, move its end".into(),
-                ));
-            }
-            if rest && !stages.iter().take(to_index).any(|s| !s.is_rest_day) {
-                return Err(invalid(
-                    "toIndex",
-                    "a rest day comes after a riding day (it is spent where that day ends): toIndex must be after the first riding day".into(),
-                ));
-            }
-            Ok(Impact {
-                geometry: false,
-                dates: true,
-            })
-        }
+        StageEdit::Update { end, label, .. } => update(stages, index, end, &label, route),
+        StageEdit::Move { to_index, .. } => move_day(stages, index, to_index),
         StageEdit::Delete { .. } => delete(stages, index, route, Into::Previous),
         StageEdit::MergeNext { .. } => delete(stages, index, route, Into::Next),
-        StageEdit::RestDay { new_stage_id, .. } => {
-            let Some(day) = stages.get(index) else {
-                return Err(TripError::StageNotFound);
-            };
-            let rest = Stage {
-                id: new_stage_id,
-                day_number: 0,
-                distance_km: 0.0,
-                ascent_m: Some(0.0),
-                descent_m: Some(0.0),
-                start: day.end,
-                end: day.end,
-                start_label: day.end_label.clone(),
-                end_label: day.end_label.clone(),
-                start_country: day.end_country.clone(),
-                end_country: day.end_country.clone(),
-                label: None,
-                is_rest_day: true,
-                first_point: day.last_point,
-                last_point: day.last_point,
-                alerts: Vec::new(),
-                accommodations: Vec::new(),
-                accommodation: day.accommodation.clone(),
-                detour: None,
-                detour_failure: None,
-                waypoint_pending: None,
-                weather: None,
-                found: None,
-                road: None,
-                planned_km: None,
-                night: None,
-            };
-            stages.insert(index + 1, rest);
-            Ok(Impact {
-                geometry: false,
-                dates: true,
-            })
-        }
+        StageEdit::RestDay { new_stage_id, .. } => insert_rest_day(stages, index, new_stage_id),
         StageEdit::ChooseAccommodation { accommodation, .. } => {
-            let target = Point {
-                lat: accommodation.lat,
-                lon: accommodation.lon,
-                ele: None,
-            };
-            let impact = if next_riding(stages, index).is_some() {
-                move_end(stages, index, Boundary::Near(target), route)?
-            } else {
-                // The last day ends where the route ends; the place is simply chosen.
-                Impact::default()
-            };
-            if let Some(stage) = stages.get_mut(index) {
-                let mut chosen = accommodation;
-                chosen.distance_to_end_m = Some(straight_m(stage.end, target).round());
-                chosen.chosen_by = Some(ChosenBy::Rider);
-                stage.accommodation = Some(chosen);
-                // The rider's night: no pacer's reason stands for it any more.
-                stage.night = None;
-            }
-            Ok(impact)
+            choose_accommodation(stages, index, accommodation, route)
         }
         StageEdit::ClearAccommodation { .. } => {
             if let Some(stage) = stages.get_mut(index) {
@@ -146,6 +41,146 @@ pub(super) fn apply(
             Ok(Impact::default())
         }
     }
+}
+
+/// Moves the day's end along the route (the next day's start follows) and/or relabels it.
+fn update(
+    stages: &mut [Stage],
+    index: usize,
+    end: Option<Boundary>,
+    label: &LabelChange,
+    route: &dyn RouteGeometry,
+) -> Result<Impact, TripError> {
+    let mut impact = Impact::default();
+    if let Some(end) = end {
+        impact = move_end(stages, index, end, route)?;
+        if let Some(stage) = stages.get_mut(index) {
+            stage.accommodation = None;
+            // A night the rider placed by hand: kept by every re-flow.
+            stage.night = None;
+        }
+    }
+    relabel(stages, index, label)?;
+    Ok(impact)
+}
+
+/// Moves the day to `to_index`: only a rest day can move, since riding days keep the
+/// route's order, and it must come after a riding day.
+fn move_day(stages: &mut Vec<Stage>, index: usize, to_index: usize) -> Result<Impact, TripError> {
+    let riding_order = |days: &[Stage]| -> Vec<Uuid> {
+        days.iter()
+            .filter(|s| !s.is_rest_day)
+            .map(|s| s.id)
+            .collect()
+    };
+    if to_index >= stages.len() {
+        return Err(invalid(
+            "toIndex",
+            format!(
+                "toIndex must be between 0 and {} (0-based position among the {} days)",
+                stages.len() - 1,
+                stages.len()
+            ),
+        ));
+    }
+    if to_index == index {
+        return Ok(Impact::default());
+    }
+    let before = riding_order(stages);
+    let stage = stages.remove(index);
+    let rest = stage.is_rest_day;
+    stages.insert(to_index, stage);
+    if riding_order(stages) != before {
+        return Err(invalid(
+            "toIndex",
+            "riding days keep the route's order (each day starts where the one before ends): only a rest day moves; to change a day's length, move its end".into(),
+        ));
+    }
+    if rest && !stages.iter().take(to_index).any(|s| !s.is_rest_day) {
+        return Err(invalid(
+            "toIndex",
+            "a rest day comes after a riding day (it is spent where that day ends): toIndex must be after the first riding day".into(),
+        ));
+    }
+    Ok(Impact {
+        geometry: false,
+        dates: true,
+    })
+}
+
+/// Inserts a rest day, `new_stage_id`, after the day at `index`, spent where that day ends
+/// (at its place to sleep, if chosen).
+fn insert_rest_day(
+    stages: &mut Vec<Stage>,
+    index: usize,
+    new_stage_id: Uuid,
+) -> Result<Impact, TripError> {
+    let Some(day) = stages.get(index) else {
+        return Err(TripError::StageNotFound);
+    };
+    let rest = Stage {
+        id: new_stage_id,
+        day_number: 0,
+        distance_km: 0.0,
+        ascent_m: Some(0.0),
+        descent_m: Some(0.0),
+        start: day.end,
+        end: day.end,
+        start_label: day.end_label.clone(),
+        end_label: day.end_label.clone(),
+        start_country: day.end_country.clone(),
+        end_country: day.end_country.clone(),
+        label: None,
+        is_rest_day: true,
+        first_point: day.last_point,
+        last_point: day.last_point,
+        alerts: Vec::new(),
+        accommodations: Vec::new(),
+        accommodation: day.accommodation.clone(),
+        detour: None,
+        detour_failure: None,
+        waypoint_pending: None,
+        weather: None,
+        found: None,
+        road: None,
+        planned_km: None,
+        night: None,
+    };
+    stages.insert(index + 1, rest);
+    Ok(Impact {
+        geometry: false,
+        dates: true,
+    })
+}
+
+/// The rider sleeps at `accommodation`: the day ends at the route point nearest it (the next
+/// day starts there), and the place is kept as the rider's choice.
+fn choose_accommodation(
+    stages: &mut [Stage],
+    index: usize,
+    accommodation: Accommodation,
+    route: &dyn RouteGeometry,
+) -> Result<Impact, TripError> {
+    let target = Point {
+        lat: accommodation.lat,
+        lon: accommodation.lon,
+        ele: None,
+    };
+    let impact = if next_riding(stages, index).is_some() {
+        move_end(stages, index, Boundary::Near(target), route)?
+    } else {
+        // The last day ends where the route ends; the place is simply chosen.
+        Impact::default()
+    };
+    if let Some(stage) = stages.get_mut(index) {
+        let mut chosen = accommodation;
+        chosen.distance_to_end_m = Some(straight_m(stage.end, target).round());
+        chosen.chosen_by = Some(ChosenBy::Rider);
+        stage.accommodation = Some(chosen);
+        // The rider's night: no pacer's reason stands for it any more.
+        stage.night = None;
+    }
+    Ok(impact)
 }
 
 /// Puts every rest day where it is spent: at the end of the riding day before it (a rest day
@@ -333,16 +368,66 @@ fn move_end(
         } else {
             continue;
         }
-        stage.alerts = Vec::new();
-        stage.road = None;
-        stage.accommodations = Vec::new();
-        stage.detour = None;
+        forget_old_roads(stage);
         remeasure(stage, route);
     }
     Ok(Impact {
         geometry: true,
         dates: false,
     })
+}
+
+/// The riding day at `previous` rides on to where the removed `day` (which was at `index`)
+/// ended, and sleeps where it slept; rest days that sat between them now follow that longer
+/// day. Answers the indices of the days it touched.
+fn previous_rides_on(
+    stages: &mut [Stage],
+    previous: usize,
+    index: usize,
+    day: &Stage,
+) -> Vec<usize> {
+    let mut touched = vec![previous];
+    if let Some(stage) = stages.get_mut(previous) {
+        stage.last_point = stage.last_point.max(day.last_point);
+        stage.accommodation = day.accommodation.clone();
+    }
+    for (i, stage) in stages
+        .iter_mut()
+        .enumerate()
+        .skip(previous + 1)
+        .take(index - previous - 1)
+    {
+        stage.first_point = day.last_point;
+        stage.last_point = day.last_point;
+        touched.push(i);
+    }
+    touched
+}
+
+/// The riding day now at `following` starts where the removed `day` (which was at `index`:
+/// the first riding day, or one merged into the next) started; rest days between them sit
+/// there too. Answers the indices of the days it touched.
+fn following_starts_earlier(
+    stages: &mut [Stage],
+    following: usize,
+    index: usize,
+    day: &Stage,
+) -> Vec<usize> {
+    let mut touched = vec![following];
+    if let Some(stage) = stages.get_mut(following) {
+        stage.first_point = stage.first_point.min(day.first_point);
+    }
+    for (i, stage) in stages
+        .iter_mut()
+        .enumerate()
+        .skip(index)
+        .take(following - index)
+    {
+        stage.first_point = day.first_point;
+        stage.last_point = day.first_point;
+        touched.push(i);
+    }
+    touched
 }
 
 /// Which neighbour a merged day joins.
@@ -354,6 +439,8 @@ enum Into {
     Next,
 }
 
+/// Removes the day at `index`; a riding day's stretch of route joins the neighbour `into`
+/// names.
 fn delete(
     stages: &mut Vec<Stage>,
     index: usize,
@@ -403,48 +490,14 @@ fn delete(
         previous = None;
     }
     stages.remove(index);
-    let touched: Vec<usize> = match (previous, following) {
-        (Some(p), _) => {
-            // The previous day rides on to where the deleted one ended; rest days that sat
-            // between them now follow that longer day.
-            let mut touched = vec![p];
-            if let Some(stage) = stages.get_mut(p) {
-                stage.last_point = stage.last_point.max(day.last_point);
-                stage.accommodation = day.accommodation.clone();
-            }
-            for (i, stage) in stages
-                .iter_mut()
-                .enumerate()
-                .skip(p + 1)
-                .take(index - p - 1)
-            {
-                stage.first_point = day.last_point;
-                stage.last_point = day.last_point;
-                touched.push(i);
-            }
-            touched
-        }
-        (None, Some(f)) => {
-            let f = f - 1;
-            let mut touched = vec![f];
-            if let Some(stage) = stages.get_mut(f) {
-                stage.first_point = stage.first_point.min(day.first_point);
-            }
-            for (i, stage) in stages.iter_mut().enumerate().skip(index).take(f - index) {
-                stage.first_point = day.first_point;
-                stage.last_point = day.first_point;
-                touched.push(i);
-            }
-            touched
-        }
+    let touched = match (previous, following) {
+        (Some(p), _) => previous_rides_on(stages, p, index, &day),
+        (None, Some(f)) => following_starts_earlier(stages, f - 1, index, &day),
         (None, None) => Vec::new(),
     };
     for i in touched {
         if let Some(stage) = stages.get_mut(i) {
-            stage.alerts = Vec::new();
-            stage.road = None;
-            stage.accommodations = Vec::new();
-            stage.detour = None;
+            forget_old_roads(stage);
             remeasure(stage, route);
         }
     }
@@ -473,6 +526,15 @@ fn relabel(stages: &mut [Stage], index: usize, label: &LabelChange) -> Result<()
         }
     }
     Ok(())
+}
+
+/// A day whose stretch of route changed forgets what was read off its old roads: alerts,
+/// road shares, places found around its end, its detour.
+pub(super) fn forget_old_roads(stage: &mut Stage) {
+    stage.alerts = Vec::new();
+    stage.road = None;
+    stage.accommodations = Vec::new();
+    stage.detour = None;
 }
 
 /// Recomputes a day's figures and end points from its slice of the route.

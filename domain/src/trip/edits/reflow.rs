@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::apply::remeasure;
+use super::apply::{forget_old_roads, remeasure};
 use super::{RouteGeometry, Stage};
 use crate::trip::nights::{
     BedOnRoute, ChosenBy, Night, NightRules, night_outcome, pacer_beds, place_nights,
@@ -53,6 +53,18 @@ fn etappes(stage: &Stage) -> bool {
     }
 }
 
+/// The beds between `start_m` and `end_m` along the route, measured from `start_m` (the
+/// pacer's frame: a stretch placed as if it were a route of its own).
+fn stretch_beds(beds: &[BedOnRoute], start_m: f64, end_m: f64) -> Vec<BedOnRoute> {
+    beds.iter()
+        .filter(|b| b.along_m > start_m && b.along_m < end_m)
+        .map(|b| BedOnRoute {
+            along_m: b.along_m - start_m,
+            ..b.clone()
+        })
+        .collect()
+}
+
 /// Places again the nights after day `chosen` (an index into `stages`, whose end was just
 /// set at the chosen place) up to the first night the rider holds, or the route's end.
 pub(super) fn after_choice(
@@ -90,15 +102,7 @@ pub(super) fn after_choice(
             kept,
         });
     }
-    // The beds of the stretch, measured from its start (the pacer's frame).
-    let stretch: Vec<BedOnRoute> = beds
-        .iter()
-        .filter(|b| b.along_m > start_m && b.along_m < end_m)
-        .map(|b| BedOnRoute {
-            along_m: b.along_m - start_m,
-            ..b.clone()
-        })
-        .collect();
+    let stretch = stretch_beds(beds, start_m, end_m);
     let (pacer, index) = pacer_beds(&stretch, &settings.enabled_accommodation_types);
     let lengths: Vec<f64> = days
         .iter()
@@ -129,13 +133,8 @@ pub(super) fn after_choice(
             moved.push(stages[day].day_number);
         }
         if stages[day].last_point != end {
-            for i in [day, next] {
-                let stage = &mut stages[i];
-                stage.alerts = Vec::new();
-                stage.road = None;
-                stage.accommodations = Vec::new();
-                stage.detour = None;
-            }
+            forget_old_roads(&mut stages[day]);
+            forget_old_roads(&mut stages[next]);
             stages[day].last_point = end;
             stages[next].first_point = end;
         }

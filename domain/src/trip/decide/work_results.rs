@@ -1,0 +1,179 @@
+//! A worker's answers: a job started, its result, or its failure, for the route, the
+//! analysis, an accommodation scan or a detour. Each is about one pacing generation and is
+//! refused once a re-pacing replaced it. A redelivered answer writes nothing more.
+
+use uuid::Uuid;
+
+use crate::trip::stage::{
+    DETOUR_INVALIDATES, Detour, RouteSummary, Stage, StageAlerts, Unavailable,
+};
+use crate::trip::{Category, ComputationStatus, StageAccommodations, Trip, TripError, TripEvent};
+
+use super::guards::{days_exist, existing_at_generation, stage_of};
+
+/// A worker starts the route job of `generation`.
+pub(super) fn start_route(
+    live: Option<&Trip>,
+    generation: u64,
+    job_id: Uuid,
+) -> Result<Vec<TripEvent>, TripError> {
+    let trip = existing_at_generation(live, generation)?;
+    // A redelivered job whose route is already done (or running) writes nothing more.
+    if trip.status(Category::Route) != ComputationStatus::Pending {
+        return Ok(vec![]);
+    }
+    Ok(vec![TripEvent::RouteComputationStarted {
+        generation,
+        job_id,
+    }])
+}
+
+/// The route cut into days: the days appear, and the version moves with them.
+pub(super) fn record_route(
+    live: Option<&Trip>,
+    generation: u64,
+    route: RouteSummary,
+    stages: Vec<Stage>,
+) -> Result<Vec<TripEvent>, TripError> {
+    let trip = existing_at_generation(live, generation)?;
+    if trip.status(Category::Route) == ComputationStatus::Done {
+        return Ok(vec![]);
+    }
+    Ok(vec![TripEvent::RouteComputed {
+        generation,
+        route,
+        stages,
+        version: trip.version + 1,
+    }])
+}
+
+/// The route failed for good (unless it is already settled).
+pub(super) fn fail_route(
+    live: Option<&Trip>,
+    generation: u64,
+    reason: String,
+) -> Result<Vec<TripEvent>, TripError> {
+    let trip = existing_at_generation(live, generation)?;
+    if route_settled(trip) {
+        return Ok(vec![]);
+    }
+    Ok(vec![TripEvent::RouteFailed { generation, reason }])
+}
+
+/// Whether the route of the current generation has its answer (done or failed), so a
+/// failure arriving later changes nothing.
+pub(super) fn route_settled(trip: &Trip) -> bool {
+    matches!(
+        trip.status(Category::Route),
+        ComputationStatus::Done | ComputationStatus::Failed
+    )
+}
+
+/// A worker starts analysing `categories`; only those still pending are recorded.
+pub(super) fn start_analysis(
+    live: Option<&Trip>,
+    generation: u64,
+    categories: Vec<Category>,
+) -> Result<Vec<TripEvent>, TripError> {
+    let trip = existing_at_generation(live, generation)?;
+    let pending: Vec<Category> = categories
+        .into_iter()
+        .filter(|c| trip.status(*c) == ComputationStatus::Pending)
+        .collect();
+    if pending.is_empty() || !trip.has_days() {
+        return Ok(vec![]);
+    }
+    Ok(vec![TripEvent::AnalysisStarted {
+        generation,
+        categories: pending,
+    }])
+}
+
+/// The analysis's results: alerts per day, what was computed, what could not be.
+pub(super) fn record_analysis(
+    live: Option<&Trip>,
+    generation: u64,
+    stages: Vec<StageAlerts>,
+    done: Vec<Category>,
+    unavailable: Vec<Unavailable>,
+) -> Result<Vec<TripEvent>, TripError> {
+    let trip = existing_at_generation(live, generation)?;
+    days_exist(trip)?;
+    Ok(vec![TripEvent::AnalysisCompleted {
+        generation,
+        stages,
+        done,
+        unavailable,
+    }])
+}
+
+/// A scan's results, per day.
+pub(super) fn record_accommodations(
+    live: Option<&Trip>,
+    generation: u64,
+    stages: Vec<StageAccommodations>,
+) -> Result<Vec<TripEvent>, TripError> {
+    existing_at_generation(live, generation)?;
+    Ok(vec![TripEvent::AccommodationsFound { generation, stages }])
+}
+
+/// A scan that could not run: the category is failed, with the reason.
+pub(super) fn fail_accommodations(
+    live: Option<&Trip>,
+    generation: u64,
+    reason: String,
+) -> Result<Vec<TripEvent>, TripError> {
+    existing_at_generation(live, generation)?;
+    Ok(vec![TripEvent::AnalysisCompleted {
+        generation,
+        stages: Vec::new(),
+        done: Vec::new(),
+        unavailable: vec![Unavailable {
+            category: Category::Accommodations,
+            reason,
+        }],
+    }])
+}
+
+/// A day re-routed through its waypoint, with the figures of its new roads.
+pub(super) fn record_detour(
+    live: Option<&Trip>,
+    generation: u64,
+    stage_id: Uuid,
+    detour: Detour,
+    distance_km: f64,
+    ascent_m: Option<f64>,
+    descent_m: Option<f64>,
+) -> Result<Vec<TripEvent>, TripError> {
+    let trip = existing_at_generation(live, generation)?;
+    // The day was deleted or merged meanwhile: the detour has nowhere to go.
+    let stage = stage_of(trip, stage_id)?;
+    // The detour was removed, or asked again through another point, meanwhile: this
+    // result answers a question nobody asks any more. (A day without a pending
+    // point but with this very detour is a redelivery: the store's idempotent
+    // append answers it, so it is judged like the first delivery.)
+    let asked = stage.waypoint_pending.as_ref() == Some(&detour.waypoint)
+        || stage
+            .detour
+            .as_ref()
+            .is_some_and(|d| d.track_key == detour.track_key);
+    if !asked {
+        return Err(TripError::NoDetour);
+    }
+    // The day's roads changed: what is read off them is asked again. The version does
+    // not move (a detour is not a structural edit).
+    Ok(vec![
+        TripEvent::StageRerouted {
+            generation,
+            stage_id,
+            detour,
+            distance_km,
+            ascent_m,
+            descent_m,
+        },
+        TripEvent::AnalysisRequested {
+            generation,
+            categories: DETOUR_INVALIDATES.to_vec(),
+        },
+    ])
+}
