@@ -10,7 +10,7 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::stage::Point;
 use etappe_domain::trip::{TripCommand, TripError};
 use etappe_store::{
-    Basis, CommandMetadata, EventIds, EventMetadata, ExecuteError, Store, StoreError,
+    CommandMetadata, DecidedOn, EventIds, EventMetadata, ExecuteError, Store, StoreError,
 };
 use uuid::Uuid;
 
@@ -193,7 +193,7 @@ impl Pipeline {
         };
         match self
             .store
-            .execute(trip_id, Basis::Current, &meta, |_| command())
+            .execute(trip_id, DecidedOn::Current, &meta, |_| command())
             .await
         {
             Ok(executed) => Ok(Applied::Done(executed.view.map(Box::new))),
