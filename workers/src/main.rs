@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use etappe_workers::flags::{HealthFlags, WorkFlags};
-use etappe_workers::runtime::{Database, open_work, run_worker_process};
+use etappe_workers::fleet::{Database, open_work, run_worker_process};
 
 /// Runs jobs from the queue until SIGTERM.
 #[derive(Parser, Debug)]

@@ -48,7 +48,7 @@ pub enum RuntimeError {
 
 /// The queue, progress store, metrics and store shared by a process's work.
 #[derive(Debug, Clone)]
-pub struct Work {
+pub struct WorkHandles {
     pub queue: Arc<dyn JobQueue>,
     pub progress: Arc<dyn ProgressStore>,
     pub metrics: Arc<Metrics>,
@@ -113,7 +113,10 @@ impl Database {
 
 /// Opens the queue and the progress store the settings name, over `database`'s store and
 /// its local OpenStreetMap index.
-pub async fn open_work(settings: &WorkSettings, database: &Database) -> Result<Work, RuntimeError> {
+pub async fn open_work(
+    settings: &WorkSettings,
+    database: &Database,
+) -> Result<WorkHandles, RuntimeError> {
     let store = database.store();
     let queue: Arc<dyn JobQueue> = match settings.amqp_url.as_deref().filter(|u| !u.is_empty()) {
         Some(url) => Arc::new(SharedRabbitQueue(Arc::new(
@@ -138,7 +141,7 @@ pub async fn open_work(settings: &WorkSettings, database: &Database) -> Result<W
     upstreams.local_elevation = Some(Arc::new(etappe_elevation::LocalTiles::new(
         database.elevation_tiles(),
     )));
-    Ok(Work {
+    Ok(WorkHandles {
         queue,
         progress,
         metrics: Arc::new(Metrics::default()),
@@ -154,7 +157,7 @@ pub fn labeller() -> Arc<dyn Labeller> {
     crate::labels::embedded().unwrap_or_else(|| Arc::new(NoLabels))
 }
 
-impl Work {
+impl WorkHandles {
     /// A worker over this work.
     pub fn worker(&self, id: String) -> Result<Worker, RuntimeError> {
         Ok(Worker {
@@ -223,14 +226,14 @@ impl Work {
 
 /// Runs a worker process until SIGTERM/Ctrl-C, with `/metrics`, `/livez` and `/readyz` on
 /// `addr`.
-pub async fn run_worker_process(work: Work, addr: SocketAddr) -> Result<(), RuntimeError> {
+pub async fn run_worker_process(work: WorkHandles, addr: SocketAddr) -> Result<(), RuntimeError> {
     let id = format!("worker-{}", uuid::Uuid::now_v7());
     let worker = work.worker(id.clone())?;
     let (stop, stopped) = watch::channel(false);
     let app = axum::Router::new()
         .route(
             "/metrics",
-            get(|State(w): State<Work>| async move {
+            get(|State(w): State<WorkHandles>| async move {
                 (
                     [(
                         axum::http::header::CONTENT_TYPE,
@@ -243,7 +246,7 @@ pub async fn run_worker_process(work: Work, addr: SocketAddr) -> Result<(), Runt
         .route("/livez", get(|| async { Json(json!({"status": "live"})) }))
         .route(
             "/readyz",
-            get(|State(w): State<Work>| async move {
+            get(|State(w): State<WorkHandles>| async move {
                 let ready = w.store.ping().await.is_ok() && w.queue.depth().await.is_ok();
                 let status = if ready {
                     StatusCode::OK
