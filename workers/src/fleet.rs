@@ -14,11 +14,9 @@ use etappe_store::{PostgresStore, SqliteStore, Store, StoreError};
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::fetch::{FetchError, Fetcher};
 use crate::flags::WorkFlags;
 pub use crate::flags::WorkSettings;
 use crate::labels::{Labeller, NoLabels};
-use crate::metrics::Metrics;
 use crate::pipeline::Pipeline;
 use crate::progress::memory::MemoryProgress;
 use crate::progress::redis::RedisProgress;
@@ -26,8 +24,10 @@ use crate::progress::{ProgressError, ProgressStore};
 use crate::queue::memory::MemoryQueue;
 use crate::queue::rabbitmq::{RabbitQueue, SharedRabbitQueue};
 use crate::queue::{JobQueue, QueueError};
-use crate::redis_link::RedisLink;
 use crate::worker::{HEARTBEAT_WINDOW, Worker};
+use etappe_infra::fetch::{FetchError, Fetcher};
+use etappe_infra::metrics::Metrics;
+use etappe_infra::redis_link::RedisLink;
 
 /// Why the work side could not start.
 #[derive(Debug, thiserror::Error)]
@@ -192,7 +192,10 @@ impl WorkHandles {
 
     /// A fetcher of small documents (an OAuth client's metadata) under `limits`, with the
     /// same address rules, proxy and resolver as the source links.
-    pub fn document_fetcher(&self, limits: crate::fetch::Limits) -> Result<Fetcher, FetchError> {
+    pub fn document_fetcher(
+        &self,
+        limits: etappe_infra::fetch::Limits,
+    ) -> Result<Fetcher, FetchError> {
         let mut builder = Fetcher::builder(self.settings.allowed_source_hosts.clone())
             .proxy(self.settings.fetch_proxy.clone())
             .extra_roots(self.settings.fetch_hooks.extra_root_certificates.clone())
@@ -237,7 +240,7 @@ pub async fn run_worker_process(work: WorkHandles, addr: SocketAddr) -> Result<(
                 (
                     [(
                         axum::http::header::CONTENT_TYPE,
-                        crate::metrics::CONTENT_TYPE,
+                        etappe_infra::metrics::CONTENT_TYPE,
                     )],
                     w.metrics.render(),
                 )

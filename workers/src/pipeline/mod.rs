@@ -14,10 +14,10 @@ use etappe_store::{
 };
 use uuid::Uuid;
 
-use crate::fetch::{Fetcher, SourceOrigins};
 use crate::jobs::Job;
 use crate::labels::Labeller;
 use crate::progress::{ProgressState, ProgressStore, Reporter};
+use etappe_infra::fetch::{Fetcher, SourceOrigins};
 
 pub(crate) use self::heights::heights_known;
 
