@@ -2,9 +2,9 @@
 //! PostgreSQL, and the one path every command takes through them.
 //!
 //! Imports point one way: [`log`] (the event-log port) knows envelopes and streams, never a
-//! trip; [`views`] (the read-model port) and [`repository`] (the command path) know the trip
-//! projection of `etappe-domain`; the adapters ([`PostgresStore`], [`SqliteStore`]) implement
-//! every port and share their logic through `shared`.
+//! trip; [`views`] (the read-model port) and [`command`] (the command path) know the trip
+//! projection of `etappe-domain`; `sql_store` implements both ports once over an SQL dialect,
+//! which each adapter ([`PostgresStore`], [`SqliteStore`]) supplies with its work tables.
 //!
 //! - Appends carry an expected stream version; of concurrent appends at the same version
 //!   exactly one wins and the others get [`StoreError::Conflict`].
@@ -19,12 +19,12 @@
 //! The test-only API (the [`conformance`] suite, appends held open, dumps of the read model)
 //! is behind the `testing` feature.
 
+pub mod command;
 #[cfg(feature = "testing")]
 pub mod conformance;
 pub mod log;
 mod postgres;
-pub mod repository;
-mod shared;
+mod sql_store;
 mod sqlite;
 pub mod upcast;
 pub mod views;
@@ -32,11 +32,11 @@ pub mod work;
 
 pub use etappe_domain::envelope::{Cursor, EventMetadata, NewEvent, RecordedEvent};
 
+pub use self::command::{CommandMetadata, DecidedOn, EventIds, ExecuteError, Executed};
 #[cfg(feature = "testing")]
 pub use self::log::PendingAppend;
 pub use self::log::{AppendOutcome, EventStore, ExpectedVersion, StoreError};
 pub use self::postgres::PostgresStore;
-pub use self::repository::{Basis, CommandMetadata, EventIds, ExecuteError, Executed};
 pub use self::sqlite::SqliteStore;
 pub use self::views::{Page, RebuildReport, TripAppend, TripFilter, TripViews};
 pub use self::work::{Lease, WorkStore};

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::config::BudgetSettings;
-use etappe_workers::redis_link::RedisLink;
+use etappe_infra::redis_link::RedisLink;
 
 /// The window every budget counts in.
 pub const WINDOW: Duration = Duration::from_secs(60);

@@ -10,7 +10,7 @@ use etappe_services::identity::Scope;
 use etappe_services::startup::{Application, open_backend};
 use etappe_services::telemetry;
 use etappe_workers::flags::HealthFlags;
-use etappe_workers::runtime::Database;
+use etappe_workers::fleet::Database;
 
 /// Etappe plans multi-day bicycle trips.
 #[derive(Parser, Debug)]
@@ -150,7 +150,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
             let database = Database::open(&config.work, 8).await?;
             let work =
                 etappe_services::runtime::open_work(&config.work.settings(), &database).await?;
-            etappe_workers::runtime::run_worker_process(work, config.work.worker_addr).await?;
+            etappe_workers::fleet::run_worker_process(work, config.work.worker_addr).await?;
             Ok(())
         }
         Command::Health(_) => Ok(()),
@@ -391,7 +391,7 @@ async fn serve(config: &Config) -> anyhow::Result<()> {
     }
     println!("Etappe is listening on http://{addr} (OpenAPI at /openapi.json)");
     app.run_until_stopped(async {
-        etappe_workers::runtime::shutdown_signal().await;
+        etappe_workers::fleet::shutdown_signal().await;
         tracing::info!("shutting down");
     })
     .await?;

@@ -52,4 +52,4 @@ pub mod startup;
 pub mod streams;
 pub mod web;
 /// Telemetry is shared with the worker binary, which owns it (dependencies point one way).
-pub use etappe_workers::telemetry;
+pub use etappe_infra::telemetry;

@@ -1,12 +1,12 @@
 //! The work side of the API process: the dispatcher and, on the embedded default, the
 //! workers, started with the server and stopped with it. What they are built from is the
-//! workers crate's composition (`etappe_workers::runtime`), shared with `etappe-worker`.
+//! workers crate's composition (`etappe_workers::fleet`), shared with `etappe-worker`.
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use etappe_workers::dispatcher::Dispatcher;
-pub use etappe_workers::runtime::{RuntimeError, Work, open_work};
+pub use etappe_workers::fleet::{RuntimeError, WorkHandles, open_work};
 use std::sync::Arc;
 
 use crate::config::Config;
@@ -20,7 +20,7 @@ pub struct Background {
 
 impl Background {
     /// Starts the dispatcher and, when configured, in-process workers.
-    pub async fn start(config: &Config, work: &Work) -> Result<Self, RuntimeError> {
+    pub async fn start(config: &Config, work: &WorkHandles) -> Result<Self, RuntimeError> {
         let (stop, stopped) = watch::channel(false);
         let mut tasks = Vec::new();
         let dispatcher = Dispatcher::new(

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use etappe_store::{Store, StoreError};
-use etappe_workers::runtime::Database;
+use etappe_workers::fleet::Database;
 use tokio::net::TcpListener;
 
 use crate::app::App;
@@ -15,7 +15,7 @@ use crate::app::accounts::{Accounts, WebOrigin};
 use crate::app::trips::TripService;
 use crate::config::Config;
 use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
-use crate::runtime::{Background, RuntimeError, Work, open_work};
+use crate::runtime::{Background, RuntimeError, WorkHandles, open_work};
 
 /// Why Etappe could not start.
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +87,7 @@ impl Application {
         } else {
             None
         };
-        let work: Work = open_work(&config.work.settings(), &backend.database).await?;
+        let work: WorkHandles = open_work(&config.work.settings(), &backend.database).await?;
         let background = Background::start(config, &work).await?;
         let budgets = Arc::new(crate::budgets::Budgets::new(
             config.budgets,

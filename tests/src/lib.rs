@@ -23,11 +23,11 @@ pub mod valhalla;
 
 use std::path::PathBuf;
 
+use etappe_infra::fetch::{LoopbackOnlyResolver, SourceOrigins};
 use etappe_services::app::App;
 use etappe_services::config::Config;
 use etappe_services::identity::Scope;
 use etappe_services::startup::Application;
-use etappe_workers::fetch::{LoopbackOnlyResolver, SourceOrigins};
 
 /// A loopback origin where nothing listens (the discard port): fetching from it fails at
 /// once, as an unreachable source does, without leaving the machine.

@@ -5,9 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use etappe_infra::fetch::SourceOrigins;
 use etappe_tests::route_services::{self, ROUTE_KM};
 use etappe_tests::{Backend, TestApp};
-use etappe_workers::fetch::SourceOrigins;
 use serde_json::{Value, json};
 
 /// The detail once the route is computed or failed.

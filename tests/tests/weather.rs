@@ -346,7 +346,7 @@ async fn without_a_url_the_weather_is_failed_as_not_configured() {
 async fn a_day_come_within_the_horizon_is_forecast_on_the_next_read() {
     use etappe_domain::trip::stage::{DayWeather, StageAlerts, WeatherState};
     use etappe_domain::trip::{Category, TripCommand};
-    use etappe_store::{Basis, CommandMetadata, EventIds, EventMetadata};
+    use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata};
 
     let upstreams = standins::start().await;
     for app in apps(Some(upstreams.url("open-meteo"))).await {
@@ -365,7 +365,7 @@ async fn a_day_come_within_the_horizon_is_forecast_on_the_next_read() {
             ids: EventIds::Fresh,
         };
         store
-            .execute(trip_id, Basis::Current, &meta, |trip| {
+            .execute(trip_id, DecidedOn::Current, &meta, |trip| {
                 let trip = trip.expect("the trip");
                 let last = trip.stages.len() - 1;
                 TripCommand::RecordAnalysis {

@@ -12,8 +12,8 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::jobs::{Job, JobMessage};
-use crate::metrics::Metrics;
 use crate::queue::{JobQueue, QueueError};
+use etappe_infra::metrics::Metrics;
 
 /// The subscription's name (its checkpoint row).
 pub const SUBSCRIPTION: &str = "dispatcher";

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::fetch::FetchHooks;
 use crate::upstreams::UpstreamSettings;
+use etappe_infra::fetch::FetchHooks;
 
 /// Where the work side's backends are and how its workers run.
 #[derive(Args, Clone, Debug)]

@@ -2,8 +2,9 @@
 //! the workers that run them (fetching and parsing the route, pacing, labels, analysis).
 //!
 //! Depends on the domain (`etappe-domain`), the store and its one command path
-//! (`etappe-store`) and the pure crates `etappe-route` and `etappe-analysis`; the transports
-//! depend on it.
+//! (`etappe-store`), the infrastructure it shares with the API (`etappe-infra`: telemetry,
+//! Redis, metrics, the SSRF-safe fetcher) and the pure crates `etappe-route` and
+//! `etappe-analysis`; the transports depend on it.
 //!
 //! # Layout
 //!
@@ -11,26 +12,21 @@
 //! - [`dispatcher`]: the event log → queue relay (the log is the outbox).
 //! - [`queue`]: the queue port, in-process and RabbitMQ adapters.
 //! - [`worker`], [`pipeline`]: consuming jobs and what a job does.
-//! - [`fetch`]: SSRF-safe fetching of route links.
 //! - [`health`]: the binaries' `health --live|--ready` probe.
 //! - `etappe-track` (libs/track): the stored track, its geometry and labels, shared with the API.
 //! - [`progress`]: live progress, in memory or Redis.
-//! - [`metrics`], [`telemetry`]: Prometheus metrics, tracing and OpenTelemetry.
+//! - [`fleet`]: what a process's work is built from, and the worker process's HTTP server.
 
 use etappe_track::{labels, stored as track};
 pub mod dispatcher;
 mod enrich;
-pub mod fetch;
 pub mod flags;
+pub mod fleet;
 pub mod giving_up;
 pub mod health;
 pub mod jobs;
-pub mod metrics;
 pub mod pipeline;
 pub mod progress;
 pub mod queue;
-pub mod redis_link;
-pub mod runtime;
-pub mod telemetry;
 pub mod upstreams;
 pub mod worker;

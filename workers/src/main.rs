@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use etappe_workers::flags::{HealthFlags, WorkFlags};
-use etappe_workers::runtime::{Database, open_work, run_worker_process};
+use etappe_workers::fleet::{Database, open_work, run_worker_process};
 
 /// Runs jobs from the queue until SIGTERM.
 #[derive(Parser, Debug)]
@@ -32,11 +32,8 @@ async fn main() -> anyhow::Result<()> {
     if settings.amqp_url.is_none() {
         anyhow::bail!("AMQP_URL is required: a worker process takes its jobs from a shared queue");
     }
-    let _telemetry = etappe_workers::telemetry::init(
-        "etappe-worker",
-        &flags.log,
-        flags.otel_endpoint.as_deref(),
-    )?;
+    let _telemetry =
+        etappe_infra::telemetry::init("etappe-worker", &flags.log, flags.otel_endpoint.as_deref())?;
     let database = Database::open(&flags, 8).await?;
     let work = open_work(&settings, &database).await?;
     run_worker_process(work, flags.worker_addr).await?;

@@ -17,7 +17,7 @@ use etappe_upstream::{
 use redis::AsyncCommands;
 use tokio::sync::Mutex;
 
-use crate::redis_link::RedisLink;
+use etappe_infra::redis_link::RedisLink;
 
 /// How each upstream is reached; every one unset means the embedded defaults.
 #[derive(Debug, Clone, clap::Args)]
@@ -235,7 +235,7 @@ impl Upstreams {
     ) -> Result<Self, UpstreamSetupError> {
         let settings = &settings.effective();
         let cache = &shared.cache;
-        crate::telemetry::install_tls_provider();
+        etappe_infra::telemetry::install_tls_provider();
         let timeout = Duration::from_secs(settings.timeout_secs.max(1));
         let client = reqwest::Client::builder()
             .user_agent(settings.user_agent.clone())

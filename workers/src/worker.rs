@@ -12,9 +12,9 @@ use tokio::sync::{Mutex, watch};
 use tracing::Instrument;
 
 use crate::giving_up::GiveUpCause;
-use crate::metrics::Metrics;
 use crate::pipeline::{Outcome, Pipeline};
 use crate::queue::{DELIVERY_LIMIT, Deliveries, Delivery, JobQueue, MAX_ATTEMPTS, backoff};
+use etappe_infra::metrics::Metrics;
 
 /// How often a worker says it is alive.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
@@ -109,7 +109,7 @@ impl Worker {
         };
         let job = &message.job;
         let span = tracing::info_span!("job", kind = job.kind(), job_id = %job.id(), trip_id = %job.trip_id(), attempt, redelivered);
-        crate::telemetry::continue_trace_from(&span, message.traceparent.as_deref());
+        etappe_infra::telemetry::continue_trace_from(&span, message.traceparent.as_deref());
         // The broker is about to stop delivering a job whose workers keep dying: give it up
         // now, visibly, rather than let it vanish into the dead-letter queue.
         if lost_deliveries + 1 >= DELIVERY_LIMIT {

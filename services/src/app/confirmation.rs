@@ -41,9 +41,9 @@ pub trait Confirm: Send + Sync {
 
 /// The caller whose request is its decision (REST).
 #[derive(Clone, Copy, Debug)]
-pub struct Unasked;
+pub struct ConfirmedByRequest;
 
-impl Confirm for Unasked {
+impl Confirm for ConfirmedByRequest {
     fn asks(&self) -> bool {
         false
     }

@@ -38,7 +38,7 @@ pub struct App {
     /// People's accounts: login by magic link, sessions, tokens, export, deletion.
     pub accounts: Arc<Accounts>,
     /// The queue, progress, Redis and metrics of the work side.
-    pub work: crate::runtime::Work,
+    pub work: crate::runtime::WorkHandles,
     /// The public base URL share links are built on (`ETAPPE_PUBLIC_URL`); unset: the
     /// request's Host, when admitted.
     pub public_url: Option<String>,

@@ -339,7 +339,7 @@ impl<S: Send + Sync> FromRequest<S> for Upload {
 }
 
 /// The most bytes an upload's body may hold (the file and its multipart framing).
-pub(super) const MAX_UPLOAD_BODY: usize = etappe_workers::fetch::MAX_SOURCE_BYTES + 64 * 1024;
+pub(super) const MAX_UPLOAD_BODY: usize = etappe_infra::fetch::MAX_SOURCE_BYTES + 64 * 1024;
 
 /// The answer to an upload over the limit.
 fn upload_too_large() -> Response {
@@ -349,7 +349,7 @@ fn upload_too_large() -> Response {
         "Payload too large",
         format!(
             "an upload may be at most {} MB",
-            etappe_workers::fetch::MAX_SOURCE_BYTES / (1024 * 1024)
+            etappe_infra::fetch::MAX_SOURCE_BYTES / (1024 * 1024)
         ),
     )
     .into_response()

@@ -14,7 +14,7 @@ use super::extract::{Caller, PeerAddress, Segments, TripPath};
 use super::openapi::answers::*;
 use super::openapi::params::*;
 use super::trips::file_response;
-use crate::app::confirmation::Unasked;
+use crate::app::confirmation::ConfirmedByRequest;
 use crate::app::exports::ExportFormat;
 use crate::app::links::base_url;
 use crate::app::trips::days::RouteLines;
@@ -92,7 +92,7 @@ pub(super) async fn revoke(
 ) -> Result<StatusCode, AppError> {
     state
         .trips
-        .unshare(&principal, trip_id, &context, &Unasked)
+        .unshare(&principal, trip_id, &context, &ConfirmedByRequest)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -17,7 +17,7 @@ use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::{CreateTrip, RestoreVersion, UpdateSettings};
 use super::openapi::params::*;
-use crate::app::confirmation::Unasked;
+use crate::app::confirmation::ConfirmedByRequest;
 use crate::app::exports::CachedExport;
 use crate::app::exports::ExportFormat;
 use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE};
@@ -349,7 +349,14 @@ pub(super) async fn update(
 ) -> Result<Response, AppError> {
     let detail = state
         .trips
-        .update_settings(&principal, trip_id, &body, base, &context, &Unasked)
+        .update_settings(
+            &principal,
+            trip_id,
+            &body,
+            base,
+            &context,
+            &ConfirmedByRequest,
+        )
         .await?;
     detail_response(StatusCode::OK, &detail)
 }
@@ -368,7 +375,7 @@ pub(super) async fn delete(
 ) -> Result<StatusCode, AppError> {
     state
         .trips
-        .delete(&principal, trip_id, &context, &Unasked)
+        .delete(&principal, trip_id, &context, &ConfirmedByRequest)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

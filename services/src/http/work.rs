@@ -328,7 +328,7 @@ pub(super) async fn metrics(State(state): State<App>) -> Response {
             .set(i64::try_from(dead).unwrap_or(i64::MAX));
     }
     (
-        [(header::CONTENT_TYPE, etappe_workers::metrics::CONTENT_TYPE)],
+        [(header::CONTENT_TYPE, etappe_infra::metrics::CONTENT_TYPE)],
         work.metrics.render(),
     )
         .into_response()

@@ -237,7 +237,7 @@ impl OAuthStore {
         Self { db }
     }
 
-    async fn execute(&self, sql: &str, vals: &[Val]) -> Result<u64, IdentityError> {
+    async fn run_statement(&self, sql: &str, vals: &[Val]) -> Result<u64, IdentityError> {
         Ok(match &self.db {
             IdentityDb::Postgres(pool) => pg_query(sql, vals).execute(pool).await?.rows_affected(),
             IdentityDb::Sqlite(pool) => lite_query(lite(sql), vals)
@@ -277,7 +277,7 @@ impl OAuthStore {
     /// Inserts or replaces a client (a CIMD document fetched again replaces its copy).
     pub async fn put_client(&self, client: &ClientRecord) -> Result<(), IdentityError> {
         let uris = serde_json::to_string(&client.redirect_uris).map_err(invalid)?;
-        self.execute(
+        self.run_statement(
             "INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris, metadata, fetched_at, expires_at, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
              ON CONFLICT (client_id) DO UPDATE SET kind = excluded.kind, client_name = excluded.client_name, \
@@ -323,7 +323,7 @@ impl OAuthStore {
 
     /// Notes that a client was just used (a code redeemed): unused DCR clients can expire.
     pub async fn touch_client(&self, client_id: &str) -> Result<(), IdentityError> {
-        self.execute(
+        self.run_statement(
             "UPDATE oauth_clients SET last_used_at = $1 WHERE client_id = $2",
             &[Utc::now().into(), client_id.into()],
         )
@@ -350,7 +350,7 @@ impl OAuthStore {
             .await?;
         if let Some(row) = existing {
             let id = row.uuid("grant_id")?;
-            self.execute(
+            self.run_statement(
                 "UPDATE oauth_grants SET scopes = $1, resource = $2 WHERE grant_id = $3",
                 &[scopes.into(), resource.into(), id.into()],
             )
@@ -358,7 +358,7 @@ impl OAuthStore {
             return Ok(id);
         }
         let id = Uuid::now_v7();
-        self.execute(
+        self.run_statement(
             "INSERT INTO oauth_grants (grant_id, user_id, client_id, scopes, resource, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
             &[
                 id.into(),
@@ -426,14 +426,14 @@ impl OAuthStore {
         let now = Utc::now();
         let revoked = match user {
             Some(user) => {
-                self.execute(
+                self.run_statement(
                     "UPDATE oauth_grants SET revoked_at = $1 WHERE grant_id = $2 AND user_id = $3 AND revoked_at IS NULL",
                     &[now.into(), grant_id.into(), user.0.into()],
                 )
                 .await?
             }
             None => {
-                self.execute(
+                self.run_statement(
                     "UPDATE oauth_grants SET revoked_at = $1 WHERE grant_id = $2 AND revoked_at IS NULL",
                     &[now.into(), grant_id.into()],
                 )
@@ -442,7 +442,7 @@ impl OAuthStore {
         };
         // Tokens go too, even when the grant was revoked already (a late token stays dead).
         if revoked > 0 || user.is_none() {
-            self.execute(
+            self.run_statement(
                 "UPDATE oauth_tokens SET revoked_at = $1 WHERE grant_id = $2 AND revoked_at IS NULL",
                 &[now.into(), grant_id.into()],
             )
@@ -453,7 +453,7 @@ impl OAuthStore {
 
     /// Notes a grant's use.
     pub async fn touch_grant(&self, grant_id: Uuid) -> Result<(), IdentityError> {
-        self.execute(
+        self.run_statement(
             "UPDATE oauth_grants SET last_used_at = $1 WHERE grant_id = $2",
             &[Utc::now().into(), grant_id.into()],
         )
@@ -498,7 +498,7 @@ impl OAuthStore {
         resource: &str,
         expires_at: DateTime<Utc>,
     ) -> Result<(), IdentityError> {
-        self.execute(
+        self.run_statement(
             "INSERT INTO oauth_codes (code_sha256, grant_id, client_id, user_id, redirect_uri, code_challenge, scopes, resource, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
@@ -547,7 +547,7 @@ impl OAuthStore {
     /// what makes a code single-use across replicas).
     pub async fn consume_code(&self, digest: &str) -> Result<bool, IdentityError> {
         Ok(self
-            .execute(
+            .run_statement(
                 "UPDATE oauth_codes SET used_at = $1 WHERE code_sha256 = $2 AND used_at IS NULL",
                 &[Utc::now().into(), digest.into()],
             )
@@ -559,7 +559,7 @@ impl OAuthStore {
 
     /// Stores a token (its digest).
     pub async fn put_token(&self, token: &NewToken<'_>) -> Result<(), IdentityError> {
-        self.execute(
+        self.run_statement(
             "INSERT INTO oauth_tokens (token_sha256, kind, grant_id, client_id, user_id, scopes, audience, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             &[
@@ -612,7 +612,7 @@ impl OAuthStore {
         successor: &str,
     ) -> Result<bool, IdentityError> {
         Ok(self
-            .execute(
+            .run_statement(
                 "UPDATE oauth_tokens SET used_at = $1, replaced_by = $2 WHERE token_sha256 = $3 AND kind = 'refresh' AND used_at IS NULL AND revoked_at IS NULL",
                 &[Utc::now().into(), successor.into(), digest.into()],
             )
@@ -622,7 +622,7 @@ impl OAuthStore {
 
     /// Revokes every live token of a grant of one kind (the access tokens a refresh replaces).
     pub async fn revoke_tokens_of(&self, grant_id: Uuid, kind: &str) -> Result<(), IdentityError> {
-        self.execute(
+        self.run_statement(
             "UPDATE oauth_tokens SET revoked_at = $1 WHERE grant_id = $2 AND kind = $3 AND revoked_at IS NULL",
             &[Utc::now().into(), grant_id.into(), kind.into()],
         )

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use redis::AsyncCommands;
 
 use crate::budgets::Budgets;
-use etappe_workers::redis_link::RedisLink;
+use etappe_infra::redis_link::RedisLink;
 
 /// How long a confirmation token is valid.
 pub const CONFIRMATION_TTL: Duration = Duration::from_secs(300);

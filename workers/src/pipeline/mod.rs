@@ -10,14 +10,14 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::stage::Point;
 use etappe_domain::trip::{TripCommand, TripError};
 use etappe_store::{
-    Basis, CommandMetadata, EventIds, EventMetadata, ExecuteError, Store, StoreError,
+    CommandMetadata, DecidedOn, EventIds, EventMetadata, ExecuteError, Store, StoreError,
 };
 use uuid::Uuid;
 
-use crate::fetch::{Fetcher, SourceOrigins};
 use crate::jobs::Job;
 use crate::labels::Labeller;
 use crate::progress::{ProgressState, ProgressStore, Reporter};
+use etappe_infra::fetch::{Fetcher, SourceOrigins};
 
 pub(crate) use self::heights::heights_known;
 
@@ -193,7 +193,7 @@ impl Pipeline {
         };
         match self
             .store
-            .execute(trip_id, Basis::Current, &meta, |_| command())
+            .execute(trip_id, DecidedOn::Current, &meta, |_| command())
             .await
         {
             Ok(executed) => Ok(Applied::Done(executed.view.map(Box::new))),

@@ -18,10 +18,10 @@ use etappe_route::sources::{
 };
 use uuid::Uuid;
 
-use crate::fetch::FetchError;
-use crate::fetch::origins::RouteService;
 use crate::progress::{ProgressState, Reporter};
 use crate::track;
+use etappe_infra::fetch::FetchError;
+use etappe_infra::fetch::origins::RouteService;
 
 use super::{Applied, JobError, Outcome, Pipeline, heights_known, round};
 

@@ -14,7 +14,7 @@ use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 
 use super::{Progress, ProgressError, ProgressStore, ProgressStream};
-use crate::redis_link::RedisLink;
+use etappe_infra::redis_link::RedisLink;
 
 /// How long a trip's progress is kept after its last report.
 const TTL_SECONDS: u64 = 3600;

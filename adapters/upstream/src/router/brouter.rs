@@ -6,7 +6,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use url::Url;
 
-use super::{RideProfile, RoutePoint, RoutedPath, UPSTREAM, path_length_km};
+use super::{
+    Answered, Refusal, RideProfile, RoutePoint, RoutedPath, UPSTREAM, ask, path_length_km,
+};
 use crate::error::{ConfigError, UpstreamError};
 use crate::geo::is_valid_position;
 use crate::http;
@@ -74,7 +76,7 @@ impl BRouterClient {
         &self,
         waypoints: &[RoutePoint],
         profile: RideProfile,
-    ) -> Result<RoutedPath, UpstreamError> {
+    ) -> Result<Answered<RoutedPath>, UpstreamError> {
         let lonlats: Vec<String> = waypoints
             .iter()
             .map(|p| format!("{:.6},{:.6}", p.lon, p.lat))
@@ -87,15 +89,21 @@ impl BRouterClient {
             lonlats.join("|"),
             self.profile_for(profile)
         )));
-        let answer = http::send(UPSTREAM, self.http.get(url), self.timeout).await?;
         // BRouter explains every failure as plain text in a 400 answer.
-        if answer.status == reqwest::StatusCode::BAD_REQUEST
-            && let Some(error) = no_route_error(&answer.body)
-        {
-            return Err(error);
-        }
-        let body = answer.into_success_body(UPSTREAM)?;
-        parse_geojson(&body)
+        let read_refusal = |answer: &http::Answer| {
+            (answer.status == reqwest::StatusCode::BAD_REQUEST)
+                .then(|| no_route_error(&answer.body))
+                .flatten()
+                .map(Refusal::Failed)
+        };
+        ask(
+            self.http.get(url),
+            self.timeout,
+            None,
+            read_refusal,
+            parse_geojson,
+        )
+        .await
     }
 }
 

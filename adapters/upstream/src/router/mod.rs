@@ -15,7 +15,9 @@ mod polyline;
 mod valhalla;
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
+use reqwest::RequestBuilder;
 use serde::{Deserialize, Serialize};
 
 pub use brouter::BRouterClient;
@@ -26,6 +28,8 @@ pub use valhalla::ValhallaClient;
 
 use crate::error::{Upstream, UpstreamError};
 use crate::geo::{haversine_m, is_valid_position};
+use crate::http::{self, Answer};
+use crate::limiter::RateLimiter;
 
 const UPSTREAM: Upstream = Upstream::Router;
 
@@ -107,12 +111,48 @@ impl RoutedPath {
     }
 }
 
-/// What an engine answered to one request: a path, or "these places are too far apart for
-/// one request" (cut and asked again).
+/// What an engine answered to one request: its answer, or "these places are too far apart
+/// for one request" (a route is cut and asked again).
 #[derive(Debug)]
-pub(crate) enum Attempt {
-    Routed(RoutedPath),
+pub(crate) enum Answered<T> {
+    Parsed(T),
     TooLong,
+}
+
+/// What an engine reads from the body of an answer that is not a success.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The places are too far apart for one request.
+    TooLong,
+    /// An error the engine's body names (no route, a malformed request).
+    Failed(UpstreamError),
+}
+
+/// The shape every engine request shares: waits for the engine's pace when it has one,
+/// sends through the shared HTTP client within `timeout`, lets the engine read its own
+/// refusal from a failed answer (`read_refusal`; `None` leaves it to the status), and parses
+/// a success with the engine's `parse`. Each client keeps only its format.
+async fn ask<T>(
+    request: RequestBuilder,
+    timeout: Duration,
+    limiter: Option<&RateLimiter>,
+    read_refusal: impl FnOnce(&Answer) -> Option<Refusal>,
+    parse: impl FnOnce(&str) -> Result<T, UpstreamError>,
+) -> Result<Answered<T>, UpstreamError> {
+    if let Some(limiter) = limiter {
+        limiter.acquire().await;
+    }
+    let answer = http::send(UPSTREAM, request, timeout).await?;
+    if !answer.status.is_success()
+        && let Some(refusal) = read_refusal(&answer)
+    {
+        return match refusal {
+            Refusal::TooLong => Ok(Answered::TooLong),
+            Refusal::Failed(error) => Err(error),
+        };
+    }
+    let body = answer.into_success_body(UPSTREAM)?;
+    parse(&body).map(Answered::Parsed)
 }
 
 /// The routing backend chosen by configuration.
@@ -184,13 +224,13 @@ impl Router {
         let mut routed = Vec::new();
         while let Some((piece, splits)) = pending.pop_front() {
             match self.attempt(&piece, profile).await? {
-                Attempt::Routed(path) => routed.push(path),
-                Attempt::TooLong if splits < MAX_SPLITS => {
+                Answered::Parsed(path) => routed.push(path),
+                Answered::TooLong if splits < MAX_SPLITS => {
                     let (first, second) = halve(&piece);
                     pending.push_front((second, splits + 1));
                     pending.push_front((first, splits + 1));
                 }
-                Attempt::TooLong => {
+                Answered::TooLong => {
                     return Err(UpstreamError::new(
                         UPSTREAM,
                         format!(
@@ -209,9 +249,9 @@ impl Router {
         &self,
         waypoints: &[RoutePoint],
         profile: RideProfile,
-    ) -> Result<Attempt, UpstreamError> {
+    ) -> Result<Answered<RoutedPath>, UpstreamError> {
         match self {
-            Self::BRouter(client) => client.route(waypoints, profile).await.map(Attempt::Routed),
+            Self::BRouter(client) => client.route(waypoints, profile).await,
             Self::Valhalla(client) => client.route(waypoints, profile).await,
             Self::Offline => Err(UpstreamError::new(
                 UPSTREAM,

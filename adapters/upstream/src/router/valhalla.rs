@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::polyline::decode_polyline;
-use super::{Attempt, RideProfile, RoutePoint, RoutedPath, UPSTREAM, path_length_km};
+use super::{
+    Answered, Refusal, RideProfile, RoutePoint, RoutedPath, UPSTREAM, ask, path_length_km,
+};
 use crate::error::{ConfigError, UpstreamError};
 use crate::http;
 use crate::text::printable;
@@ -94,7 +96,7 @@ impl ValhallaClient {
         &self,
         waypoints: &[RoutePoint],
         profile: RideProfile,
-    ) -> Result<Attempt, UpstreamError> {
+    ) -> Result<Answered<RoutedPath>, UpstreamError> {
         let request_body = json!({
             "locations": waypoints.iter().map(location).collect::<Vec<_>>(),
             "costing": "bicycle",
@@ -102,11 +104,7 @@ impl ValhallaClient {
             "units": "kilometers",
             "directions_type": "none",
         });
-        let body = match self.send(&self.route_url, &request_body).await? {
-            Answered::Body(body) => body,
-            Answered::TooLong => return Ok(Attempt::TooLong),
-        };
-        parse_route(&body).map(Attempt::Routed)
+        self.ask(&self.route_url, &request_body, parse_route).await
     }
 
     /// Routed distances, km, from every source to every target.
@@ -123,8 +121,9 @@ impl ValhallaClient {
             "costing_options": costing_options(profile),
             "units": "kilometers",
         });
-        match self.send(&self.matrix_url, &request_body).await? {
-            Answered::Body(body) => parse_matrix(&body, sources.len(), targets.len()),
+        let parse = |body: &str| parse_matrix(body, sources.len(), targets.len());
+        match self.ask(&self.matrix_url, &request_body, parse).await? {
+            Answered::Parsed(distances) => Ok(distances),
             Answered::TooLong => Err(UpstreamError::new(
                 UPSTREAM,
                 "no route: the places are too far apart for one distance matrix",
@@ -133,24 +132,29 @@ impl ValhallaClient {
         }
     }
 
-    async fn send(&self, url: &Url, request_body: &Value) -> Result<Answered, UpstreamError> {
-        if let Some(limiter) = &self.limiter {
-            limiter.acquire().await;
-        }
+    /// Posts a JSON request at the instance's pace, reading Valhalla's error bodies.
+    async fn ask<T>(
+        &self,
+        url: &Url,
+        request_body: &Value,
+        parse: impl FnOnce(&str) -> Result<T, UpstreamError>,
+    ) -> Result<Answered<T>, UpstreamError> {
         let request = self.http.post(url.clone()).json(request_body);
-        let answer = http::send(UPSTREAM, request, self.timeout).await?;
-        if !answer.status.is_success()
-            && let Some(read) = read_error(&answer.body, answer.status)
-        {
-            return read.map(|()| Answered::TooLong);
-        }
-        answer.into_success_body(UPSTREAM).map(Answered::Body)
+        let read_refusal = |answer: &http::Answer| {
+            read_error(&answer.body, answer.status).map(|read| match read {
+                Ok(()) => Refusal::TooLong,
+                Err(error) => Refusal::Failed(error),
+            })
+        };
+        ask(
+            request,
+            self.timeout,
+            self.limiter.as_ref(),
+            read_refusal,
+            parse,
+        )
+        .await
     }
-}
-
-enum Answered {
-    Body(String),
-    TooLong,
 }
 
 #[derive(Debug, Deserialize)]

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use etappe_workers::fetch::{Fetcher, Limits};
+use etappe_infra::fetch::{Fetcher, Limits};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use etappe_workers::fetch::FetchError;
+use etappe_infra::fetch::FetchError;
 use serde_json::Value;
 use url::Url;
 

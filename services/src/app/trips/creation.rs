@@ -8,7 +8,7 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_domain::trip::source::{SourceType, SourceUrl};
 use etappe_domain::trip::{FieldError, InputError, TripCommand, TripEvent, decide};
-use etappe_store::{Basis, EventIds};
+use etappe_store::{DecidedOn, EventIds};
 use serde_json::{Map, Value};
 
 use crate::app::access::require;
@@ -248,7 +248,7 @@ impl TripService {
         }
         let executed = self
             .store
-            .execute(trip_id, Basis::NewStream, &meta, |_| command.clone())
+            .execute(trip_id, DecidedOn::NewStream, &meta, |_| command.clone())
             .await?;
         if executed.already_appended {
             let digest = meta.metadata.request_digest.as_deref();

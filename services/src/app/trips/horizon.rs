@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::TripCommand;
-use etappe_store::{Basis, CommandMetadata, EventIds, EventMetadata};
+use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata};
 
 use super::TripService;
 use crate::app::views::today;
@@ -71,7 +71,7 @@ impl TripService {
         };
         match self
             .store
-            .execute(trip.id, Basis::Current, &meta, |_| {
+            .execute(trip.id, DecidedOn::Current, &meta, |_| {
                 TripCommand::RefreshWeather { today }
             })
             .await

@@ -13,7 +13,7 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_domain::trip::settings::{NightsMode, SettingField, SettingsPatch};
 use etappe_domain::trip::{InputError, ShareLink, Trip, TripCommand};
-use etappe_store::{Basis, CommandMetadata, EventIds, EventMetadata, Page, Store, TripFilter};
+use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata, Page, Store, TripFilter};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -394,7 +394,7 @@ impl TripService {
             .store
             .execute(
                 trip_id,
-                Basis::Loaded(Box::new(loaded)),
+                DecidedOn::Loaded(Box::new(loaded)),
                 &command_metadata(principal, context),
                 command,
             )

@@ -343,7 +343,7 @@ request_schema! {
             "file": {"type": "string", "format": "binary", "minLength": 1,
                 "contentMediaType": "application/gpx+xml",
                 "description": format!("The GPX file, at most {} MB",
-                    etappe_workers::fetch::MAX_SOURCE_BYTES / (1024 * 1024))},
+                    etappe_infra::fetch::MAX_SOURCE_BYTES / (1024 * 1024))},
             "settings": {"$ref": "#/components/schemas/UploadSettings"}}});
     /// The `settings` part of an upload: a JSON object of settings (`null` is "left out").
     UploadSettings => json!({"type": "object", "additionalProperties": false,

@@ -14,11 +14,9 @@ use etappe_store::{PostgresStore, SqliteStore, Store, StoreError};
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::fetch::{FetchError, Fetcher};
 use crate::flags::WorkFlags;
 pub use crate::flags::WorkSettings;
 use crate::labels::{Labeller, NoLabels};
-use crate::metrics::Metrics;
 use crate::pipeline::Pipeline;
 use crate::progress::memory::MemoryProgress;
 use crate::progress::redis::RedisProgress;
@@ -26,8 +24,10 @@ use crate::progress::{ProgressError, ProgressStore};
 use crate::queue::memory::MemoryQueue;
 use crate::queue::rabbitmq::{RabbitQueue, SharedRabbitQueue};
 use crate::queue::{JobQueue, QueueError};
-use crate::redis_link::RedisLink;
 use crate::worker::{HEARTBEAT_WINDOW, Worker};
+use etappe_infra::fetch::{FetchError, Fetcher};
+use etappe_infra::metrics::Metrics;
+use etappe_infra::redis_link::RedisLink;
 
 /// Why the work side could not start.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +48,7 @@ pub enum RuntimeError {
 
 /// The queue, progress store, metrics and store shared by a process's work.
 #[derive(Debug, Clone)]
-pub struct Work {
+pub struct WorkHandles {
     pub queue: Arc<dyn JobQueue>,
     pub progress: Arc<dyn ProgressStore>,
     pub metrics: Arc<Metrics>,
@@ -113,7 +113,10 @@ impl Database {
 
 /// Opens the queue and the progress store the settings name, over `database`'s store and
 /// its local OpenStreetMap index.
-pub async fn open_work(settings: &WorkSettings, database: &Database) -> Result<Work, RuntimeError> {
+pub async fn open_work(
+    settings: &WorkSettings,
+    database: &Database,
+) -> Result<WorkHandles, RuntimeError> {
     let store = database.store();
     let queue: Arc<dyn JobQueue> = match settings.amqp_url.as_deref().filter(|u| !u.is_empty()) {
         Some(url) => Arc::new(SharedRabbitQueue(Arc::new(
@@ -138,7 +141,7 @@ pub async fn open_work(settings: &WorkSettings, database: &Database) -> Result<W
     upstreams.local_elevation = Some(Arc::new(etappe_elevation::LocalTiles::new(
         database.elevation_tiles(),
     )));
-    Ok(Work {
+    Ok(WorkHandles {
         queue,
         progress,
         metrics: Arc::new(Metrics::default()),
@@ -154,7 +157,7 @@ pub fn labeller() -> Arc<dyn Labeller> {
     crate::labels::embedded().unwrap_or_else(|| Arc::new(NoLabels))
 }
 
-impl Work {
+impl WorkHandles {
     /// A worker over this work.
     pub fn worker(&self, id: String) -> Result<Worker, RuntimeError> {
         Ok(Worker {
@@ -189,7 +192,10 @@ impl Work {
 
     /// A fetcher of small documents (an OAuth client's metadata) under `limits`, with the
     /// same address rules, proxy and resolver as the source links.
-    pub fn document_fetcher(&self, limits: crate::fetch::Limits) -> Result<Fetcher, FetchError> {
+    pub fn document_fetcher(
+        &self,
+        limits: etappe_infra::fetch::Limits,
+    ) -> Result<Fetcher, FetchError> {
         let mut builder = Fetcher::builder(self.settings.allowed_source_hosts.clone())
             .proxy(self.settings.fetch_proxy.clone())
             .extra_roots(self.settings.fetch_hooks.extra_root_certificates.clone())
@@ -223,18 +229,18 @@ impl Work {
 
 /// Runs a worker process until SIGTERM/Ctrl-C, with `/metrics`, `/livez` and `/readyz` on
 /// `addr`.
-pub async fn run_worker_process(work: Work, addr: SocketAddr) -> Result<(), RuntimeError> {
+pub async fn run_worker_process(work: WorkHandles, addr: SocketAddr) -> Result<(), RuntimeError> {
     let id = format!("worker-{}", uuid::Uuid::now_v7());
     let worker = work.worker(id.clone())?;
     let (stop, stopped) = watch::channel(false);
     let app = axum::Router::new()
         .route(
             "/metrics",
-            get(|State(w): State<Work>| async move {
+            get(|State(w): State<WorkHandles>| async move {
                 (
                     [(
                         axum::http::header::CONTENT_TYPE,
-                        crate::metrics::CONTENT_TYPE,
+                        etappe_infra::metrics::CONTENT_TYPE,
                     )],
                     w.metrics.render(),
                 )
@@ -243,7 +249,7 @@ pub async fn run_worker_process(work: Work, addr: SocketAddr) -> Result<(), Runt
         .route("/livez", get(|| async { Json(json!({"status": "live"})) }))
         .route(
             "/readyz",
-            get(|State(w): State<Work>| async move {
+            get(|State(w): State<WorkHandles>| async move {
                 let ready = w.store.ping().await.is_ok() && w.queue.depth().await.is_ok();
                 let status = if ready {
                     StatusCode::OK

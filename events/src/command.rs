@@ -51,7 +51,7 @@ impl CommandMetadata {
 
 /// The state a command is first decided on.
 #[derive(Clone, Debug)]
-pub enum Basis {
+pub enum DecidedOn {
     /// A new trip: its stream must not exist (a creation). No retry: a lost race here is
     /// another creation of the same id.
     NewStream,
@@ -93,15 +93,17 @@ impl dyn Store {
     pub async fn execute(
         &self,
         trip_id: TripId,
-        basis: Basis,
+        decided_on: DecidedOn,
         meta: &CommandMetadata,
         command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
     ) -> Result<Executed, ExecuteError> {
-        let new_stream = matches!(basis, Basis::NewStream);
-        let mut loaded = match basis {
-            Basis::NewStream => Some((ExpectedVersion::NoStream, None)),
-            Basis::Loaded(view) => Some((ExpectedVersion::Exact(view.stream_version), Some(*view))),
-            Basis::Current => None,
+        let new_stream = matches!(decided_on, DecidedOn::NewStream);
+        let mut loaded = match decided_on {
+            DecidedOn::NewStream => Some((ExpectedVersion::NoStream, None)),
+            DecidedOn::Loaded(view) => {
+                Some((ExpectedVersion::Exact(view.stream_version), Some(*view)))
+            }
+            DecidedOn::Current => None,
         };
         for _ in 0..STREAM_CONFLICT_ATTEMPTS {
             let (expected, view) = match loaded.take() {
