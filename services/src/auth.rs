@@ -143,6 +143,30 @@ pub async fn session_of(
         .map(|s| (s, crate::budgets::credential_key(value))))
 }
 
+/// The one admission of a request on REST, the page and the account routes: who calls
+/// (a bearer token, or a session cookie with `csrf_checked` writes), then the credential's
+/// read or change budget by the method. An anonymous request is refused.
+pub async fn admit_request(
+    app: &App,
+    method: &Method,
+    headers: &HeaderMap,
+    csrf_checked: bool,
+) -> Result<Authenticated, AppError> {
+    let caller = authenticate_request(app, method, headers, csrf_checked)
+        .await?
+        .ok_or(AppError::Unauthenticated)?;
+    let kind = if method.is_safe() {
+        crate::budgets::CallKind::Read
+    } else {
+        crate::budgets::CallKind::Change
+    };
+    app.budgets
+        .admit_call(&caller.principal.user_id, &caller.credential, kind)
+        .await
+        .map_err(AppError::RateLimited)?;
+    Ok(caller)
+}
+
 /// The caller of a REST or account request: a bearer token, else the session cookie. A
 /// cookie write (any method but GET, HEAD, OPTIONS) must pass [`check_cookie_write`] with
 /// the `X-CSRF-Token` header; handlers of HTML forms check the form field themselves and

@@ -101,6 +101,20 @@ impl BudgetSettings {
     }
 }
 
+/// What a call does to trips, as the budgets count it: a read spends from the read
+/// budget, a change from the change budget every transport shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallKind {
+    Read,
+    Change,
+}
+
+/// The key one credential's budgets are counted under, the same on every transport (so
+/// switching from REST to MCP or the page does not reset a budget).
+pub fn caller_key(user_id: &etappe_domain::ids::UserId, credential: &str) -> String {
+    key_of(&[&user_id.to_string(), credential])
+}
+
 /// A short, safe window key for any caller text (a token, an address, a code).
 pub fn key_of(parts: &[&str]) -> String {
     let digest = Sha256::digest(parts.join("|").as_bytes());
@@ -154,6 +168,22 @@ impl Budgets {
     /// nothing) when one of them is spent.
     pub async fn admit(&self, key: &str, budgets: &[Budget]) -> Result<(), Exceeded> {
         self.admit_within(key, budgets, WINDOW).await
+    }
+
+    /// The one admission of a caller's call on every transport: counts it against the
+    /// read or the change budget of the credential, or refuses it when that one is spent.
+    pub async fn admit_call(
+        &self,
+        user_id: &etappe_domain::ids::UserId,
+        credential: &str,
+        kind: CallKind,
+    ) -> Result<(), Exceeded> {
+        let budget = match kind {
+            CallKind::Read => self.settings.reads(),
+            CallKind::Change => self.settings.changes(),
+        };
+        self.admit(&caller_key(user_id, credential), &[budget])
+            .await
     }
 
     /// Whether one more call of `key` would fit every budget of `budgets`, counting nothing:

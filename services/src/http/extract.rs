@@ -32,25 +32,11 @@ impl FromRequestParts<App> for Caller {
         {
             return Err(AppError::AgentTokenOnRest);
         }
-        let caller = crate::auth::authenticate_request(state, &parts.method, &parts.headers, false)
-            .await?
-            .ok_or(AppError::Unauthenticated)?;
-        let principal = caller.principal;
-        // The budgets of this credential: a change spends from the budget MCP spends from
-        // too (the same key), so switching transport does not reset it.
-        let key = crate::budgets::key_of(&[&principal.user_id.to_string(), &caller.credential]);
-        let settings = &state.budgets.settings;
-        let budget = if parts.method.is_safe() {
-            settings.reads()
-        } else {
-            settings.changes()
-        };
-        state
-            .budgets
-            .admit(&key, &[budget])
-            .await
-            .map_err(AppError::RateLimited)?;
-        Ok(Caller(principal))
+        // A change spends from the budget MCP spends from too (the same key), so switching
+        // transport does not reset it.
+        let caller =
+            crate::auth::admit_request(state, &parts.method, &parts.headers, false).await?;
+        Ok(Caller(caller.principal))
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use redis::AsyncCommands;
 
-use crate::budgets::Budgets;
+use crate::budgets::{Budgets, CallKind};
 use etappe_infra::redis_link::RedisLink;
 
 /// How long a confirmation token is valid.
@@ -79,17 +79,16 @@ impl Guards {
 
     /// Counts an admitted change of `credential` (a call the tool answered without refusing).
     pub async fn settle(&self, principal: &crate::identity::Principal, credential: &str) {
-        let key = Self::key(principal, credential);
         // The check before the call found room; a race with a parallel call may fill the
         // window meanwhile, which the next call's check then sees.
         let _ = self
             .budgets
-            .admit(&key, &[self.budgets.settings.changes()])
+            .admit_call(&principal.user_id, credential, CallKind::Change)
             .await;
     }
 
     fn key(principal: &crate::identity::Principal, credential: &str) -> String {
-        crate::budgets::key_of(&[&principal.user_id.to_string(), credential])
+        crate::budgets::caller_key(&principal.user_id, credential)
     }
 
     /// Mints a token for `binding` (the digest of user, client, tool and canonical arguments).

@@ -23,20 +23,7 @@ async fn person(
     if crate::auth::bearer_token(headers).is_some_and(crate::app::authorization::is_agent_token) {
         return Err(AppError::AgentTokenOnRest);
     }
-    let caller = crate::auth::authenticate_request(app, method, headers, false)
-        .await?
-        .ok_or(AppError::Unauthenticated)?;
-    let key = crate::budgets::key_of(&[&caller.principal.user_id.to_string(), &caller.credential]);
-    let budget = if method.is_safe() {
-        app.budgets.settings.reads()
-    } else {
-        app.budgets.settings.changes()
-    };
-    app.budgets
-        .admit(&key, &[budget])
-        .await
-        .map_err(AppError::RateLimited)?;
-    Ok(caller)
+    crate::auth::admit_request(app, method, headers, false).await
 }
 
 fn problem(error: &AppError) -> Response {

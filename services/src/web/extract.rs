@@ -21,23 +21,7 @@ const MAX_BODY: usize = 16 * 1024;
 pub(super) struct Person(pub Authenticated);
 
 async fn admit(parts: &Parts, state: &App, csrf_checked: bool) -> Result<Authenticated, AppError> {
-    let caller =
-        crate::auth::authenticate_request(state, &parts.method, &parts.headers, csrf_checked)
-            .await?
-            .ok_or(AppError::Unauthenticated)?;
-    let key = crate::budgets::key_of(&[&caller.principal.user_id.to_string(), &caller.credential]);
-    let settings = &state.budgets.settings;
-    let budget = if parts.method.is_safe() {
-        settings.reads()
-    } else {
-        settings.changes()
-    };
-    state
-        .budgets
-        .admit(&key, &[budget])
-        .await
-        .map_err(AppError::RateLimited)?;
-    Ok(caller)
+    crate::auth::admit_request(state, &parts.method, &parts.headers, csrf_checked).await
 }
 
 impl FromRequestParts<App> for Person {
