@@ -24,6 +24,7 @@ use crate::progress::{ProgressError, ProgressStore};
 use crate::queue::memory::MemoryQueue;
 use crate::queue::rabbitmq::{RabbitQueue, SharedRabbitQueue};
 use crate::queue::{JobQueue, QueueError};
+use crate::readiness::Check;
 use crate::worker::{HEARTBEAT_WINDOW, Worker};
 use etappe_infra::fetch::{FetchError, Fetcher};
 use etappe_infra::metrics::Metrics;
@@ -206,24 +207,24 @@ impl WorkHandles {
         builder.build()
     }
 
-    /// The readiness of the work side: the queue answers and at least one worker is alive.
-    pub async fn readiness(&self) -> (bool, serde_json::Value) {
-        let queue = tokio::time::timeout(Duration::from_secs(2), self.queue.depth()).await;
-        let (queue_ok, queue_text) = match queue {
-            Ok(Ok(depth)) => (true, format!("up ({depth} waiting)")),
-            Ok(Err(e)) => (false, format!("down: {e}")),
-            Err(_) => (false, "down: no answer within 2s".into()),
-        };
-        let workers = self.store.live_workers(HEARTBEAT_WINDOW).await;
-        let (workers_ok, workers_text) = match workers {
+    /// The readiness checks of the work side: the queue answers and at least one worker
+    /// is alive.
+    pub async fn readiness(&self) -> Vec<Check> {
+        let queue = Check::server("queue", self.queue.depth(), |depth| {
+            format!("up ({depth} waiting)")
+        })
+        .await;
+        let (passed, found) = match self.store.live_workers(HEARTBEAT_WINDOW).await {
             Ok(0) => (false, "none alive: jobs would wait".to_owned()),
             Ok(n) => (true, format!("{n} alive")),
             Err(e) => (false, format!("unknown: {e}")),
         };
-        (
-            queue_ok && workers_ok,
-            json!({"queue": queue_text, "workers": workers_text}),
-        )
+        let workers = Check {
+            name: "workers",
+            passed,
+            found,
+        };
+        vec![queue, workers]
     }
 }
 
@@ -250,21 +251,21 @@ pub async fn run_worker_process(work: WorkHandles, addr: SocketAddr) -> Result<(
         .route(
             "/readyz",
             get(|State(w): State<WorkHandles>| async move {
-                let ready = w.store.ping().await.is_ok() && w.queue.depth().await.is_ok();
+                let checks = [
+                    Check::server("database", w.store.ping(), |()| "up".to_owned()).await,
+                    Check::server("queue", w.queue.depth(), |depth| {
+                        format!("up ({depth} waiting)")
+                    })
+                    .await,
+                ];
+                let (ready, document) =
+                    crate::readiness::document(&checks, w.upstreams.health().await);
                 let status = if ready {
                     StatusCode::OK
                 } else {
                     StatusCode::SERVICE_UNAVAILABLE
                 };
-                // The upstreams are reported, never required: jobs without one fall back
-                // to the embedded default or record the category as unavailable.
-                (
-                    status,
-                    Json(json!({
-                        "status": if ready { "ready" } else { "unready" },
-                        "upstreams": w.upstreams.health().await,
-                    })),
-                )
+                (status, Json(document))
             }),
         )
         .with_state(work.clone());

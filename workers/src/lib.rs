@@ -28,5 +28,6 @@ pub mod jobs;
 pub mod pipeline;
 pub mod progress;
 pub mod queue;
+pub mod readiness;
 pub mod upstreams;
 pub mod worker;

@@ -4,7 +4,6 @@
 //! feature answers `unavailable`), so taking the API out of rotation for it would only turn
 //! a degraded feature into an outage.
 
-use std::time::Duration;
 
 use axum::Json;
 
@@ -14,6 +13,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use super::App;
+use etappe_workers::readiness::{self, Check};
 
 /// `GET /livez`.
 #[utoipa::path(get, path = "/livez", operation_id = "live", tag = "meta",
@@ -30,34 +30,19 @@ pub(super) async fn live() -> Json<Value> {
     responses((status = 200, description = "Ready", body = HealthSchema),
         (status = 503, description = "Not ready, with what is wrong", body = HealthSchema)))]
 pub(super) async fn ready(State(state): State<App>) -> (StatusCode, Json<Value>) {
-    let database = tokio::time::timeout(Duration::from_secs(2), state.trips.ping()).await;
-    let (database_ok, database_text) = match database {
-        Ok(Ok(())) => (true, "up".to_owned()),
-        Ok(Err(e)) => (false, format!("down: {e}")),
-        Err(_) => (false, "down: no answer within 2s".to_owned()),
-    };
-    let (work_ok, work) = if database_ok {
+    let database = Check::server("database", state.trips.ping(), |()| "up".to_owned()).await;
+    // The work side is asked only of a live database: its worker count is read there.
+    let work = if database.passed {
         state.work.readiness().await
     } else {
-        (false, json!({}))
+        Vec::new()
     };
-    let mut checks = json!({"database": database_text});
-    if let (Some(map), Some(extra)) = (checks.as_object_mut(), work.as_object()) {
-        map.extend(extra.clone());
-    }
-    let upstreams = state.work.upstreams.health().await;
-    let ready = database_ok && work_ok;
+    let checks: Vec<Check> = std::iter::once(database).chain(work).collect();
+    let (ready, document) = readiness::document(&checks, state.work.upstreams.health().await);
     let status = if ready {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    (
-        status,
-        Json(json!({
-            "status": if ready { "ready" } else { "unready" },
-            "checks": checks,
-            "upstreams": upstreams,
-        })),
-    )
+    (status, Json(document))
 }
