@@ -38,7 +38,7 @@ pub mod auth;
 mod boundaries;
 pub mod budgets;
 pub mod config;
-pub mod edge;
+pub mod request_layers;
 pub mod html;
 pub mod http;
 pub mod identity;

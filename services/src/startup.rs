@@ -224,7 +224,7 @@ pub fn routes(app: App) -> axum::Router {
             app,
             crate::web::share_page,
         ));
-    crate::edge::wrap(transports, limits)
+    crate::request_layers::wrap(transports, limits)
 }
 
 /// The login link of `local@localhost`, when that user exists (the embedded default's).

@@ -6,10 +6,10 @@
 //! users), so every module may read its settings from here.
 
 mod limits;
-mod people;
+mod login;
 
 pub use self::limits::{BudgetSettings, HostSettings, OAuthSettings, ServerLimits};
-pub use self::people::PeopleSettings;
+pub use self::login::PeopleSettings;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

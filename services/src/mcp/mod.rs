@@ -18,7 +18,7 @@ mod elicit;
 pub mod guard;
 pub mod refusal;
 pub mod schema;
-pub mod screen;
+pub mod jsonrpc_gate;
 pub mod tools;
 
 use std::sync::Arc;
@@ -428,7 +428,7 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
         // Read the body before answering: a connection whose request body was left unread
         // is closed after the answer, and a client already sending its next request on it
         // (the retry after discovery) would meet a disconnect instead.
-        let _ = axum::body::to_bytes(request.into_body(), screen::MAX_BODY_BYTES).await;
+        let _ = axum::body::to_bytes(request.into_body(), jsonrpc_gate::MAX_BODY_BYTES).await;
         let error = token.is_some().then_some("invalid_token");
         let mut response = (
             StatusCode::UNAUTHORIZED,
@@ -468,7 +468,7 @@ async fn scope_gate(request: Request, next: Next) -> Response {
         return next.run(request).await;
     };
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, screen::MAX_BODY_BYTES).await else {
+    let Ok(bytes) = axum::body::to_bytes(body, jsonrpc_gate::MAX_BODY_BYTES).await else {
         return StatusCode::PAYLOAD_TOO_LARGE.into_response();
     };
     let needed = serde_json::from_slice::<Value>(&bytes).ok().and_then(|m| {
@@ -536,7 +536,7 @@ pub fn router(state: App) -> Router {
     Router::new()
         .route_service("/mcp", service)
         .route_layer(middleware::from_fn(scope_gate))
-        .route_layer(middleware::from_fn(screen::screen))
+        .route_layer(middleware::from_fn(jsonrpc_gate::refuse_malformed))
         .route_layer(middleware::from_fn_with_state(state.clone(), bearer))
         .route_layer(middleware::from_fn_with_state(browsers, cors::cors))
         .with_state(state)

@@ -103,7 +103,7 @@ fn version_refusal(requested: &str, id: Value) -> Rejection {
 
 /// The middleware: reads the body once, answers what the transport could not, and hands the
 /// same bytes on otherwise.
-pub async fn screen(request: Request, next: Next) -> Response {
+pub async fn refuse_malformed(request: Request, next: Next) -> Response {
     if let Some(requested) = unsupported_version(&request) {
         // The refusal names the request it answers, so the body is read for its id.
         let id = if request.method() == Method::POST {
