@@ -9,14 +9,12 @@
 //! `TestApp` is dropped. Komoot, Strava and RideWithGPS pages are answered by a local server
 //! (`config.work.fetch_hooks.source_origins`), never by the services themselves.
 
-pub mod bench;
 pub mod browser;
 pub mod fixtures;
 pub mod node;
 pub mod openapi;
 pub mod python;
 pub mod route_services;
-pub mod server_bench;
 pub mod standins;
 pub mod tls_documents;
 pub mod valhalla;

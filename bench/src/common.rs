@@ -1,22 +1,12 @@
-//! The benchmarks of `etappe-bench`, one module each (the server's defences are in
-//! [`crate::server_bench`]); the binary only parses the command line and calls `run`.
-//! The shared pieces here: latency percentiles, the one report line, and the event store a
+//! What the benchmarks share: latency percentiles, the one report line, and the event store a
 //! benchmark runs on.
-
-pub mod appends;
-pub mod mcp;
-pub mod nights;
-pub mod oauth;
-pub mod patch;
-pub mod plan;
-pub mod route;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use etappe_store::{PostgresStore, SqliteStore, Store};
 
-use crate::TempDir;
+use etappe_tests::TempDir;
 
 pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {

@@ -1,4 +1,4 @@
-//! `plan`: a plan from places on a real Valhalla (the harness in [`crate::valhalla`], tiles
+//! `plan`: a plan from places on a real Valhalla (the harness in [`etappe_tests::valhalla`], tiles
 //! built from an extract): what the tiles cost, and the time from `POST /trips` with a plan
 //! to `partial: false`, in process on the embedded defaults, with the heights of the routed
 //! line from an Open-Meteo-format stand-in on loopback (the plan has none of its own).
@@ -13,8 +13,8 @@ use etappe_services::config::Config;
 use etappe_services::startup::Application;
 use serde_json::{Value, json};
 
-use crate::temp_dir;
-use crate::valhalla::{self, ValhallaOptions};
+use etappe_tests::temp_dir;
+use etappe_tests::valhalla::{self, ValhallaOptions};
 
 /// An Open-Meteo elevation stand-in: a gentle synthetic terrain; answers its base URL and the
 /// count of calls it answered.

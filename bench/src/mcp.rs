@@ -13,8 +13,8 @@ use etappe_services::config::Config;
 use etappe_services::startup::Application;
 use serde_json::json;
 
-use super::report;
-use crate::temp_dir;
+use crate::common::report;
+use etappe_tests::temp_dir;
 
 const MCP_PROTOCOL_VERSION: &str = "2025-11-25";
 
@@ -188,7 +188,7 @@ fn current_version(message: &str) -> Option<u64> {
 /// Calls `get_trip`, then `edit_stages`, at `rate` per second for `seconds` each.
 pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::Result<()> {
     anyhow::ensure!(rate > 0 && trips > 0, "--rate and --trips must be positive");
-    let fixtures = crate::fixtures::start().await;
+    let fixtures = etappe_tests::fixtures::start().await;
     let source = fixtures.url("/route.gpx");
     let dir = temp_dir();
     let mut config = Config::embedded(dir.path().to_path_buf());

@@ -11,7 +11,7 @@ use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::{Backend, TestApp};
+use etappe_tests::{Backend, TestApp};
 
 /// This process's peak resident memory so far (VmHWM) and current (VmRSS), KiB.
 fn memory_kib() -> (u64, u64) {
@@ -57,7 +57,7 @@ async fn app() -> anyhow::Result<TestApp> {
 /// A trip of `points` points whose days exist, shared; answers its public code.
 async fn shared_trip(app: &TestApp, token: &str, points: usize) -> anyhow::Result<String> {
     let km = points as f64 * 2.5 / 1000.0;
-    let gpx = crate::fixtures::route_gpx(km, 2.5);
+    let gpx = etappe_tests::fixtures::route_gpx(km, 2.5);
     let principal = app
         .state
         .identity
@@ -145,7 +145,7 @@ pub async fn exports(points: usize, parallel: usize) -> anyhow::Result<()> {
 pub async fn streams(count: usize, seconds: u64) -> anyhow::Result<()> {
     let app = app().await?;
     let token = app.user().await;
-    let fixtures = crate::fixtures::start().await;
+    let fixtures = etappe_tests::fixtures::start().await;
     let created = app
         .create_trip(&token, &json!({"sourceUrl": fixtures.url("/route.gpx")}))
         .await;

@@ -14,8 +14,8 @@ use etappe_services::config::{BudgetSettings, Config, OAuthSettings};
 use etappe_services::startup::Application;
 use serde_json::json;
 
-use super::report;
-use crate::temp_dir;
+use crate::common::report;
+use etappe_tests::temp_dir;
 
 const REDIRECT: &str = "http://127.0.0.1:47999/callback";
 

@@ -11,14 +11,14 @@
 //!   and size, `POST /trips` with the plan to `partial: false`, elevation calls per 100 km.
 //! - `nights`: the pacer placing nights at accommodation over a long route with beds every
 //!   so many kilometres: time, and the share of nights at a bed within the tolerance.
-//! - `exports`, `streams`, `half-open`: the server's defences (`etappe_tests::server_bench`).
+//! - `exports`, `streams`, `half-open`: the server's defences (`etappe_bench::server`).
 //! - `mcp`: latency of the agent surface, `tools/call` of `get_trip` then of `edit_stages`
 //!   (relabelling a day, with the version each answer carries) through `/mcp`, open loop at
 //!   a fixed rate over trips whose days exist, one user per trip; refusals (the per-user rate
 //!   limits, stale versions) and JSON-RPC errors are counted apart from the latencies.
 
 use clap::{Parser, Subcommand};
-use etappe_tests::bench;
+use etappe_bench as bench;
 
 #[derive(Parser, Debug)]
 #[command(name = "etappe-bench", about = "Etappe's benchmarks")]
@@ -170,12 +170,8 @@ enum Command {
 async fn main() -> anyhow::Result<()> {
     etappe_services::telemetry::install_tls_provider();
     match Cli::parse().command {
-        Command::Exports { points, parallel } => {
-            etappe_tests::server_bench::exports(points, parallel).await
-        }
-        Command::Streams { count, seconds } => {
-            etappe_tests::server_bench::streams(count, seconds).await
-        }
+        Command::Exports { points, parallel } => bench::server::exports(points, parallel).await,
+        Command::Streams { count, seconds } => bench::server::streams(count, seconds).await,
         Command::Nights {
             km,
             days,
@@ -185,7 +181,7 @@ async fn main() -> anyhow::Result<()> {
             bench::nights::run(km, days, bed_every, runs);
             Ok(())
         }
-        Command::HalfOpen => etappe_tests::server_bench::half_open().await,
+        Command::HalfOpen => bench::server::half_open().await,
         Command::Appends {
             clients,
             seconds,

@@ -9,8 +9,8 @@ use etappe_services::config::Config;
 use etappe_services::startup::Application;
 use serde_json::json;
 
-use super::report;
-use crate::temp_dir;
+use crate::common::report;
+use etappe_tests::temp_dir;
 
 /// Sends `PATCH /trips/{id}` at `rate` per second for `seconds`, spread over `trips` trips.
 pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow::Result<()> {

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use etappe_store::{EventMetadata, ExpectedVersion, NewEvent};
 use serde_json::json;
 
-use super::{open_store, report};
-use crate::temp_dir;
+use crate::common::{open_store, report};
+use etappe_tests::temp_dir;
 
 /// Appends single events from `clients` tasks for `seconds`, then prints the rate and latencies.
 pub async fn run(clients: usize, seconds: u64, sqlite: bool) -> anyhow::Result<()> {

@@ -9,7 +9,7 @@ use etappe_services::config::Config;
 use etappe_services::startup::Application;
 use serde_json::json;
 
-use crate::temp_dir;
+use etappe_tests::temp_dir;
 
 /// Creates trips on a synthetic `km` route and times them until their days are computed.
 #[allow(clippy::too_many_arguments)]
@@ -22,7 +22,7 @@ pub async fn run(
     trips: usize,
     memory: bool,
 ) -> anyhow::Result<()> {
-    let gpx = crate::fixtures::route_gpx(km, spacing);
+    let gpx = etappe_tests::fixtures::route_gpx(km, spacing);
     let size_mb = gpx.len() as f64 / 1e6;
     let gpx = Arc::new(gpx);
     let app = axum::Router::new().route(
@@ -44,7 +44,7 @@ pub async fn run(
     config.budgets = etappe_services::config::BudgetSettings::unlimited();
     let mut processes = Vec::new();
     let backend = if servers {
-        let s = crate::Servers::from_env()
+        let s = etappe_tests::Servers::from_env()
             .context("--servers needs DATABASE_URL, AMQP_URL and REDIS_URL")?;
         s.configure(&mut config);
         config.db_max_connections = 16;
