@@ -2,15 +2,13 @@
 //! comma lists of latitudes and longitudes, at most 100, answered `{"elevation":[…]}` in
 //! order, a refusal as 400 `{"error":true,"reason":"…"}`, no data as a bare `nan`.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::{Canned, MALFORMED_BODIES, dead_base_url, expect_failure, http_client, serve};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use common::{Canned, MALFORMED_BODIES, dead_base_url, expect_failure, http_client, serve};
 use etappe_upstream::{Elevations, MemoryCache, OpenMeteoElevationClient, Upstream};
 
 /// The stand-in's terrain: a plane rising north and east; west of 0° is sea (no data).

@@ -1,9 +1,7 @@
 //! A synthetic seven-day trip (Jura → Switzerland → Black Forest, late May
 //! 2026) whose complete alert set is known in advance.
 
-mod common;
-
-use common::{codes, date, north, rest, settings, stage, track};
+use crate::common::{codes, date, north, rest, settings, stage, track};
 use etappe_analysis::{AnalysisSettings, StageInput, StagePoint, analyse};
 
 /// Owns the points so that the stages can borrow them.

@@ -1,12 +1,10 @@
 //! Open-Meteo adapter against a local stand-in answering in Open-Meteo's recorded format.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::{Canned, dead_base_url, expect_failure, fixture, http_client, serve};
 use chrono::NaiveDate;
-use common::{Canned, dead_base_url, expect_failure, fixture, http_client, serve};
 use etappe_upstream::{ForecastQuery, Forecasts, MemoryCache, OpenMeteoClient, Upstream};
 
 fn d(s: &str) -> NaiveDate {

@@ -1,9 +1,7 @@
 //! One positive and one negative case (and the boundaries) for each rule,
 //! run through the public `analyse` entry point.
 
-mod common;
-
-use common::{codes, date, north, rest, settings, stage, track};
+use crate::common::{codes, date, north, rest, settings, stage, track};
 use etappe_analysis::{Alert, Severity, StageInput, analyse};
 
 fn single(s: StageInput<'_>) -> Vec<Alert> {

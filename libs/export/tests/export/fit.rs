@@ -1,9 +1,7 @@
 //! FIT course output decoded back with the independent `fitparser` crate, which also
 //! verifies the header and file CRCs (it rejects a file whose CRC does not match).
 
-mod common;
-
-use common::{flatten, haversine, path_length, synthetic_trip, trip_waypoints};
+use crate::common::{flatten, haversine, path_length, synthetic_trip, trip_waypoints};
 use etappe_export::{
     ExportDay, ExportError, ExportPoint, ExportWaypoint, FitIdentity, WaypointKind, to_fit_course,
     trip_to_fit, trip_to_fit_with,

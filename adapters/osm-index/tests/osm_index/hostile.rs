@@ -142,8 +142,17 @@ struct Child {
 }
 
 fn import_in_child(path: &Path) -> Child {
+    // The harness names a test by its path below the crate root: `hostile::child_import`.
+    let module = module_path!()
+        .split_once("::")
+        .map_or("", |(_crate_root, module)| module);
     let output = Command::new(std::env::current_exe().expect("this test binary"))
-        .args(["child_import", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            format!("{module}::child_import").as_str(),
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ENV, path)
         .output()
         .expect("run the child");

@@ -2,16 +2,14 @@
 //! stand-in that reads the `data=` form body, checks the QL and answers in Overpass's JSON
 //! format (`version`, `generator`, `osm3s`, `elements`, `remark`).
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::{expect_failure, fixture, http_client};
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use common::{expect_failure, fixture, http_client};
 use etappe_analysis::StagePoint;
 use etappe_analysis::osm::{
     CulturalKind, FeatureKind, FoodKind, HealthKind, OsmStage, PlaceClass, RouteFeatures,

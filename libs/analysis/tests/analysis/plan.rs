@@ -1,9 +1,7 @@
 //! Alerts about what the planner made of the route file: gaps inside a day
 //! days over the daily cap, and nights without a bed near the day's planned end.
 
-mod common;
-
-use common::{settings, stage};
+use crate::common::{settings, stage};
 use etappe_analysis::{
     Alert, DayFacts, NearBed, NightGap, Severity, StageInput, TrackGap, analyse_with_facts,
 };

@@ -1,11 +1,9 @@
 //! BRouter and Valhalla adapters against local stand-ins answering in their
 //! real formats, and the offline straight-line router.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{
+use crate::common::{
     Canned, MALFORMED_BODIES, SERVER_ERRORS, dead_base_url, expect_failure, fixture, http_client,
     serve,
 };

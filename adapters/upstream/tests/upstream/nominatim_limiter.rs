@@ -1,12 +1,10 @@
 //! The public-Nominatim pacing under load: twenty concurrent searches must
 //! reach the server at least a second apart. Takes about 19 seconds.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Canned, http_client, serve};
+use crate::common::{Canned, http_client, serve};
 use etappe_upstream::{MemoryCache, NominatimClient, RateLimiter};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,10 +3,8 @@
 //! extreme dates and odd country strings. Every alert it emits must be in
 //! the catalogue and serialise.
 
-mod common;
-
+use crate::common::{date, settings, stage};
 use chrono::NaiveDate;
-use common::{date, settings, stage};
 use etappe_analysis::{AnalysisSettings, CODES, StageInput, StagePoint, analyse};
 
 fn check_catalogue(out: &[Vec<etappe_analysis::Alert>]) {

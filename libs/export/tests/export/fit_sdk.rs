@@ -6,12 +6,10 @@
 //! the workspace's `tests/python/.venv/bin/python`. Without an interpreter that can import
 //! the SDK the test skips, and fails under `ETAPPE_REQUIRE_SERVICES=1`.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use common::{synthetic_trip, trip_waypoints};
+use crate::common::{synthetic_trip, trip_waypoints};
 use etappe_export::{
     ExportWaypoint, FitIdentity, WaypointKind, course_point_name, day_course_name, fit_serial,
     trip_to_fit_with,

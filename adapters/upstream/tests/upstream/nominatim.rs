@@ -1,11 +1,9 @@
 //! Nominatim adapter against a local stand-in answering in jsonv2.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{
+use crate::common::{
     Canned, MALFORMED_BODIES, SERVER_ERRORS, dead_base_url, expect_failure, fixture, http_client,
     serve,
 };

@@ -3,12 +3,10 @@
 //! Schema in `tests/data/gpx11.xsd` with `xmllint --schema` (skipped, with a printed
 //! reason, when xmllint is not installed: `apt-get install libxml2-utils`).
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{synthetic_trip, trip_waypoints};
+use crate::common::{synthetic_trip, trip_waypoints};
 use etappe_export::{ExportDay, ExportPoint, ExportWaypoint, WaypointKind, to_gpx};
 
 fn xsd_path() -> PathBuf {
