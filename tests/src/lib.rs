@@ -15,9 +15,12 @@ pub mod node;
 pub mod openapi;
 pub mod python;
 pub mod route_services;
+pub mod shared_servers;
 pub mod standins;
 pub mod tls_documents;
 pub mod valhalla;
+
+pub use shared_servers::{servers_alone, servers_shared};
 
 use std::path::PathBuf;
 

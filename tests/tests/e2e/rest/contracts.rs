@@ -3,7 +3,7 @@
 //! bodies clients act on. Ids, times and codes are replaced by placeholders so the snapshots
 //! hold only what is stable; workers' events are grouped by type because jobs finish in any
 //! order. Review a change with `cargo insta review`, or accept it with
-//! `INSTA_UPDATE=always cargo test -p etappe-tests --test contracts`.
+//! `INSTA_UPDATE=always cargo test -p etappe-tests --test e2e rest::contracts::`.
 
 use std::collections::BTreeMap;
 
@@ -124,7 +124,7 @@ async fn the_events_of_a_journey_keep_their_stored_shape() {
         same.sort_by_key(Value::to_string);
         same.dedup();
     }
-    insta::assert_json_snapshot!("journey_events", by_type);
+    committed_snapshot(|| insta::assert_json_snapshot!("contracts__journey_events", by_type));
 }
 
 /// A request that is refused: its name, method, OpenAPI path, path, token, headers and body.
@@ -242,5 +242,17 @@ async fn problem_bodies_keep_their_shape() {
         "method_not_allowed",
         json!({"status": status, "allow": allow, "body": stable(&body, &[])}),
     );
-    insta::assert_json_snapshot!("problem_bodies", problems);
+    committed_snapshot(|| insta::assert_json_snapshot!("contracts__problem_bodies", problems));
+}
+
+/// Runs a snapshot assertion against the committed snapshots in `tests/tests/snapshots`, named
+/// `contracts__<name>.snap` as when this file was a test binary of its own (insta would
+/// otherwise look beside this module, under a name prefixed with its path).
+fn committed_snapshot(assertion: impl FnOnce()) {
+    insta::with_settings!({
+        snapshot_path => "../../snapshots",
+        prepend_module_to_snapshot => false,
+    }, {
+        assertion();
+    });
 }

@@ -856,7 +856,7 @@ async fn a_downed_geocoder_is_named_and_the_tool_list_stays_the_same() {
 
 /// The committed `tools/list` (toolsnaps style): any change to a name, description, schema or
 /// hint shows up in review as a diff of this file. Regenerate it with
-/// `ETAPPE_UPDATE_SNAPSHOTS=1 cargo test -p etappe-tests --test mcp tool_list_snapshot`.
+/// `ETAPPE_UPDATE_SNAPSHOTS=1 cargo test -p etappe-tests --test e2e mcp::tools::the_tool_list_matches`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tool_list_matches_its_committed_snapshot() {
     let app = TestApp::spawn(Backend::Sqlite).await.expect("app");

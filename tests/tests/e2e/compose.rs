@@ -13,9 +13,12 @@ use std::time::{Duration, Instant};
 use etappe_tests::{Backend, Servers, TestApp, api_binary, built_worker_binary};
 use serde_json::Value;
 
-const COMPOSE: &str = include_str!("../../compose.yaml");
-const DOCKERFILE: &str = include_str!("../../Dockerfile");
-const SCHEMA: &str = include_str!("../compose/compose-spec.json");
+const COMPOSE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../compose.yaml"));
+const DOCKERFILE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../Dockerfile"));
+const SCHEMA: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/compose/compose-spec.json"
+));
 
 fn compose() -> Value {
     serde_yaml::from_str(COMPOSE).expect("compose.yaml is YAML")
@@ -227,6 +230,7 @@ async fn the_worker_health_check_passes_under_sh_against_a_running_worker() {
     let Some(servers) = Servers::from_env() else {
         return;
     };
+    let _servers = etappe_tests::servers_shared().await;
     let binary = tokio::task::spawn_blocking(built_worker_binary)
         .await
         .expect("build");

@@ -1133,7 +1133,7 @@ fn hex_digest(text: &str) -> String {
 }
 
 /// A form-encoded body.
-pub fn form(pairs: &[(&str, &str)]) -> String {
+fn form(pairs: &[(&str, &str)]) -> String {
     url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
         .finish()
@@ -1517,6 +1517,7 @@ async fn two_replicas_share_codes_tokens_grants_and_rate_limits() {
     let Some(servers) = etappe_tests::Servers::from_env() else {
         return;
     };
+    let _servers = etappe_tests::servers_shared().await;
     // The public URL both replicas answer as (a loopback address: nothing is fetched from it).
     let public = "http://127.0.0.1:9";
     let spawn = || {

@@ -2,7 +2,8 @@
 //! workers as separate `etappe-worker` processes, and the faults it must survive with nothing
 //! lost, and two API replicas sharing the agent surface's confirmations and budgets through
 //! Redis. Runs when DATABASE_URL, AMQP_URL and REDIS_URL are set (CI sets them); the tests of
-//! this file run one at a time because some stop a shared server.
+//! this file run one at a time because some stop a shared server, and those hold the servers
+//! alone against every other test of the binary (`etappe_tests::servers_alone`).
 
 use std::time::{Duration, Instant};
 
@@ -72,6 +73,7 @@ async fn a_trip_is_computed_by_a_separate_worker_with_progress_over_sse() {
         return;
     };
     let _serial = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
     let app = app_on(&servers).await;
     let fixtures = fixtures::start().await;
     let _worker = servers.spawn_worker();
@@ -119,6 +121,7 @@ async fn a_worker_killed_mid_job_leaves_it_to_another_which_completes_it_once() 
         return;
     };
     let _serial = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
     let app = app_on(&servers).await;
     let fixtures = fixtures::start().await;
     let mut first = servers.spawn_worker();
@@ -159,6 +162,7 @@ async fn an_event_appended_but_never_published_is_published_after_a_restart() {
         return;
     };
     let _serial = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
     let fixtures = fixtures::start().await;
     // An API that "crashed" between its append and the publish: the event is in the log, no
     // dispatcher ever saw it.
@@ -209,6 +213,7 @@ async fn a_job_whose_retries_run_out_on_rabbitmq_fails_its_trip_then_is_dead_let
         return;
     };
     let _serial = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
     let app = app_on(&servers).await;
     // A source that answers 503 to every try.
     let down = axum::Router::new().route(
@@ -244,6 +249,7 @@ async fn a_poison_message_goes_to_the_dead_letter_queue_without_blocking_others(
         return;
     };
     let _serial = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
     let app = app_on(&servers).await;
     let fixtures = fixtures::start().await;
     // A message no worker can read, straight onto the queue.
@@ -299,6 +305,8 @@ async fn with_redis_stopped_work_completes_and_progress_resumes_when_it_returns(
         return;
     };
     let _serial = ONE_AT_A_TIME.lock().await;
+    // It stops a server every other server test uses.
+    let _servers = etappe_tests::servers_alone().await;
     let app = app_on(&servers).await;
     let fixtures = fixtures::start().await;
     let _worker = servers.spawn_worker();
@@ -367,6 +375,8 @@ async fn with_rabbitmq_stopped_commands_succeed_and_jobs_flow_after_it_returns()
         return;
     };
     let _serial = ONE_AT_A_TIME.lock().await;
+    // It stops a server every other server test uses.
+    let _servers = etappe_tests::servers_alone().await;
     let app = app_on(&servers).await;
     let fixtures = fixtures::start().await;
     let _worker = servers.spawn_worker();
@@ -407,6 +417,7 @@ async fn a_worker_asked_to_stop_finishes_its_job_then_exits_cleanly() {
         return;
     };
     let _serial = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
     let app = app_on(&servers).await;
     let fixtures = fixtures::start().await;
     let mut worker = servers.spawn_worker();
@@ -462,6 +473,7 @@ async fn two_api_replicas_share_the_agent_surface_confirmations_and_budgets() {
         return;
     };
     let _one = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
     let (a, b) = (app_on(&servers).await, app_on(&servers).await);
     let token = a.user().await;
     let created = a
