@@ -1,9 +1,6 @@
 //! Local stand-ins for the upstreams: an axum server on 127.0.0.1 that
 //! answers with a canned response and records every request it receives.
 
-// Each test binary uses a different subset of these helpers.
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

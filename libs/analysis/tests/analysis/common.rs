@@ -3,8 +3,6 @@
 //! Stages borrow their points, so tests keep the point vectors alive in
 //! locals and build stages from them with these helpers.
 
-#![allow(dead_code)] // Not every test file uses every helper.
-
 use chrono::NaiveDate;
 use etappe_analysis::{AnalysisSettings, StageInput, StagePoint};
 

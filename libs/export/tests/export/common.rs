@@ -1,8 +1,6 @@
 //! Shared fixtures for the integration tests: a synthetic multi-day trip and the path
 //! length it should have.
 
-#![allow(dead_code)] // Each test binary uses a different subset.
-
 use etappe_export::{ExportDay, ExportPoint, ExportWaypoint, WaypointKind};
 
 /// Etappe's one haversine (tested on its own in `etappe-geo`): these tests check how the
