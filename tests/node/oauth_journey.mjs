@@ -14,7 +14,7 @@
 //
 // Prints one line per step, and, per registration, `first tool call: N requests, S seconds`
 // (from the client's first request to its first successful tool call). Exits 1 on the first
-// deviation. Run by tests/tests/oauth_node.rs; by hand (after `npm ci` here):
+// deviation. Run by tests/tests/e2e/oauth/node.rs; by hand (after `npm ci` here):
 //   ETAPPE_BASE=http://127.0.0.1:8080 ETAPPE_MAILBOX=data/mailbox node tests/node/oauth_journey.mjs
 
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The whole agent journey against Etappe's /mcp, through the official Python MCP SDK.
 
-Walks the steps of the Rust journey (tests/tests/mcp.rs) with `mcp` 2.x: initialize (and,
+Walks the steps of the Rust journey (tests/tests/e2e/mcp/tools.rs) with `mcp` 2.x: initialize (and,
 with --era both, the 2026-07-28 `server/discover` era too), tools/list with every hint,
 create_trip from a GPX link, get_trip until the days exist, get_stage, edit_stages (and the
 same edit on a stale version, refused), update_trip_settings (at once, then confirmed), share_trip, unshare_trip and
@@ -13,7 +13,7 @@ and no confirmationToken ever reaches the agent). One line per step; exits 1 wit
 on the first deviation, 2 when the SDK is missing or too old; the last line on success is
 `journey complete: N tool calls ...` (N counts every tools/call request, retries included).
 
-Run by tests/tests/mcp_python.rs; by hand:
+Run by tests/tests/e2e/mcp/python.rs; by hand:
     tests/python/.venv/bin/python tests/python/mcp_journey.py \
         --url http://127.0.0.1:8080/mcp --token etp_A --token etp_B --token etp_C \
         --gpx-url http://127.0.0.1:9000/route.gpx

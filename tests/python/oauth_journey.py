@@ -16,7 +16,7 @@ Prints one line per step, and, per registration, `first tool call: N requests, S
 (from the client's first request to its first successful tool call). Exits 1 on the first
 deviation, 2 when the SDK is missing.
 
-Run by tests/tests/oauth_python.rs; by hand:
+Run by tests/tests/e2e/oauth/python.rs; by hand:
     tests/python/.venv/bin/python tests/python/oauth_journey.py --base http://127.0.0.1:8080 \\
         --mailbox data/mailbox --access-ttl 2 --cimd-url https://127.0.0.1:8443/client.json \\
         --cimd-name 'Etappe OAuth journey (metadata document)'

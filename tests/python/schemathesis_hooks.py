@@ -1,4 +1,4 @@
-"""Schemathesis hooks for tests/tests/openapi.rs.
+"""Schemathesis hooks for tests/tests/e2e/rest/openapi.rs.
 
 A schema states the shape of a request; some refusals depend on what no JSON Schema can
 state: the trip's state (its days are not computed yet, the version moved on, it is locked)

@@ -9,17 +9,18 @@
 //! `TestApp` is dropped. Komoot, Strava and RideWithGPS pages are answered by a local server
 //! (`config.work.fetch_hooks.source_origins`), never by the services themselves.
 
-pub mod bench;
 pub mod browser;
 pub mod fixtures;
 pub mod node;
 pub mod openapi;
 pub mod python;
 pub mod route_services;
-pub mod server_bench;
+pub mod shared_servers;
 pub mod standins;
 pub mod tls_documents;
 pub mod valhalla;
+
+pub use shared_servers::{servers_alone, servers_shared};
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 // A fresh install: Etappe with no OpenStreetMap source (no extract imported, no Overpass),
-// started by tests/tests/web.rs. The rider can still say where they sleep, by hand, and
+// started by tests/tests/e2e/web.rs. The rider can still say where they sleep, by hand, and
 // asking for nights at a place to sleep is refused with the sentence that says how to get
 // a source, next to the switch.
 import { test, before, after } from 'node:test';

@@ -1,5 +1,5 @@
 // The rider's journey in headless Chromium (Debian's package, driven by playwright-core),
-// against an Etappe started by tests/tests/web.rs (ETAPPE_BASE), with a GPX served on
+// against an Etappe started by tests/tests/e2e/web.rs (ETAPPE_BASE), with a GPX served on
 // loopback (ETAPPE_GPX_URL) and the login mail in a file mailbox (ETAPPE_MAILBOX).
 // Screenshots go to ETAPPE_ARTEFACTS; figures are printed.
 import { test, before, after } from 'node:test';

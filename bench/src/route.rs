@@ -1,0 +1,133 @@
+//! `route`: time from `POST /trips` to `partial: false` for a synthetic route served on
+//! loopback, in process or on the servers with separate worker processes.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use etappe_services::config::Config;
+use etappe_services::startup::Application;
+use serde_json::json;
+
+use etappe_tests::temp_dir;
+
+/// Creates trips on a synthetic `km` route and times them until their days are computed.
+#[allow(clippy::too_many_arguments)]
+pub async fn run(
+    km: f64,
+    spacing: f64,
+    runs: usize,
+    servers: bool,
+    workers: u16,
+    trips: usize,
+    memory: bool,
+) -> anyhow::Result<()> {
+    let gpx = etappe_tests::fixtures::route_gpx(km, spacing);
+    let size_mb = gpx.len() as f64 / 1e6;
+    let gpx = Arc::new(gpx);
+    let app = axum::Router::new().route(
+        "/route.gpx",
+        axum::routing::get(move || {
+            let gpx = Arc::clone(&gpx);
+            async move { gpx.as_str().to_owned() }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let source = format!("http://{}/route.gpx", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let dir = temp_dir();
+    let mut config = Config::embedded(dir.path().to_path_buf());
+    config.work.allowed_source_hosts = vec!["127.0.0.1".into()];
+    config.work.worker_concurrency = workers;
+    // The server is measured, not its budgets.
+    config.budgets = etappe_services::config::BudgetSettings::unlimited();
+    let mut processes = Vec::new();
+    let backend = if servers {
+        let s = etappe_tests::Servers::from_env()
+            .context("--servers needs DATABASE_URL, AMQP_URL and REDIS_URL")?;
+        s.configure(&mut config);
+        config.db_max_connections = 16;
+        for _ in 0..workers {
+            processes.push(s.spawn_worker());
+        }
+        "postgres + rabbitmq + redis"
+    } else {
+        "embedded defaults"
+    };
+    let app = Application::build(&config)
+        .await
+        .context("starting Etappe")?;
+    let base = format!("http://{}", app.local_addr()?);
+    let identity = app.app().identity.clone();
+    let user = identity
+        .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
+        .await?;
+    let token = identity
+        .create_token(user, &etappe_services::identity::Scope::ALL, "bench")
+        .await?;
+    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    let client = reqwest::Client::new();
+    if servers {
+        // Let the worker processes connect before timing.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let started = Instant::now();
+        let mut ids = Vec::new();
+        for _ in 0..trips {
+            let answer: serde_json::Value = client
+                .post(format!("{base}/trips"))
+                .bearer_auth(&token)
+                .json(&json!({"sourceUrl": source}))
+                .send()
+                .await?
+                .json()
+                .await?;
+            ids.push(answer["id"].as_str().context("trip id")?.to_owned());
+        }
+        for id in &ids {
+            loop {
+                let summary: serde_json::Value = client
+                    .get(format!("{base}/trips/{id}"))
+                    .bearer_auth(&token)
+                    .send()
+                    .await?
+                    .json()
+                    .await?;
+                if summary["partial"] == json!(false) {
+                    break;
+                }
+                if summary["computationStatus"]["route"] == json!("failed") {
+                    anyhow::bail!("the route failed: {summary}");
+                }
+                if started.elapsed() > Duration::from_secs(300) {
+                    anyhow::bail!("no days after 300 s");
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        times.push(started.elapsed());
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "route {km} km ({size_mb:.1} MB GPX) on {backend}, {workers} worker(s), {trips} trip(s) per run: \
+         POST -> partial:false best {:.0} ms, median {:.0} ms over {runs} runs; {:.2} jobs/s (median)",
+        ms(times[0]),
+        ms(times[times.len() / 2]),
+        trips as f64 / times[times.len() / 2].as_secs_f64()
+    );
+    if memory {
+        for p in &processes {
+            if let Some(peak) = p.peak_memory_kib() {
+                println!(
+                    "worker process peak memory (VmHWM): {:.1} MiB",
+                    peak as f64 / 1024.0
+                );
+            }
+        }
+    }
+    Ok(())
+}
