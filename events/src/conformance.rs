@@ -1,5 +1,5 @@
 //! The contract every event store adapter must keep, written once and run against each
-//! backend (`events/tests/store_sqlite.rs` always, `store_postgres.rs` when PostgreSQL is
+//! backend (`events/tests/store/store_sqlite.rs` always, `store_postgres.rs` when PostgreSQL is
 //! configured). Each check uses its own streams and owner, so checks can share a database.
 
 use std::collections::HashSet;

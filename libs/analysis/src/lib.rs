@@ -36,7 +36,7 @@
 //!   national holidays falling on a Sunday are kept where regions may move
 //!   them.
 //! - Civil dusk follows the NOAA equations; against an ephemeris the error
-//!   stayed under 10 s on the reference table in `tests/sunset.rs` (the tests
+//!   stayed under 10 s on the reference table in `tests/analysis/sunset.rs` (the tests
 //!   allow 2 min). Oslo in June does have a civil dusk (after midnight);
 //!   twilight lasts all night only north of about 60.6° N. Civil polar night
 //!   alerts on every riding day.

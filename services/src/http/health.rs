@@ -4,7 +4,6 @@
 //! feature answers `unavailable`), so taking the API out of rotation for it would only turn
 //! a degraded feature into an outage.
 
-
 use axum::Json;
 
 use super::openapi::answers::HealthSchema;

@@ -16,9 +16,9 @@ mod confirm;
 pub mod cors;
 mod elicit;
 pub mod guard;
+pub mod jsonrpc_gate;
 pub mod refusal;
 pub mod schema;
-pub mod jsonrpc_gate;
 pub mod tools;
 
 use std::sync::Arc;

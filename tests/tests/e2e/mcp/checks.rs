@@ -226,7 +226,7 @@ const NOT_APPLICABLE_CHECKS: &[(&str, &str, &str)] = &[
 ];
 
 /// Failing checks that are Etappe's defects, reported and not yet fixed:
-/// (revision, scenario, check id). Both come from `services/src/mcp/screen.rs`'s
+/// (revision, scenario, check id). Both come from `services/src/mcp/jsonrpc_gate.rs`'s
 /// `unsupported_version`, which answers an `MCP-Protocol-Version` it does not serve before
 /// the transport does: `-32600` with `id: null` and no `data`, where 2026-07-28 asks for an
 /// UnsupportedProtocolVersionError (`data.supported`, `data.requested`) carrying the
