@@ -259,7 +259,7 @@ pub async fn run_worker_process(work: WorkHandles, addr: SocketAddr) -> Result<(
                     .await,
                 ];
                 let (ready, document) =
-                    crate::readiness::document(&checks, w.upstreams.health().await);
+                    crate::readiness::document(&checks, &w.upstreams.health().await);
                 let status = if ready {
                     StatusCode::OK
                 } else {

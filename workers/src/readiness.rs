@@ -46,7 +46,7 @@ impl Check {
 }
 
 /// The document: whether the process is ready, and its JSON.
-pub fn document(checks: &[Check], upstreams: Value) -> (bool, Value) {
+pub fn document(checks: &[Check], upstreams: &Value) -> (bool, Value) {
     let ready = checks.iter().all(|c| c.passed);
     let found: Map<String, Value> = checks
         .iter()
@@ -73,10 +73,10 @@ mod tests {
             n.to_string()
         })
         .await;
-        let (ready, doc) = document(std::slice::from_ref(&up), json!({}));
+        let (ready, doc) = document(std::slice::from_ref(&up), &json!({}));
         assert!(ready);
         assert_eq!(doc["checks"]["database"], "up");
-        let (ready, doc) = document(&[up, down], json!({"nominatim": "up"}));
+        let (ready, doc) = document(&[up, down], &json!({"nominatim": "up"}));
         assert!(!ready);
         assert_eq!(doc["status"], "unready");
         assert_eq!(doc["checks"]["queue"], "down: refused");

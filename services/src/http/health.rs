@@ -37,7 +37,7 @@ pub(super) async fn ready(State(state): State<App>) -> (StatusCode, Json<Value>)
         Vec::new()
     };
     let checks: Vec<Check> = std::iter::once(database).chain(work).collect();
-    let (ready, document) = readiness::document(&checks, state.work.upstreams.health().await);
+    let (ready, document) = readiness::document(&checks, &state.work.upstreams.health().await);
     let status = if ready {
         StatusCode::OK
     } else {

@@ -59,8 +59,11 @@ pub fn text() -> Value {
     json!({"type": "string"})
 }
 
+/// A string that is one of `values`.
 pub fn words(values: impl serde::Serialize) -> Value {
-    json!({"type": "string", "enum": values})
+    let mut shape = json!({"type": "string"});
+    shape["enum"] = serde_json::to_value(values).unwrap_or_default();
+    shape
 }
 
 pub fn uuid() -> Value {
@@ -94,7 +97,9 @@ pub fn count(min: u64) -> Value {
 }
 
 pub fn list(items: Value) -> Value {
-    json!({"type": "array", "items": items})
+    let mut shape = json!({"type": "array"});
+    shape["items"] = items;
+    shape
 }
 
 /// A reference to the component `name`.
