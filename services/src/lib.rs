@@ -44,6 +44,7 @@ pub mod identity;
 pub mod mcp;
 pub mod oauth;
 pub mod openapi;
+pub mod openapi_parts;
 pub mod problem;
 pub mod request_layers;
 pub mod runtime;

@@ -1,8 +1,8 @@
 //! The OpenAPI document's shared pieces, neutral ground for every transport: the raw-schema
 //! placeholder and its splice, the shapes of the domain's values and of `app`'s answers
-//! (written here, so `app` carries no transport type), and the parts of the document that
-//! come from transports other than REST (so the REST transport, which serves the document,
-//! does not import them).
+//! (written here, so `app` carries no transport type). The other transports' parts of the
+//! document are gathered in `openapi_parts`, which imports them; nothing here does, so the
+//! transports' shapes can use these pieces without a cycle.
 
 pub mod build;
 pub mod domain;
@@ -52,12 +52,4 @@ pub fn wire_names<T: Serialize>(values: &[T]) -> Vec<Value> {
         .iter()
         .filter_map(|v| serde_json::to_value(v).ok())
         .collect()
-}
-
-/// Every other transport's part of the document.
-pub fn parts() -> Vec<utoipa::openapi::OpenApi> {
-    vec![
-        crate::web::openapi::document(),
-        crate::oauth::openapi::document(),
-    ]
 }

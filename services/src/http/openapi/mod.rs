@@ -182,7 +182,7 @@ fn unwrap_optional_bodies(doc: &mut Value) {
 /// The document generated on `today` (the trip-date patterns follow the calendar).
 fn generate() -> Value {
     let mut api = ApiDoc::openapi();
-    for part in crate::openapi::parts() {
+    for part in crate::openapi_parts::parts() {
         api.merge(part);
     }
     let mut doc = serde_json::to_value(api).expect("the document serializes");
