@@ -109,7 +109,14 @@ fn field(name: &str, message: impl Into<String>) -> AppError {
 }
 
 impl TripService {
-    async fn writable(&self, principal: &Principal, trip_id: TripId) -> Result<TripView, AppError> {
+    /// The caller's trip, open to a change: the write scope, the owner, then the lock (the
+    /// first of a change's guards, before its version and values are read; `decide` judges
+    /// the same rule again on the state it appends to).
+    pub(super) async fn writable(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<TripView, AppError> {
         require(principal, Scope::TripsWrite)?;
         let view = self.owned_view(principal, trip_id).await?;
         if view.trip.is_locked(today()) {

@@ -71,11 +71,7 @@ impl TripService {
         base: Option<BaseVersion>,
         context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
-        require(principal, Scope::TripsWrite)?;
-        let current = self.owned_view(principal, trip_id).await?;
-        if current.trip.is_locked(today()) {
-            return Err(AppError::Locked);
-        }
+        let current = self.writable(principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
         let past = self.view_at(principal, trip_id, version).await?;
         let after = self

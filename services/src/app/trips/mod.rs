@@ -318,11 +318,7 @@ impl TripService {
         context: &RequestContext,
         confirm: &dyn Confirm,
     ) -> Result<TripDetail, AppError> {
-        require(principal, Scope::TripsWrite)?;
-        let current = self.owned_view(principal, trip_id).await?;
-        if current.trip.is_locked(today()) {
-            return Err(AppError::Locked);
-        }
+        let current = self.writable(principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &update_fields())?;
         let patch = parse_settings(input, NullMeans::Clear)?;
