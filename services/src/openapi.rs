@@ -29,6 +29,30 @@ pub fn schema(value: Value) -> RefOr<Schema> {
     ))
 }
 
+/// Declares `$marker` as the component `$name` of the document, shaped by `$shape` (a
+/// `serde_json::Value`, usually made with [`build`]'s builders): a unit type standing for a
+/// shape no Rust type carries, so no struct copy of it is ever left unused.
+macro_rules! shape {
+    ($(#[$meta:meta])* $vis:vis $marker:ident = $name:literal, $shape:expr) => {
+        $(#[$meta])*
+        #[derive(Debug)]
+        $vis struct $marker;
+
+        impl utoipa::PartialSchema for $marker {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+                $crate::openapi::schema($shape)
+            }
+        }
+
+        impl utoipa::ToSchema for $marker {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed($name)
+            }
+        }
+    };
+}
+pub(crate) use shape;
+
 /// Replaces every placeholder made by [`schema`] in a generated document with its schema.
 pub fn splice(document: &mut Value) {
     match document {

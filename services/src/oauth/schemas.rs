@@ -2,8 +2,6 @@
 //! (`agents`) name them in their annotations and the document (`openapi`) lists them, so
 //! neither of those two imports the other.
 
-use utoipa::ToSchema;
-
 crate::problem::documented::problems! {
     [pub(super)]
     AgentsUnauthorized = 401, "No valid personal access token or session (an agent's OAuth token is refused here)";
@@ -12,10 +10,10 @@ crate::problem::documented::problems! {
     AgentsRateLimited = 429, "Over a budget: reads and changes per credential a minute";
 }
 
-/// The agents a person authorized.
-#[derive(ToSchema)]
-#[schema(as = AgentList)]
-#[allow(dead_code)]
-pub(super) struct AgentListSchema {
-    items: Vec<crate::app::authorization::AgentGrant>,
-}
+crate::openapi::shape!(pub(super) AgentListSchema = "AgentList", {
+    use crate::openapi::build::{component, list, object, req};
+    object(
+        "The agents a person authorized.",
+        vec![req("items", list(component("AgentGrant")))],
+    )
+});

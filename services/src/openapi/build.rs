@@ -42,7 +42,10 @@ pub fn object(description: &str, fields: Vec<Field>) -> Value {
         .into_iter()
         .map(|f| (f.name.to_owned(), f.schema))
         .collect();
-    let mut shape = json!({"type": "object", "properties": properties, "required": required});
+    let mut shape = json!({"type": "object", "properties": properties});
+    if !required.is_empty() {
+        shape["required"] = json!(required);
+    }
     if !description.is_empty() {
         shape["description"] = json!(description);
     }

@@ -4,45 +4,21 @@
 //! `ALL` lists (or matched exhaustively, so a new variant does not compile until it is
 //! described), and the end-to-end tests validate real answers against these shapes.
 
-use std::borrow::Cow;
-
 use etappe_domain::trip::settings::{AccommodationType, NightsMode};
 use etappe_domain::trip::source::SourceType;
 use etappe_domain::trip::stage::WeatherState;
 use etappe_domain::trip::{Category, ComputationStatus};
 use serde_json::{Value, json};
-use utoipa::openapi::{RefOr, Schema};
 
 use super::build::{
     boolean, component, count, date, doc, lat_lon, list, nullable, number, number_in, object, opt,
     req, text, words,
 };
-use super::{schema, wire_names};
+use super::wire_names;
 
-/// Declares `$marker` as the component `$name` of the document, shaped by `$shape`.
-macro_rules! shape {
-    ($(#[$meta:meta])* $marker:ident = $name:literal, $shape:expr) => {
-        $(#[$meta])*
-        #[derive(Debug)]
-        pub struct $marker;
-
-        impl utoipa::PartialSchema for $marker {
-            fn schema() -> RefOr<Schema> {
-                schema($shape)
-            }
-        }
-
-        impl utoipa::ToSchema for $marker {
-            fn name() -> Cow<'static, str> {
-                Cow::Borrowed($name)
-            }
-        }
-    };
-}
-
-shape!(
+crate::openapi::shape!(
     /// A point of the route.
-    Point = "Point",
+    pub Point = "Point",
     {
         let [lat, lon] = lat_lon();
         object(
@@ -52,9 +28,9 @@ shape!(
     }
 );
 
-shape!(
+crate::openapi::shape!(
     /// An alert on a day.
-    Alert = "Alert",
+    pub Alert = "Alert",
     object(
         "An alert on a day.",
         vec![
@@ -74,9 +50,9 @@ shape!(
 
 const ALERT_CODES: &str = "Stable code (elevation_gain, steep_gradient, ebike_range_exceeded, sunset_arrival_after_twilight, rest_day_suggested, calendar_sunday, calendar_public_holiday, continuity_gap_warning, continuity_gap_critical, border_crossing, daily_distance_over_cap, no_bed_near_target, wind_headwind, comfort_poor_conditions, ford_crossing_wet, surface_rough, traffic_main_road, traffic_secondary_road_fast, traffic_secondary_road_slow, bike_shop_none_nearby, resupply_none_on_stage, resupply_closed_at_passage, accommodation_seasonal_closure, water_point_gap, cultural_poi_suggestion, railway_station_none_nearby, health_service_none_nearby, ferry_crossing, ford_crossing_dry). An alert pointing at something to do (a shop, water, a station, a charger, a sight to add as a waypoint) carries it as `parameters.actionPoint` {kind, name, lat, lon}.";
 
-shape!(
+crate::openapi::shape!(
     /// Something found along a day by the OpenStreetMap analysis.
-    FoundAlong = "FoundAlong",
+    pub FoundAlong = "FoundAlong",
     {
         let [lat, lon] = lat_lon();
         object(
@@ -106,9 +82,9 @@ shape!(
     }
 );
 
-shape!(
+crate::openapi::shape!(
     /// A day's weather along its ride.
-    DayWeather = "DayWeather",
+    pub DayWeather = "DayWeather",
     object(
         "A day's weather along its ride, sampled at its start, middle and end at the hours the rider passes there (departure hour + riding time from the pace). Forecast data (Open-Meteo, CC BY 4.0).",
         vec![
@@ -171,9 +147,9 @@ fn weather_states() -> Value {
     words(wire_names(&all))
 }
 
-shape!(
+crate::openapi::shape!(
     /// A place to sleep.
-    Accommodation = "Accommodation",
+    pub Accommodation = "Accommodation",
     {
         let [lat, lon] = lat_lon();
         object(
@@ -206,9 +182,9 @@ shape!(
     }
 );
 
-shape!(
+crate::openapi::shape!(
     /// Why a night is where it is.
-    NightNote = "NightNote",
+    pub NightNote = "NightNote",
     object(
         "Why a night is where it is (nights at accommodation): the pacer's target, the window it looked in and the beds it passed over.",
         vec![
@@ -254,9 +230,9 @@ shape!(
     )
 );
 
-shape!(
+crate::openapi::shape!(
     /// A bed the pacer considered for a night.
-    NightCandidate = "NightCandidate",
+    pub NightCandidate = "NightCandidate",
     {
         let [lat, lon] = lat_lon();
         object(
@@ -274,15 +250,15 @@ shape!(
     }
 );
 
-shape!(
+crate::openapi::shape!(
     /// The kinds of accommodation a rider can enable (the domain's `AccommodationType::ALL`).
-    AccommodationKind = "AccommodationType",
+    pub AccommodationKind = "AccommodationType",
     words(wire_names(&AccommodationType::ALL))
 );
 
-shape!(
+crate::openapi::shape!(
     /// Where one category's computation stands.
-    ComputationState = "ComputationStatus",
+    pub ComputationState = "ComputationStatus",
     words(wire_names(&computation_statuses()))
 );
 

@@ -2,8 +2,12 @@
 //! document: the handlers (`account`) name them in their annotations, and the document
 //! (`openapi`) lists them, so neither of those two imports the other.
 
-use utoipa::ToSchema;
-use utoipa::openapi::RefOr;
+use serde_json::Value;
+
+use crate::openapi::build::{
+    boolean, component, count, date_time, doc, list, nullable, object, opt, req, text, uuid, words,
+};
+use crate::openapi::shape;
 
 crate::problem::documented::problems! {
     [pub(super)]
@@ -15,144 +19,146 @@ crate::problem::documented::problems! {
     AccountRateLimited = 429, "Over a budget: reads and changes per credential a minute";
 }
 
-/// A browser session.
-#[derive(ToSchema)]
-#[schema(as = Session, rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(super) struct SessionSchema {
-    id: uuid::Uuid,
-    created_at: chrono::DateTime<chrono::Utc>,
-    last_seen_at: chrono::DateTime<chrono::Utc>,
-    /// Slides with use (30 days by default).
-    expires_at: chrono::DateTime<chrono::Utc>,
-    /// The browser's User-Agent, cut to 120 characters.
-    user_agent: String,
+/// The scopes a personal access token may hold.
+fn scopes() -> Value {
+    list(words(["trips:read", "trips:write"]))
 }
 
-/// A personal access token as listed (never its value).
-#[derive(ToSchema)]
-#[schema(as = AccessToken, rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(super) struct TokenSchema {
-    id: uuid::Uuid,
-    label: String,
-    #[schema(schema_with = scopes)]
-    scopes: Vec<String>,
-    created_at: chrono::DateTime<chrono::Utc>,
-    revoked_at: Option<chrono::DateTime<chrono::Utc>>,
-}
+shape!(pub(super) SessionSchema = "Session", object(
+    "A browser session.",
+    vec![
+        req("id", uuid()),
+        req("createdAt", date_time()),
+        req("lastSeenAt", date_time()),
+        req("expiresAt", doc(date_time(), "Slides with use (30 days by default).")),
+        req("userAgent", doc(text(), "The browser's User-Agent, cut to 120 characters.")),
+    ],
+));
 
-fn scopes() -> RefOr<utoipa::openapi::Schema> {
-    crate::openapi::schema(serde_json::json!({
-        "type": "array",
-        "items": {"type": "string", "enum": ["trips:read", "trips:write"]}
-    }))
-}
+shape!(pub(super) TokenSchema = "AccessToken", object(
+    "A personal access token as listed (never its value).",
+    vec![
+        req("id", uuid()),
+        req("label", text()),
+        req("scopes", scopes()),
+        req("createdAt", date_time()),
+        opt("revokedAt", nullable(date_time())),
+    ],
+));
 
-/// The account.
-#[derive(ToSchema)]
-#[schema(as = Account, rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(super) struct AccountSchema {
-    id: uuid::Uuid,
-    email: String,
-    created_at: chrono::DateTime<chrono::Utc>,
-    /// Live sessions, newest first.
-    sessions: Vec<SessionSchema>,
-    /// Personal access tokens, newest first, revoked ones included.
-    tokens: Vec<TokenSchema>,
-    /// The agents (OAuth clients) authorized.
-    agents: Vec<serde_json::Value>,
-    /// The session's synchronizer token: send it as X-CSRF-Token on cookie writes (absent
-    /// with a bearer token).
-    #[schema(required = false)]
-    csrf_token: String,
-    /// The session of this request (absent with a bearer token).
-    #[schema(required = false)]
-    current_session: uuid::Uuid,
-}
+shape!(pub(super) AccountSchema = "Account", object(
+    "The account.",
+    vec![
+        req("id", uuid()),
+        req("email", text()),
+        req("createdAt", date_time()),
+        req("sessions", doc(list(component("Session")), "Live sessions, newest first.")),
+        req(
+            "tokens",
+            doc(
+                list(component("AccessToken")),
+                "Personal access tokens, newest first, revoked ones included.",
+            ),
+        ),
+        req(
+            "agents",
+            doc(
+                serde_json::json!({"type": "array", "items": {}}),
+                "The agents (OAuth clients) authorized.",
+            ),
+        ),
+        opt(
+            "csrfToken",
+            doc(
+                text(),
+                "The session's synchronizer token: send it as X-CSRF-Token on cookie writes (absent with a bearer token).",
+            ),
+        ),
+        opt(
+            "currentSession",
+            doc(uuid(), "The session of this request (absent with a bearer token)."),
+        ),
+    ],
+));
 
-/// The live sessions.
-#[derive(ToSchema)]
-#[schema(as = SessionList)]
-#[allow(dead_code)]
-pub(super) struct SessionListSchema {
-    items: Vec<SessionSchema>,
-    /// The session of this request (null with a bearer token).
-    current: Option<uuid::Uuid>,
-}
+shape!(pub(super) SessionListSchema = "SessionList", object(
+    "The live sessions.",
+    vec![
+        req("items", list(component("Session"))),
+        opt(
+            "current",
+            doc(nullable(uuid()), "The session of this request (null with a bearer token)."),
+        ),
+    ],
+));
 
-/// The tokens.
-#[derive(ToSchema)]
-#[schema(as = AccessTokenList)]
-#[allow(dead_code)]
-pub(super) struct TokenListSchema {
-    items: Vec<TokenSchema>,
-}
+shape!(pub(super) TokenListSchema = "AccessTokenList", object(
+    "The tokens.",
+    vec![req("items", list(component("AccessToken")))],
+));
 
-/// `POST /users/me/tokens`.
-#[derive(ToSchema)]
-#[schema(as = CreateAccessToken)]
-#[allow(dead_code)]
-pub(super) struct CreateTokenSchema {
-    /// At most 80 characters.
-    #[schema(required = false, max_length = 80)]
-    label: String,
-    /// Default: both.
-    #[schema(required = false, schema_with = scopes)]
-    scopes: Vec<String>,
-}
+shape!(pub(super) CreateTokenSchema = "CreateAccessToken", object(
+    "`POST /users/me/tokens`.",
+    vec![
+        opt(
+            "label",
+            doc(
+                serde_json::json!({"type": "string", "maxLength": 80}),
+                "At most 80 characters.",
+            ),
+        ),
+        opt("scopes", doc(scopes(), "Default: both.")),
+    ],
+));
 
-/// A token just made: its value is shown this once.
-#[derive(ToSchema)]
-#[schema(as = CreatedAccessToken)]
-#[allow(dead_code)]
-pub(super) struct CreatedTokenSchema {
-    id: uuid::Uuid,
-    /// `etp_` and 64 hex digits: send as Authorization: Bearer.
-    token: String,
-    label: String,
-    #[schema(schema_with = scopes)]
-    scopes: Vec<String>,
-}
+shape!(pub(super) CreatedTokenSchema = "CreatedAccessToken", object(
+    "A token just made: its value is shown this once.",
+    vec![
+        req("id", uuid()),
+        req(
+            "token",
+            doc(text(), "`etp_` and 64 hex digits: send as Authorization: Bearer."),
+        ),
+        req("label", text()),
+        req("scopes", scopes()),
+    ],
+));
 
-/// `DELETE /users/me`.
-#[derive(ToSchema)]
-#[schema(as = DeleteAccount)]
-#[allow(dead_code)]
-pub(super) struct DeleteAccountSchema {
-    /// The account's e-mail address, as confirmation.
-    confirm: String,
-}
+shape!(pub(super) DeleteAccountSchema = "DeleteAccount", object(
+    "`DELETE /users/me`.",
+    vec![req(
+        "confirm",
+        doc(text(), "The account's e-mail address, as confirmation."),
+    )],
+));
 
-/// An account deleted.
-#[derive(ToSchema)]
-#[schema(as = AccountDeleted, rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(super) struct DeletedSchema {
-    deleted: bool,
-    trips_deleted: u64,
-}
+shape!(pub(super) DeletedSchema = "AccountDeleted", object(
+    "An account deleted.",
+    vec![req("deleted", boolean()), req("tripsDeleted", count(0))],
+));
 
-/// One audit row.
-#[derive(ToSchema)]
-#[schema(as = AuditEntry)]
-#[allow(dead_code)]
-pub(super) struct AuditEntrySchema {
-    id: uuid::Uuid,
-    at: chrono::DateTime<chrono::Utc>,
-    /// login, logout, session_revoked, token_created, token_revoked, export, account_deleted.
-    kind: String,
-    detail: String,
-}
+shape!(pub(super) AuditEntrySchema = "AuditEntry", object(
+    "One audit row.",
+    vec![
+        req("id", uuid()),
+        req("at", date_time()),
+        req(
+            "kind",
+            doc(
+                text(),
+                "login, logout, session_revoked, token_created, token_revoked, export, account_deleted.",
+            ),
+        ),
+        req("detail", text()),
+    ],
+));
 
-/// A page of the audit trail, newest first.
-#[derive(ToSchema)]
-#[schema(as = AuditPage)]
-#[allow(dead_code)]
-pub(super) struct AuditPageSchema {
-    items: Vec<AuditEntrySchema>,
-    total: u64,
-    limit: u32,
-    offset: u32,
-}
+shape!(pub(super) AuditPageSchema = "AuditPage", object(
+    "A page of the audit trail, newest first.",
+    vec![
+        req("items", list(component("AuditEntry"))),
+        req("total", count(0)),
+        req("limit", count(0)),
+        req("offset", count(0)),
+    ],
+));
