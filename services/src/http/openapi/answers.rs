@@ -2,13 +2,14 @@
 //! is, one reusable response per error status, and the shapes handlers build on the spot
 //! (share links, history, probes).
 
-use std::collections::BTreeMap;
-
 use serde_json::json;
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 
-use crate::openapi::schema;
+use crate::openapi::build::{
+    boolean, component, count, date_time, doc, list, nullable, object, opt, req, text, words,
+};
+use crate::openapi::{schema, shape};
 
 crate::problem::documented::problems! {
     [pub(in crate::http)]
@@ -28,147 +29,155 @@ crate::problem::documented::problems! {
     Unavailable = 503, "A third party failed (see upstream, failure, retryable)";
 }
 
-/// One problem with one input field.
-#[derive(ToSchema)]
-#[schema(as = FieldError)]
-#[allow(dead_code)]
-pub(in crate::http) struct FieldErrorSchema {
-    /// The field's wire name, or `body` for the whole input.
-    field: String,
-    message: String,
-}
+shape!(pub(in crate::http) FieldErrorSchema = "FieldError", object(
+    "One problem with one input field.",
+    vec![
+        req("field", doc(text(), "The field's wire name, or `body` for the whole input.")),
+        req("message", text()),
+    ],
+));
 
-/// A problem document (RFC 9457).
-#[derive(ToSchema)]
-#[schema(as = Problem)]
-#[allow(dead_code)]
-pub(in crate::http) struct ProblemSchema {
-    #[schema(rename = "type", schema_with = problem_type)]
-    type_uri: String,
-    title: String,
-    status: u16,
-    detail: String,
-    #[schema(schema_with = problem_code)]
-    code: String,
-    #[schema(required = false)]
-    errors: Vec<FieldErrorSchema>,
-    /// The missing scope (insufficient_scope).
-    #[schema(required = false)]
-    scope: String,
-    /// The trip's current version (stale_version).
-    #[schema(rename = "currentVersion", required = false)]
-    current_version: u64,
-    /// The third party that failed (upstream_unavailable).
-    #[schema(required = false, schema_with = upstream_name)]
-    upstream: String,
-    /// How it failed, e.g. timeout after 5s.
-    #[schema(required = false)]
-    failure: String,
-    /// Whether the same request may succeed later.
-    #[schema(required = false)]
-    retryable: bool,
-    /// Seconds until the budget has room again (rate_limited, too_many_streams); also the
-    /// Retry-After header.
-    #[schema(rename = "retryAfter", required = false)]
-    retry_after: u64,
-}
+shape!(pub(in crate::http) ProblemSchema = "Problem", object(
+    "A problem document (RFC 9457).",
+    vec![
+        req("type", json!({"type": "string", "format": "uri"})),
+        req("title", text()),
+        req("status", count(0)),
+        req("detail", text()),
+        req("code", words(crate::http::problem::CODES)),
+        opt("errors", list(component("FieldError"))),
+        opt("scope", doc(text(), "The missing scope (insufficient_scope).")),
+        opt(
+            "currentVersion",
+            doc(count(0), "The trip's current version (stale_version)."),
+        ),
+        opt(
+            "upstream",
+            doc(
+                words(["geocoder", "router", "accommodations"]),
+                "The third party that failed (upstream_unavailable).",
+            ),
+        ),
+        opt("failure", doc(text(), "How it failed, e.g. timeout after 5s.")),
+        opt(
+            "retryable",
+            doc(boolean(), "Whether the same request may succeed later."),
+        ),
+        opt(
+            "retryAfter",
+            doc(
+                count(0),
+                "Seconds until the budget has room again (rate_limited, too_many_streams); also the Retry-After header.",
+            ),
+        ),
+    ],
+));
 
-fn problem_type() -> RefOr<Schema> {
-    schema(json!({"type": "string", "format": "uri"}))
-}
+shape!(pub(in crate::http) ShareLinkSchema = "ShareLink", object(
+    "A trip's public link.",
+    vec![
+        req(
+            "url",
+            doc(
+                text(),
+                "Public, anonymous; url + `.gpx` or `.fit` downloads the trip without a token.",
+            ),
+        ),
+        req(
+            "shortCode",
+            json!({"type": "string", "minLength": 11, "maxLength": 11}),
+        ),
+        req("createdAt", date_time()),
+    ],
+));
 
-fn problem_code() -> RefOr<Schema> {
-    schema(json!({"type": "string", "enum": crate::http::problem::CODES}))
-}
+shape!(pub(in crate::http) HistorySchema = "History", object(
+    "Every event of a trip, readable.",
+    vec![
+        req("items", list(component("HistoryItem"))),
+        req("totalItems", count(0)),
+    ],
+));
 
-fn upstream_name() -> RefOr<Schema> {
-    schema(json!({"type": "string", "enum": ["geocoder", "router", "accommodations"]}))
-}
+shape!(pub(in crate::http) HistoryItemSchema = "HistoryItem", object(
+    "One event of a trip's history.",
+    vec![
+        req("streamVersion", count(0)),
+        req("type", text()),
+        opt("actor", nullable(text())),
+        req("at", date_time()),
+        req("summary", text()),
+    ],
+));
 
-/// A trip's public link.
-#[derive(ToSchema)]
-#[schema(as = ShareLink, rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(in crate::http) struct ShareLinkSchema {
-    /// Public, anonymous; url + `.gpx` or `.fit` downloads the trip without a token.
-    url: String,
-    #[schema(min_length = 11, max_length = 11)]
-    short_code: String,
-    created_at: chrono::DateTime<chrono::Utc>,
-}
+shape!(pub(in crate::http) HealthSchema = "Health", object(
+    "`/livez` and `/readyz`.",
+    vec![
+        req("status", words(["live", "ready", "unready"])),
+        opt(
+            "checks",
+            doc(
+                json!({"type": "object", "additionalProperties": {"type": "string"}}),
+                "The database, the queue and the workers (readyz only).",
+            ),
+        ),
+        opt(
+            "upstreams",
+            doc(
+                component("Upstreams"),
+                "Each third-party upstream's health (probed at most every 30 s); reported, never required (readyz only).",
+            ),
+        ),
+    ],
+));
 
-/// Every event of a trip, readable.
-#[derive(ToSchema)]
-#[schema(as = History, rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(in crate::http) struct HistorySchema {
-    items: Vec<HistoryItemSchema>,
-    total_items: u64,
-}
+shape!(pub(in crate::http) UpstreamsSchema = "Upstreams", object(
+    "The upstreams.",
+    vec![
+        req("geocoder", component("UpstreamHealth")),
+        req("accommodations", component("UpstreamHealth")),
+        req(
+            "osm",
+            doc(
+                component("UpstreamHealth"),
+                "Where the analysis reads OpenStreetMap now: `local index` (an imported extract), `overpass` or `none`.",
+            ),
+        ),
+        req("weather", component("UpstreamHealth")),
+        req(
+            "elevation",
+            doc(
+                component("UpstreamHealth"),
+                "Heights for routes without elevation: the first source asked, `srtm` (imported tiles, then Open-Meteo when configured too), `open-meteo`, or `none`.",
+            ),
+        ),
+        req("router", component("UpstreamHealth")),
+    ],
+));
 
-/// One event of a trip's history.
-#[derive(ToSchema)]
-#[schema(as = HistoryItem, rename_all = "camelCase")]
-#[allow(dead_code)]
-pub(in crate::http) struct HistoryItemSchema {
-    stream_version: u64,
-    #[schema(rename = "type")]
-    kind: String,
-    actor: Option<String>,
-    at: chrono::DateTime<chrono::Utc>,
-    summary: String,
-}
-
-/// `/livez` and `/readyz`.
-#[derive(ToSchema)]
-#[schema(as = Health)]
-#[allow(dead_code)]
-pub(in crate::http) struct HealthSchema {
-    #[schema(schema_with = health_status)]
-    status: String,
-    /// The database, the queue and the workers (readyz only).
-    #[schema(required = false)]
-    checks: BTreeMap<String, String>,
-    /// Each third-party upstream's health (probed at most every 30 s); reported, never
-    /// required (readyz only).
-    #[schema(required = false)]
-    upstreams: UpstreamsSchema,
-}
-
-fn health_status() -> RefOr<Schema> {
-    schema(json!({"type": "string", "enum": ["live", "ready", "unready"]}))
-}
-
-/// The upstreams.
-#[derive(ToSchema)]
-#[schema(as = Upstreams)]
-#[allow(dead_code)]
-pub(in crate::http) struct UpstreamsSchema {
-    geocoder: UpstreamHealthSchema,
-    accommodations: UpstreamHealthSchema,
-    /// Where the analysis reads OpenStreetMap now: `local index` (an imported extract),
-    /// `overpass` or `none`.
-    osm: UpstreamHealthSchema,
-    weather: UpstreamHealthSchema,
-    /// Heights for routes without elevation: the first source asked, `srtm` (imported
-    /// tiles, then Open-Meteo when configured too), `open-meteo`, or `none`.
-    elevation: UpstreamHealthSchema,
-    router: UpstreamHealthSchema,
-}
-
-/// One upstream's health.
-#[derive(ToSchema)]
-#[schema(as = UpstreamHealth)]
-#[allow(dead_code)]
-pub(in crate::http) struct UpstreamHealthSchema {
-    /// nominatim or gazetteer; overpass or none; open-meteo or none; brouter, valhalla or
-    /// offline.
-    provider: String,
-    /// up, down: <failure>, or embedded (the offline default).
-    status: String,
-    /// Always false: an upstream never makes the service unready.
-    required: bool,
-}
+shape!(pub(in crate::http) UpstreamHealthSchema = "UpstreamHealth", object(
+    "One upstream's health.",
+    vec![
+        req(
+            "provider",
+            doc(
+                text(),
+                "nominatim or gazetteer; overpass or none; open-meteo or none; brouter, valhalla or offline.",
+            ),
+        ),
+        req(
+            "status",
+            doc(text(), "up, down: <failure>, or embedded (the offline default)."),
+        ),
+        req(
+            "required",
+            doc(
+                boolean(),
+                "Always false: an upstream never makes the service unready.",
+            ),
+        ),
+    ],
+));
 
 /// A file (GPX or FIT): its bytes, described by its media type, not by a JSON schema.
 #[derive(Debug)]
