@@ -8,9 +8,9 @@ use etappe_domain::trip::source::SourceType;
 use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
 use etappe_domain::trip::{Category, Trip, TripCommand};
 use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb};
-use etappe_route::gpx::{ParsedRoute, parse_gpx};
+use etappe_route::gpx::{ParsedRoute, TrackPoint, parse_gpx};
 use etappe_route::pacing::{
-    PacingSettings, day_lengths_km, one_day_per_track, pace_route, pace_route_at,
+    DaySplit, PacingSettings, day_lengths_km, one_day_per_track, pace_route, pace_route_at,
 };
 use etappe_route::pieces::join_pieces;
 use etappe_route::sources::{
@@ -23,6 +23,7 @@ use crate::track;
 use etappe_infra::fetch::FetchError;
 use etappe_infra::fetch::origins::RouteService;
 
+use super::nights::PacedNights;
 use super::{Applied, JobError, Outcome, Pipeline, heights_known, round};
 
 impl Pipeline {
@@ -70,15 +71,9 @@ impl Pipeline {
             Ok(parsed) => parsed,
             Err(RouteFailure::Transient(why)) => return Err(JobError::Transient(why)),
             Err(RouteFailure::Terminal(reason)) => {
-                let reason_for_trip = reason.clone();
-                self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
-                    TripCommand::FailRoute {
-                        generation,
-                        reason: reason_for_trip.clone(),
-                    }
-                })
-                .await?;
-                return Ok(Outcome::Failed(reason));
+                return self
+                    .fail_route(job_id, trip_id, generation, traceparent, reason)
+                    .await;
             }
         };
 
@@ -117,14 +112,9 @@ impl Pipeline {
                 Ok(joined) => joined,
                 Err(refused) => {
                     let reason = describe_route_error(&refused);
-                    self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
-                        TripCommand::FailRoute {
-                            generation,
-                            reason: reason.clone(),
-                        }
-                    })
-                    .await?;
-                    return Ok(Outcome::Failed(reason));
+                    return self
+                        .fail_route(job_id, trip_id, generation, traceparent, reason)
+                        .await;
                 }
             };
             let s = &trip.settings;
@@ -160,14 +150,9 @@ impl Pipeline {
         let points = &stored.points;
         if splits.is_empty() || points.len() < 2 {
             let reason = "the route has fewer than two usable points".to_owned();
-            self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
-                TripCommand::FailRoute {
-                    generation,
-                    reason: reason.clone(),
-                }
-            })
-            .await?;
-            return Ok(Outcome::Failed(reason));
+            return self
+                .fail_route(job_id, trip_id, generation, traceparent, reason)
+                .await;
         }
 
         reporter
@@ -182,56 +167,7 @@ impl Pipeline {
             .iter()
             .enumerate()
             .filter_map(|(i, split)| {
-                let start = points.get(split.start_index)?;
-                let end = points.get(split.end_index)?;
-                let known = points
-                    .get(split.start_index..=split.end_index)
-                    .is_some_and(heights_known);
-                let (accommodation, night) = nights
-                    .as_ref()
-                    .map_or((None, None), |(_, paced)| paced.night_of(i));
-                let planned_km = nights
-                    .as_ref()
-                    .and_then(|(_, paced)| paced.lengths_km.get(i))
-                    .map(|km| round(*km, 2));
-                let start_place = self.labeller.label(start.lat, start.lon);
-                let end_place = self.labeller.label(end.lat, end.lon);
-                Some(Stage {
-                    id: derived_id(&format!("{job_id}:stage:{i}")),
-                    day_number: i as u32 + 1,
-                    distance_km: round(split.distance_m / 1000.0, 2),
-                    ascent_m: known.then(|| split.ascent_m.round()),
-                    descent_m: known.then(|| split.descent_m.round()),
-                    start: Point {
-                        lat: start.lat,
-                        lon: start.lon,
-                        ele: start.ele,
-                    },
-                    end: Point {
-                        lat: end.lat,
-                        lon: end.lon,
-                        ele: end.ele,
-                    },
-                    start_label: start_place.as_ref().map(|p| p.name.clone()),
-                    end_label: end_place.as_ref().map(|p| p.name.clone()),
-                    start_country: start_place.map(|p| p.country_code),
-                    end_country: end_place.map(|p| p.country_code),
-                    label: None,
-                    is_rest_day: false,
-                    first_point: split.start_index,
-                    last_point: split.end_index,
-                    alerts: Vec::new(),
-                    accommodations: Vec::new(),
-                    accommodation,
-                    detour: None,
-                    detour_failure: None,
-                    waypoint_pending: None,
-                    weather: None,
-                    found: None,
-                    road: None,
-                    planned_km,
-                    night,
-                })
+                self.stage_of_split(job_id, i, split, points, nights.as_ref().map(|(_, p)| p))
             })
             .collect();
         // Breaks between the source's pieces count no distance and no climb (etappe_route::pieces).
@@ -287,6 +223,84 @@ impl Pipeline {
         };
         self.record_analysis(job_id, &view.trip, &stored, &Category::ALL, traceparent)
             .await
+    }
+
+    /// Fails the route of `generation` for good with `reason` (the trip says why).
+    async fn fail_route(
+        &self,
+        job_id: Uuid,
+        trip_id: TripId,
+        generation: u64,
+        traceparent: Option<&str>,
+        reason: String,
+    ) -> Result<Outcome, JobError> {
+        self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
+            TripCommand::FailRoute {
+                generation,
+                reason: reason.clone(),
+            }
+        })
+        .await?;
+        Ok(Outcome::Failed(reason))
+    }
+
+    /// Day `day_index` of a freshly paced route: its ends labelled, its climbing where the
+    /// heights are known, and its night where the pacer placed one at a bed.
+    fn stage_of_split(
+        &self,
+        job_id: Uuid,
+        day_index: usize,
+        split: &DaySplit,
+        points: &[TrackPoint],
+        nights: Option<&PacedNights>,
+    ) -> Option<Stage> {
+        let start = points.get(split.start_index)?;
+        let end = points.get(split.end_index)?;
+        let known = points
+            .get(split.start_index..=split.end_index)
+            .is_some_and(heights_known);
+        let (accommodation, night) = nights.map_or((None, None), |paced| paced.night_of(day_index));
+        let planned_km = nights
+            .and_then(|paced| paced.lengths_km.get(day_index))
+            .map(|km| round(*km, 2));
+        let start_place = self.labeller.label(start.lat, start.lon);
+        let end_place = self.labeller.label(end.lat, end.lon);
+        Some(Stage {
+            id: derived_id(&format!("{job_id}:stage:{day_index}")),
+            day_number: day_index as u32 + 1,
+            distance_km: round(split.distance_m / 1000.0, 2),
+            ascent_m: known.then(|| split.ascent_m.round()),
+            descent_m: known.then(|| split.descent_m.round()),
+            start: Point {
+                lat: start.lat,
+                lon: start.lon,
+                ele: start.ele,
+            },
+            end: Point {
+                lat: end.lat,
+                lon: end.lon,
+                ele: end.ele,
+            },
+            start_label: start_place.as_ref().map(|p| p.name.clone()),
+            end_label: end_place.as_ref().map(|p| p.name.clone()),
+            start_country: start_place.map(|p| p.country_code),
+            end_country: end_place.map(|p| p.country_code),
+            label: None,
+            is_rest_day: false,
+            first_point: split.start_index,
+            last_point: split.end_index,
+            alerts: Vec::new(),
+            accommodations: Vec::new(),
+            accommodation,
+            detour: None,
+            detour_failure: None,
+            waypoint_pending: None,
+            weather: None,
+            found: None,
+            road: None,
+            planned_km,
+            night,
+        })
     }
 
     pub(super) async fn fetch_route(&self, trip: &Trip) -> Result<ParsedRoute, RouteFailure> {
