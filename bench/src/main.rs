@@ -62,30 +62,7 @@ enum Command {
         sqlite: bool,
     },
     /// Time from POST /trips to partial: false for a synthetic route served on loopback.
-    Route {
-        /// Route length, km.
-        #[arg(long, default_value_t = 1000.0)]
-        km: f64,
-        /// Point spacing, metres.
-        #[arg(long, default_value_t = 25.0)]
-        spacing: f64,
-        /// Repetitions.
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
-        /// Run on PostgreSQL, RabbitMQ and Redis (DATABASE_URL, AMQP_URL, REDIS_URL) with
-        /// separate worker processes.
-        #[arg(long)]
-        servers: bool,
-        /// Worker processes (with --servers) or in-process worker slots.
-        #[arg(long, default_value_t = 1)]
-        workers: u16,
-        /// Trips created at once (jobs per second = trips / time to finish them all).
-        #[arg(long, default_value_t = 1)]
-        trips: usize,
-        /// Report the peak memory (VmHWM) of the worker process after the runs (--servers).
-        #[arg(long)]
-        memory: bool,
-    },
+    Route(bench::route::Options),
     /// Nights at accommodation placed over a long route.
     Nights {
         /// The route's length, km.
@@ -193,15 +170,7 @@ async fn main() -> anyhow::Result<()> {
             trips,
             sqlite,
         } => bench::patch::run(rate, seconds, trips, sqlite).await,
-        Command::Route {
-            km,
-            spacing,
-            runs,
-            servers,
-            workers,
-            trips,
-            memory,
-        } => bench::route::run(km, spacing, runs, servers, workers, trips, memory).await,
+        Command::Route(options) => bench::route::run(options).await,
         Command::Plan {
             extract,
             places,

@@ -11,17 +11,44 @@ use serde_json::json;
 
 use etappe_tests::temp_dir;
 
+/// What to time: the route, how often, and on which backend.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// Route length, km.
+    #[arg(long, default_value_t = 1000.0)]
+    pub km: f64,
+    /// Point spacing, metres.
+    #[arg(long, default_value_t = 25.0)]
+    pub spacing: f64,
+    /// Repetitions.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Run on PostgreSQL, RabbitMQ and Redis (DATABASE_URL, AMQP_URL, REDIS_URL) with
+    /// separate worker processes.
+    #[arg(long)]
+    pub servers: bool,
+    /// Worker processes (with --servers) or in-process worker slots.
+    #[arg(long, default_value_t = 1)]
+    pub workers: u16,
+    /// Trips created at once (jobs per second = trips / time to finish them all).
+    #[arg(long, default_value_t = 1)]
+    pub trips: usize,
+    /// Report the peak memory (VmHWM) of the worker process after the runs (--servers).
+    #[arg(long)]
+    pub memory: bool,
+}
+
 /// Creates trips on a synthetic `km` route and times them until their days are computed.
-#[allow(clippy::too_many_arguments)]
-pub async fn run(
-    km: f64,
-    spacing: f64,
-    runs: usize,
-    servers: bool,
-    workers: u16,
-    trips: usize,
-    memory: bool,
-) -> anyhow::Result<()> {
+pub async fn run(options: Options) -> anyhow::Result<()> {
+    let Options {
+        km,
+        spacing,
+        runs,
+        servers,
+        workers,
+        trips,
+        memory,
+    } = options;
     let gpx = etappe_tests::fixtures::route_gpx(km, spacing);
     let size_mb = gpx.len() as f64 / 1e6;
     let gpx = Arc::new(gpx);

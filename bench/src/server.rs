@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use etappe_services::app::RequestContext;
+use etappe_services::app::{Caller, RequestContext};
 use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -58,12 +58,15 @@ async fn app() -> anyhow::Result<TestApp> {
 async fn shared_trip(app: &TestApp, token: &str, points: usize) -> anyhow::Result<String> {
     let km = points as f64 * 2.5 / 1000.0;
     let gpx = etappe_tests::fixtures::route_gpx(km, 2.5);
-    let principal = app
-        .state
-        .identity
-        .authenticate(token)
-        .await?
-        .context("token")?;
+    let caller = Caller {
+        principal: app
+            .state
+            .identity
+            .authenticate(token)
+            .await?
+            .context("token")?,
+        context: RequestContext::default(),
+    };
     // In process: the HTTP upload limit (30 MB) is not what is measured here.
     let mut settings = Map::new();
     settings.insert("title".into(), json!("Export bench"));
@@ -71,13 +74,7 @@ async fn shared_trip(app: &TestApp, token: &str, points: usize) -> anyhow::Resul
     let created = app
         .state
         .trips
-        .create_from_upload(
-            &principal,
-            "bench.gpx",
-            gpx.as_bytes(),
-            &settings,
-            &RequestContext::default(),
-        )
+        .create_from_upload(&caller, "bench.gpx", gpx.as_bytes(), &settings)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let id = created.trip.id;

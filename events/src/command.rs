@@ -4,6 +4,14 @@
 //! events with the view that same transaction projected. A lost race on the stream (another
 //! writer appended meanwhile) reloads and decides again, a bounded number of times; the
 //! decision itself (a stale caller version, a lock) is never retried.
+//!
+//! A caller may put a [`Gate`] between the decision and the append: the person's confirmation
+//! of an irreversible change is asked about the events the command decided, so the change is
+//! decided once, refused by the domain before anyone is asked, and asked about only when it
+//! does what needs asking.
+
+use std::future::Future;
+use std::pin::Pin;
 
 use etappe_domain::envelope::{EventMetadata, NewEvent};
 use etappe_domain::ids::{TripId, derived_id};
@@ -61,6 +69,21 @@ pub enum DecidedOn {
     Current,
 }
 
+/// Why a [`Gate`] stopped a command: the caller's own error, handed back unchanged.
+pub type GateStop = Box<dyn std::error::Error + Send + Sync>;
+
+/// The last word on a decided command before its events are appended.
+pub trait Gate: Send + Sync {
+    /// Lets the events of a decision on `state` through, or stops the command with nothing
+    /// written. Asked at most once per command: about its first decision that changes
+    /// something (a retry after a lost race appends what was let through once).
+    fn pass<'a>(
+        &'a self,
+        state: Option<&'a TripView>,
+        events: &'a [TripEvent],
+    ) -> Pin<Box<dyn Future<Output = Result<(), GateStop>> + Send + 'a>>;
+}
+
 /// What a command did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Executed {
@@ -83,6 +106,9 @@ pub enum ExecuteError {
     /// Other writers kept winning the race on the stream.
     #[error("the trip kept changing while the command was written")]
     Contended,
+    /// The command's gate stopped it before its events were appended.
+    #[error("{0}")]
+    Stopped(GateStop),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -96,6 +122,20 @@ impl dyn Store {
         decided_on: DecidedOn,
         meta: &CommandMetadata,
         command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
+    ) -> Result<Executed, ExecuteError> {
+        self.execute_through(trip_id, decided_on, meta, command, None)
+            .await
+    }
+
+    /// [`execute`](dyn Store::execute), with `gate` asked about the decision before its
+    /// events are appended.
+    pub async fn execute_through(
+        &self,
+        trip_id: TripId,
+        decided_on: DecidedOn,
+        meta: &CommandMetadata,
+        command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
+        mut gate: Option<&dyn Gate>,
     ) -> Result<Executed, ExecuteError> {
         let new_stream = matches!(decided_on, DecidedOn::NewStream);
         let mut loaded = match decided_on {
@@ -118,6 +158,11 @@ impl dyn Store {
                     view,
                     already_appended: false,
                 });
+            }
+            if let Some(gate) = gate.take() {
+                gate.pass(view.as_ref(), &events)
+                    .await
+                    .map_err(ExecuteError::Stopped)?;
             }
             match self
                 .append_to_trip(trip_id, expected, meta.new_events(&events))

@@ -2,7 +2,6 @@
 //! re-routing a day through a waypoint (BRouter/Valhalla, or a straight spur offline). Their
 //! results are enrichments: they land as events without moving the trip's version.
 
-use etappe_domain::ids::TripId;
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::stage::{Accommodation, Detour, Point, SpurJunction};
 use etappe_domain::trip::{StageAccommodations, TripCommand};
@@ -12,7 +11,7 @@ use etappe_route::gpx::TrackPoint;
 use etappe_upstream::{OsmFeatures, RideProfile, RoutePoint, UpstreamError, spur_detour};
 use uuid::Uuid;
 
-use crate::pipeline::{Applied, JobError, Outcome, Pipeline};
+use crate::pipeline::{Applied, JobError, JobScope, Outcome, Pipeline};
 use crate::track;
 
 /// Our accommodation type as the adapter names it.
@@ -42,13 +41,16 @@ impl Pipeline {
     /// provider, records the category as unavailable, never inventing places.
     pub(crate) async fn scan_accommodations(
         &self,
-        job_id: Uuid,
-        trip_id: TripId,
-        generation: u64,
+        scope: JobScope<'_>,
         radius_km: f64,
         only: Option<Uuid>,
-        traceparent: Option<&str>,
     ) -> Result<Outcome, JobError> {
+        let JobScope {
+            job_id,
+            trip_id,
+            generation,
+            traceparent,
+        } = scope;
         let Some(view) = self.view(trip_id).await? else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
@@ -124,16 +126,18 @@ impl Pipeline {
     /// keeps the rest of the day. Without a router (or when it finds no way), a straight spur
     /// out and back from the nearest point, flagged estimated. The spur's heights come from
     /// the elevation source; without them the day's climbing is unknown.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn reroute_stage(
         &self,
-        job_id: Uuid,
-        trip_id: TripId,
-        generation: u64,
+        scope: JobScope<'_>,
         stage_id: Uuid,
         waypoint: Point,
-        traceparent: Option<&str>,
     ) -> Result<Outcome, JobError> {
+        let JobScope {
+            job_id,
+            trip_id,
+            generation,
+            traceparent,
+        } = scope;
         let Some(view) = self.view(trip_id).await? else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };

@@ -122,6 +122,16 @@ impl Job {
         }
     }
 
+    /// The generation of the trip's days it was asked for.
+    pub fn generation(&self) -> u64 {
+        match self {
+            Job::ComputeRoute { generation, .. }
+            | Job::Analyse { generation, .. }
+            | Job::ScanAccommodations { generation, .. }
+            | Job::RerouteStage { generation, .. } => *generation,
+        }
+    }
+
     /// A short name for metrics and logs.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -56,4 +56,5 @@ conformance_tests!(
     a_rebuilt_projection_equals_the_live_one,
     trip_lists_filter_and_paginate,
     an_owners_trips_are_listed_and_purged,
+    a_gate_sees_the_decision_once_and_can_stop_it,
 );

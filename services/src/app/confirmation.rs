@@ -1,9 +1,9 @@
-//! Confirmation as a guard of the services, for the changes that cannot be undone (new
-//! settings re-cut the days, a revoked link is gone, a deleted trip too). The service runs it
-//! on the state it has read, after its own rules: the lock, the version and the values are
-//! checked by a dry run of the domain's `decide`, the very decision the write then makes, so a
-//! caller is never sent to confirm a change that would be refused anyway, and no transport
-//! re-implements those rules. What a caller confirms with is the transport's business: REST
+//! Confirmation of the changes that cannot be undone (new settings re-cut the days, a revoked
+//! link is gone, a deleted trip too), as the gate of the store's command path: it is asked
+//! about the events the domain's `decide` chose, between the decision and the append, so the
+//! change is decided once, a caller is never sent to confirm a change the domain refuses
+//! anyway (the lock, the version and the values come first), and no transport re-implements
+//! those rules. What a caller confirms with is the transport's business: REST
 //! confirms by sending the request (its guard is `If-Match`); an agent confirms with a token
 //! the first call minted (`mcp::confirm`).
 
@@ -12,7 +12,8 @@ use std::pin::Pin;
 
 use chrono::NaiveDate;
 use etappe_domain::projection::TripView;
-use etappe_domain::trip::{TripCommand, TripEvent, decide};
+use etappe_domain::trip::TripEvent;
+use etappe_store::command::{Gate, GateStop};
 use serde::Serialize;
 
 use super::AppError;
@@ -82,47 +83,65 @@ impl Impact {
     }
 }
 
-/// The guard: `command` decided on `current` (the domain's refusals come first), then the
-/// caller's verdict.
-pub(super) async fn guard(
-    current: &TripView,
-    command: TripCommand,
-    confirm: &dyn Confirm,
-) -> Result<(), AppError> {
-    if !confirm.asks() {
-        return Ok(());
-    }
-    decide(Some(&current.trip), command)?;
-    ask(current, confirm, None).await
+/// What a confirmation is asked about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Asks {
+    /// Every change of the command (a deletion, a revoked link).
+    Always,
+    /// A settings change that re-cuts the days (a new pacing generation: new day ids, chosen
+    /// places and manual splits gone); what keeps the days applies at once, since nothing
+    /// is lost.
+    WhenRecut,
 }
 
-/// The guard of a settings change: confirmed only when it re-cuts the days (a new pacing
-/// generation: new day ids, chosen places and manual splits gone); what keeps the days
-/// applies at once, since nothing is lost.
-pub(super) async fn guard_recut(
-    current: &TripView,
-    command: TripCommand,
-    confirm: &dyn Confirm,
-) -> Result<(), AppError> {
-    if !confirm.asks() {
-        return Ok(());
+/// The confirmation as the command path's gate: asked about the events `decide` chose, after
+/// the domain's refusals, once per command.
+pub(super) struct Confirmation<'a> {
+    pub(super) confirm: &'a dyn Confirm,
+    pub(super) asks: Asks,
+}
+
+impl Gate for Confirmation<'_> {
+    fn pass<'a>(
+        &'a self,
+        state: Option<&'a TripView>,
+        events: &'a [TripEvent],
+    ) -> Pin<Box<dyn Future<Output = Result<(), GateStop>> + Send + 'a>> {
+        Box::pin(async move {
+            let Some(current) = state.filter(|_| self.confirm.asks()) else {
+                return Ok(());
+            };
+            let change = match self.asks {
+                Asks::Always => None,
+                Asks::WhenRecut => match recut_change(events) {
+                    Some(change) => Some(change),
+                    None => return Ok(()),
+                },
+            };
+            ask(current, self.confirm, change)
+                .await
+                .map_err(|refusal| Box::new(refusal) as GateStop)
+        })
     }
-    let events = decide(Some(&current.trip), command)?;
+}
+
+/// What re-cutting the days loses, when `events` re-cut them.
+fn recut_change(events: &[TripEvent]) -> Option<&'static str> {
+    let recut = events
+        .iter()
+        .any(|e| matches!(e, TripEvent::RouteRequested { .. }));
     let replanned = events
         .iter()
         .any(|e| matches!(e, TripEvent::TripReplanned { .. }));
-    if !events
-        .iter()
-        .any(|e| matches!(e, TripEvent::RouteRequested { .. }))
-    {
-        return Ok(());
+    match (recut, replanned) {
+        (false, _) => None,
+        (true, true) => Some(
+            "routes the plan again and re-cuts the days: new day ids; chosen accommodations and manual splits are gone",
+        ),
+        (true, false) => {
+            Some("re-cuts the days: new day ids; chosen accommodations and manual splits are gone")
+        }
     }
-    let change = if replanned {
-        "routes the plan again and re-cuts the days: new day ids; chosen accommodations and manual splits are gone"
-    } else {
-        "re-cuts the days: new day ids; chosen accommodations and manual splits are gone"
-    };
-    ask(current, confirm, Some(change)).await
 }
 
 async fn ask(

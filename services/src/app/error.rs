@@ -176,6 +176,11 @@ impl From<ExecuteError> for AppError {
                 "the trip is being changed by others right now; retry in a moment".into(),
             ),
             ExecuteError::Store(store) => store.into(),
+            // The app's own gates stop with an `AppError` (a confirmation to ask for).
+            ExecuteError::Stopped(stop) => match stop.downcast::<AppError>() {
+                Ok(app) => *app,
+                Err(other) => AppError::Internal(other.to_string()),
+            },
         }
     }
 }

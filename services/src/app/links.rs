@@ -24,8 +24,8 @@ pub fn base_url(app: &App, host: Option<&str>) -> Result<String, AppError> {
 /// The server's own base URL for OAuth (issuer, resource, metadata addresses): the public
 /// base (`ETAPPE_PUBLIC_URL`, or the bound loopback address), never the request's Host, so
 /// that the issuer and the audience of every token are one string on every replica.
-pub fn issuer(app: &App) -> Option<String> {
-    Some(app.accounts.web.base.trim_end_matches('/').to_owned())
+pub fn issuer(app: &App) -> String {
+    app.accounts.web.base.trim_end_matches('/').to_owned()
 }
 
 /// Whether `host` (with or without a port) is loopback or listed.

@@ -22,7 +22,7 @@ use self::accounts::Accounts;
 use self::trips::TripService;
 use crate::budgets::Budgets;
 use crate::config::{HostSettings, ServerLimits};
-use crate::identity::Identity;
+use crate::identity::{Identity, Principal};
 use crate::streams::StreamSlots;
 
 /// The application: its services and the handles they share, built once by the composition
@@ -50,6 +50,15 @@ pub struct App {
     pub streams: Arc<StreamSlots>,
     /// The server's deadlines (the body deadline is a layer of the router).
     pub limits: ServerLimits,
+}
+
+/// Who asks, through which request: the principal a service authorizes, and the request's
+/// ids that the events it causes carry. Every service that changes a trip takes one; a
+/// transport builds it once per request.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    pub principal: Principal,
+    pub context: RequestContext,
 }
 
 /// What a transport knows about the request that reaches a service.

@@ -12,17 +12,13 @@ use serde_json::{Map, Value};
 use super::App;
 use super::problem::Problem;
 use crate::app::trips::BaseVersion;
-use crate::app::{AppError, RequestContext};
-use crate::identity::Principal;
+use crate::app::{AppError, Caller, RequestContext};
 
 /// The largest JSON body accepted (settings are small; uploads have their own route).
 pub(super) const MAX_JSON_BODY: usize = 64 * 1024;
 
 /// The authenticated caller: `Authorization: Bearer etp_…`, or the session cookie (a write
-/// then passes the CSRF rule of `auth`).
-#[derive(Debug, Clone)]
-pub(super) struct Caller(pub Principal);
-
+/// then passes the CSRF rule of `auth`), with the request's context as the edge set it.
 impl FromRequestParts<App> for Caller {
     type Rejection = AppError;
 
@@ -36,7 +32,10 @@ impl FromRequestParts<App> for Caller {
         // transport does not reset it.
         let caller =
             crate::auth::admit_request(state, &parts.method, &parts.headers, false).await?;
-        Ok(Caller(caller.principal))
+        Ok(Caller {
+            principal: caller.principal,
+            context: request_context(parts),
+        })
     }
 }
 
@@ -57,16 +56,13 @@ impl<S: Send + Sync> FromRequestParts<S> for PeerAddress {
     }
 }
 
-impl FromRequestParts<App> for RequestContext {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &App) -> Result<Self, Self::Rejection> {
-        Ok(parts
-            .extensions
-            .get::<RequestContext>()
-            .cloned()
-            .unwrap_or_default())
-    }
+/// The request's id and trace, as the edge layer set them.
+fn request_context(parts: &Parts) -> RequestContext {
+    parts
+        .extensions
+        .get::<RequestContext>()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// A trip id from the path. A malformed id cannot name anybody's trip: 404, like a missing one.

@@ -9,10 +9,10 @@ use etappe_domain::text::{quote, strip_controls};
 use etappe_domain::trip::FieldError;
 
 use super::App;
-use super::extract::Caller;
 use super::openapi::answers::*;
 use super::openapi::params::PlaceQuery;
 use crate::app::AppError;
+use crate::app::Caller;
 use crate::app::places::{DEFAULT_PLACES, PlaceList, search_places};
 
 const PARAMETERS: [&str; 2] = ["q", "limit"];
@@ -25,7 +25,7 @@ const PARAMETERS: [&str; 2] = ["q", "limit"];
         BadRequest, Unauthorized, Forbidden, RateLimited, Unavailable))]
 pub(super) async fn search(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Json<PlaceList>, AppError> {
     let errors: Vec<FieldError> = params
@@ -54,7 +54,7 @@ pub(super) async fn search(
         })?,
     };
     let q = params.get("q").map_or("", String::as_str);
-    let places = search_places(&principal, &state.work.upstreams, q, limit)
+    let places = search_places(&caller.principal, &state.work.upstreams, q, limit)
         .await
         .map_err(|e| match e {
             AppError::Input(input) => AppError::InvalidQuery(input.field_errors()),

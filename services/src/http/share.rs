@@ -10,7 +10,7 @@ use etappe_domain::trip::ShareLink;
 use serde_json::json;
 
 use super::App;
-use super::extract::{Caller, PeerAddress, Segments, TripPath};
+use super::extract::{PeerAddress, Segments, TripPath};
 use super::openapi::answers::*;
 use super::openapi::params::*;
 use super::trips::file_response;
@@ -19,7 +19,7 @@ use crate::app::exports::ExportFormat;
 use crate::app::links::base_url;
 use crate::app::trips::days::RouteLines;
 use crate::app::views::{PublicTrip, StageSummary};
-use crate::app::{AppError, RequestContext};
+use crate::app::{AppError, Caller};
 
 fn link_body(
     state: &App,
@@ -41,13 +41,13 @@ fn link_body(
         BadRequest, Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn get(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     headers: HeaderMap,
     TripPath(trip_id): TripPath,
 ) -> Result<Response, AppError> {
     let link = state
         .trips
-        .share_link(&principal, trip_id)
+        .share_link(&caller.principal, trip_id)
         .await?
         .ok_or(AppError::NotFound)?;
     Ok(Json(link_body(&state, &headers, &link)?).into_response())
@@ -63,12 +63,11 @@ pub(super) async fn get(
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, RateLimited))]
 pub(super) async fn create(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     headers: HeaderMap,
     TripPath(trip_id): TripPath,
 ) -> Result<Response, AppError> {
-    let (link, created) = state.trips.share(&principal, trip_id, &context).await?;
+    let (link, created) = state.trips.share(&caller, trip_id).await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -86,13 +85,12 @@ pub(super) async fn create(
         Unauthorized, Forbidden, NotFound, Conflict, RateLimited))]
 pub(super) async fn revoke(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     TripPath(trip_id): TripPath,
 ) -> Result<StatusCode, AppError> {
     state
         .trips
-        .unshare(&principal, trip_id, &context, &ConfirmedByRequest)
+        .unshare(&caller, trip_id, &ConfirmedByRequest)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -10,14 +10,14 @@ use etappe_domain::trip::edits::StageAction;
 use uuid::Uuid;
 
 use super::App;
-use super::extract::{Caller, IfMatch, OptionalJsonObject, Segments, TripPath, etag};
+use super::extract::{IfMatch, OptionalJsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::*;
 use super::openapi::params::*;
 use super::trips::detail_response;
 use crate::app::trips::days::{RouteLines, WaypointAccepted};
 use crate::app::views::{StageSummary, TripDetail, TripSummary};
-use crate::app::{AppError, RequestContext};
+use crate::app::{AppError, Caller};
 
 fn ids(trip: &str, stage: &str) -> Result<(etappe_domain::ids::TripId, Uuid), AppError> {
     let trip_id = trip.parse().map_err(|_| AppError::NotFound)?;
@@ -37,8 +37,7 @@ fn ids(trip: &str, stage: &str) -> Result<(etappe_domain::ids::TripId, Uuid), Ap
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn add(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     TripPath(trip_id): TripPath,
     IfMatch(base): IfMatch,
     OptionalJsonObject(mut body): OptionalJsonObject,
@@ -59,8 +58,7 @@ pub(super) async fn add(
     };
     edit(
         &state,
-        &principal,
-        &context,
+        &caller,
         (trip_id, stage_id),
         StageAction::Add,
         &body,
@@ -79,8 +77,7 @@ pub(super) async fn add(
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn update(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
     OptionalJsonObject(body): OptionalJsonObject,
@@ -88,8 +85,7 @@ pub(super) async fn update(
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     edit(
         &state,
-        &principal,
-        &context,
+        &caller,
         (trip_id, stage_id),
         StageAction::Update,
         &body,
@@ -109,8 +105,7 @@ pub(super) async fn update(
         Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn delete(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
@@ -133,8 +128,7 @@ pub(super) async fn delete(
     };
     edit(
         &state,
-        &principal,
-        &context,
+        &caller,
         (trip_id, stage_id),
         action,
         &serde_json::Map::new(),
@@ -152,7 +146,7 @@ pub(super) async fn delete(
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn read(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     headers: HeaderMap,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
 ) -> Result<Response, AppError> {
@@ -161,7 +155,7 @@ pub(super) async fn read(
         "detail" => {
             let (version, day) = state
                 .trips
-                .stage_detail(&principal, trip_id, stage_id)
+                .stage_detail(&caller.principal, trip_id, stage_id)
                 .await?;
             return stage_response(version, &day);
         }
@@ -172,7 +166,7 @@ pub(super) async fn read(
     Ok(super::trips::file_response(
         state
             .exports
-            .export(&principal, trip_id, Some(stage_id), format)
+            .export(&caller.principal, trip_id, Some(stage_id), format)
             .await?,
         &headers,
     ))
@@ -181,8 +175,7 @@ pub(super) async fn read(
 /// Applies one of the five day edits and answers the trip after it, with its new ETag.
 async fn edit(
     state: &App,
-    principal: &crate::identity::Principal,
-    context: &RequestContext,
+    caller: &Caller,
     (trip_id, stage_id): (etappe_domain::ids::TripId, Uuid),
     action: StageAction,
     body: &serde_json::Map<String, serde_json::Value>,
@@ -190,7 +183,7 @@ async fn edit(
 ) -> Result<Response, AppError> {
     let detail = state
         .trips
-        .edit_stage(principal, trip_id, action, stage_id, body, base, context)
+        .edit_stage(caller, trip_id, action, stage_id, body, base)
         .await?;
     detail_response(StatusCode::OK, &detail)
 }
@@ -209,8 +202,7 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
 /// `PATCH /trips/{id}/stages/{stageId}/{move|accommodation}`.
 pub(super) async fn patch_leaf(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
     IfMatch(base): IfMatch,
     OptionalJsonObject(body): OptionalJsonObject,
@@ -220,8 +212,7 @@ pub(super) async fn patch_leaf(
         "move" => {
             return edit(
                 &state,
-                &principal,
-                &context,
+                &caller,
                 (trip_id, stage_id),
                 StageAction::Move,
                 &body,
@@ -232,7 +223,7 @@ pub(super) async fn patch_leaf(
         "accommodation" => {
             state
                 .trips
-                .choose_accommodation(&principal, trip_id, stage_id, &body, base, &context)
+                .choose_accommodation(&caller, trip_id, stage_id, &body, base)
                 .await?
         }
         _ => return Err(AppError::NotFound),
@@ -243,8 +234,7 @@ pub(super) async fn patch_leaf(
 /// `POST /trips/{id}/stages/{stageId}/{rest-day|poi-waypoint}`.
 pub(super) async fn post_leaf(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
     IfMatch(base): IfMatch,
     OptionalJsonObject(body): OptionalJsonObject,
@@ -254,8 +244,7 @@ pub(super) async fn post_leaf(
         "rest-day" => {
             edit(
                 &state,
-                &principal,
-                &context,
+                &caller,
                 (trip_id, stage_id),
                 StageAction::RestDay,
                 &body,
@@ -266,7 +255,7 @@ pub(super) async fn post_leaf(
         "poi-waypoint" => {
             let accepted = state
                 .trips
-                .add_waypoint(&principal, trip_id, stage_id, &body, &context)
+                .add_waypoint(&caller, trip_id, stage_id, &body)
                 .await?;
             Ok((StatusCode::ACCEPTED, Json(accepted)).into_response())
         }
@@ -277,8 +266,7 @@ pub(super) async fn post_leaf(
 /// `DELETE /trips/{id}/stages/{stageId}/poi-waypoint`: the day's detour removed.
 pub(super) async fn delete_leaf(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
@@ -287,7 +275,7 @@ pub(super) async fn delete_leaf(
     }
     let detail = state
         .trips
-        .remove_detour(&principal, trip_id, stage_id, &context)
+        .remove_detour(&caller, trip_id, stage_id)
         .await?;
     detail_response(StatusCode::OK, &detail)
 }
@@ -304,8 +292,7 @@ pub(super) async fn delete_leaf(
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn manual_accommodation(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
     OptionalJsonObject(body): OptionalJsonObject,
@@ -313,7 +300,7 @@ pub(super) async fn manual_accommodation(
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let detail = state
         .trips
-        .manual_accommodation(&principal, trip_id, stage_id, &body, base, &context)
+        .manual_accommodation(&caller, trip_id, stage_id, &body, base)
         .await?;
     detail_response(StatusCode::OK, &detail)
 }
@@ -329,14 +316,13 @@ pub(super) async fn manual_accommodation(
         Invalid, Locked, RateLimited))]
 pub(super) async fn scan(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     TripPath(trip_id): TripPath,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
     let summary = state
         .trips
-        .scan_accommodations(&principal, trip_id, &body, &context)
+        .scan_accommodations(&caller, trip_id, &body)
         .await?;
     Ok((StatusCode::ACCEPTED, Json(summary)).into_response())
 }
@@ -352,13 +338,13 @@ pub(super) async fn scan(
         BadRequest, Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
 pub(super) async fn route(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     TripPath(trip_id): TripPath,
     headers: HeaderMap,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, AppError> {
     let lines = match query.get("version") {
-        None => state.trips.route_lines(&principal, trip_id).await?,
+        None => state.trips.route_lines(&caller.principal, trip_id).await?,
         Some(raw) => {
             let version = raw.parse::<u64>().ok().filter(|v| *v >= 1).ok_or_else(|| {
                 AppError::InvalidQuery(vec![etappe_domain::trip::FieldError::new(
@@ -371,7 +357,7 @@ pub(super) async fn route(
             })?;
             state
                 .trips
-                .route_lines_at(&principal, trip_id, version)
+                .route_lines_at(&caller.principal, trip_id, version)
                 .await?
         }
     };

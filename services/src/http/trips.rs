@@ -13,7 +13,7 @@ use etappe_domain::trip::input::parse_date;
 use etappe_store::{Page, TripFilter};
 
 use super::App;
-use super::extract::{Caller, IfMatch, JsonObject, Segments, TripPath, etag};
+use super::extract::{IfMatch, JsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::{CreateTrip, RestoreVersion, UpdateSettings};
 use super::openapi::params::*;
@@ -22,7 +22,7 @@ use crate::app::exports::CachedExport;
 use crate::app::exports::ExportFormat;
 use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE};
 use crate::app::views::{TripDetail, TripList, TripSummary};
-use crate::app::{AppError, RequestContext};
+use crate::app::{AppError, Caller};
 
 /// `Idempotency-Key`: 16 to 255 characters of `A-Z a-z 0-9 _ -`.
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
@@ -57,16 +57,12 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
         RateLimited))]
 pub(super) async fn create(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     headers: HeaderMap,
     JsonObject(body): JsonObject,
 ) -> Result<Response, AppError> {
     let key = idempotency_key(&headers)?;
-    let created = state
-        .trips
-        .create(&principal, &body, key.as_deref(), &context)
-        .await?;
+    let created = state.trips.create(&caller, &body, key.as_deref()).await?;
     created_response(StatusCode::ACCEPTED, &created)
 }
 
@@ -97,9 +93,8 @@ fn created_response(status: StatusCode, created: &Created) -> Result<Response, A
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Invalid, RateLimited))]
 pub(super) async fn duplicate(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     TripPath(trip_id): TripPath,
-    context: RequestContext,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     let key = idempotency_key(&headers)?.ok_or_else(|| {
@@ -108,10 +103,7 @@ pub(super) async fn duplicate(
                 .into(),
         )
     })?;
-    let created = state
-        .trips
-        .duplicate(&principal, trip_id, &key, &context)
-        .await?;
+    let created = state.trips.duplicate(&caller, trip_id, &key).await?;
     created_response(StatusCode::CREATED, &created)
 }
 
@@ -141,7 +133,7 @@ fn parse_count(name: &str, raw: &str, max: u32, errors: &mut Vec<FieldError>) ->
         BadRequest, Unauthorized, Forbidden, RateLimited))]
 pub(super) async fn list(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, AppError> {
     let mut errors = Vec::new();
@@ -183,7 +175,7 @@ pub(super) async fn list(
     };
     let list = state
         .trips
-        .list(&principal, &filter, Page { page, per_page })
+        .list(&caller.principal, &filter, Page { page, per_page })
         .await?;
     Ok(Json(list).into_response())
 }
@@ -197,7 +189,7 @@ pub(super) async fn list(
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn summary(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     headers: HeaderMap,
     Segments(raw): Segments<String>,
 ) -> Result<Response, AppError> {
@@ -211,12 +203,12 @@ pub(super) async fn summary(
         return Ok(file_response(
             state
                 .exports
-                .export(&principal, trip_id, None, format)
+                .export(&caller.principal, trip_id, None, format)
                 .await?,
             &headers,
         ));
     }
-    let summary = state.trips.summary(&principal, trip_id).await?;
+    let summary = state.trips.summary(&caller.principal, trip_id).await?;
     Ok(Json(summary).into_response())
 }
 
@@ -247,7 +239,7 @@ pub(super) fn detail_response(
         BadRequest, Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn detail(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     TripPath(trip_id): TripPath,
     Query(params): Query<HashMap<String, String>>,
 ) -> Result<Response, AppError> {
@@ -258,7 +250,7 @@ pub(super) async fn detail(
         )]));
     }
     let detail = match params.get("version") {
-        None => state.trips.detail(&principal, trip_id).await?,
+        None => state.trips.detail(&caller.principal, trip_id).await?,
         Some(raw) => {
             let version = raw.parse::<u64>().ok().filter(|v| *v >= 1).ok_or_else(|| {
                 AppError::InvalidQuery(vec![FieldError::new(
@@ -266,7 +258,10 @@ pub(super) async fn detail(
                     format!("version must be a whole number from 1; got {}", quote(raw)),
                 )])
             })?;
-            state.trips.detail_at(&principal, trip_id, version).await?
+            state
+                .trips
+                .detail_at(&caller.principal, trip_id, version)
+                .await?
         }
     };
     detail_response(StatusCode::OK, &detail)
@@ -283,8 +278,7 @@ pub(super) async fn detail(
         Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn restore(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     TripPath(trip_id): TripPath,
     IfMatch(base): IfMatch,
     super::extract::OptionalJsonObject(body): super::extract::OptionalJsonObject,
@@ -305,10 +299,7 @@ pub(super) async fn restore(
     .map_err(|message| {
         etappe_domain::trip::InputError::Invalid(vec![FieldError::new("version", message)])
     })?;
-    let detail = state
-        .trips
-        .restore(&principal, trip_id, version, base, &context)
-        .await?;
+    let detail = state.trips.restore(&caller, trip_id, version, base).await?;
     detail_response(StatusCode::OK, &detail)
 }
 
@@ -320,10 +311,10 @@ pub(super) async fn restore(
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn history(
     State(state): State<App>,
-    Caller(principal): Caller,
+    caller: Caller,
     TripPath(trip_id): TripPath,
 ) -> Result<Response, AppError> {
-    let items = state.trips.history(&principal, trip_id).await?;
+    let items = state.trips.history(&caller.principal, trip_id).await?;
     Ok(Json(serde_json::json!({"items": items, "totalItems": items.len()})).into_response())
 }
 
@@ -341,22 +332,14 @@ pub(super) async fn history(
         NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn update(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     TripPath(trip_id): TripPath,
     IfMatch(base): IfMatch,
     JsonObject(body): JsonObject,
 ) -> Result<Response, AppError> {
     let detail = state
         .trips
-        .update_settings(
-            &principal,
-            trip_id,
-            &body,
-            base,
-            &context,
-            &ConfirmedByRequest,
-        )
+        .update_settings(&caller, trip_id, &body, base, &ConfirmedByRequest)
         .await?;
     detail_response(StatusCode::OK, &detail)
 }
@@ -369,13 +352,12 @@ pub(super) async fn update(
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn delete(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     TripPath(trip_id): TripPath,
 ) -> Result<StatusCode, AppError> {
     state
         .trips
-        .delete(&principal, trip_id, &context, &ConfirmedByRequest)
+        .delete(&caller, trip_id, &ConfirmedByRequest)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

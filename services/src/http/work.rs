@@ -14,12 +14,12 @@ use futures::{Stream, StreamExt};
 use serde_json::{Map, Value, json};
 
 use super::App;
-use super::extract::{Caller, TripPath, Upload, multipart_failure};
+use super::extract::{TripPath, Upload, multipart_failure};
 use super::openapi::answers::*;
 use super::openapi::inputs::GpxUpload;
 use super::openapi::params::*;
 use crate::app::views::{TripSummary, today};
-use crate::app::{AppError, RequestContext};
+use crate::app::{AppError, Caller};
 use crate::identity::Principal;
 
 /// `POST /trips/{id}/analyze`: 202; the workers re-analyse meanwhile.
@@ -31,11 +31,10 @@ use crate::identity::Principal;
         Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Invalid, Locked, RateLimited))]
 pub(super) async fn analyse(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     TripPath(trip_id): TripPath,
 ) -> Result<Response, AppError> {
-    let summary = state.trips.analyze(&principal, trip_id, &context).await?;
+    let summary = state.trips.analyze(&caller, trip_id).await?;
     Ok((StatusCode::ACCEPTED, Json(summary)).into_response())
 }
 
@@ -51,8 +50,7 @@ pub(super) async fn analyse(
         RateLimited))]
 pub(super) async fn upload(
     State(state): State<App>,
-    Caller(principal): Caller,
-    context: RequestContext,
+    caller: Caller,
     Upload(mut multipart): Upload,
 ) -> Result<Response, Response> {
     let mut file: Option<(String, Vec<u8>)> = None;
@@ -97,7 +95,7 @@ pub(super) async fn upload(
     };
     let created = state
         .trips
-        .create_from_upload(&principal, &name, &bytes, &settings, &context)
+        .create_from_upload(&caller, &name, &bytes, &settings)
         .await
         .map_err(IntoResponse::into_response)?;
     let location = format!("/trips/{}", created.trip.id);

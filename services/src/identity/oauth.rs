@@ -484,34 +484,22 @@ impl OAuthStore {
 
     // ---- codes
 
-    /// Stores a new code (its digest).
-    #[allow(clippy::too_many_arguments)]
-    pub async fn put_code(
-        &self,
-        digest: &str,
-        grant_id: Uuid,
-        client_id: &str,
-        user: UserId,
-        redirect_uri: &str,
-        code_challenge: &str,
-        scopes: &str,
-        resource: &str,
-        expires_at: DateTime<Utc>,
-    ) -> Result<(), IdentityError> {
+    /// Stores a new code under its digest (`used_at` is ignored: a new code is unused).
+    pub async fn put_code(&self, digest: &str, code: &CodeRecord) -> Result<(), IdentityError> {
         self.run_statement(
             "INSERT INTO oauth_codes (code_sha256, grant_id, client_id, user_id, redirect_uri, code_challenge, scopes, resource, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
                 digest.into(),
-                grant_id.into(),
-                client_id.into(),
-                user.0.into(),
-                redirect_uri.into(),
-                code_challenge.into(),
-                scopes.into(),
-                resource.into(),
+                code.grant_id.into(),
+                code.client_id.as_str().into(),
+                code.user_id.0.into(),
+                code.redirect_uri.as_str().into(),
+                code.code_challenge.as_str().into(),
+                code.scopes.as_str().into(),
+                code.resource.as_str().into(),
                 Utc::now().into(),
-                expires_at.into(),
+                code.expires_at.into(),
             ],
         )
         .await?;

@@ -13,21 +13,20 @@ use super::guard::Guards;
 use super::refusal::ToolError;
 use crate::app::trips::canonical_digest;
 use crate::app::views::TripDetail;
-use crate::app::{App, AppError, RequestContext};
-use crate::identity::Principal;
+use crate::app::{App, AppError, Caller};
 
 /// One call's inputs.
 #[derive(Debug)]
 pub struct Call<'a> {
     pub(crate) state: &'a App,
     pub(crate) guards: &'a Guards,
-    pub(crate) principal: &'a Principal,
+    /// Who calls (the token's principal) and the request's id and trace, as the edge
+    /// middleware set them for every transport.
+    pub(crate) caller: &'a Caller,
     pub(crate) client: &'a str,
     pub(crate) args: &'a Map<String, Value>,
     /// The HTTP request's headers (the Host that share links are built on).
     pub(crate) headers: &'a axum::http::HeaderMap,
-    /// The request's id and trace, as the edge middleware set them for every transport.
-    pub(crate) context: &'a RequestContext,
 }
 
 /// What a tool answers: its `structuredContent`, or why it did nothing.
@@ -151,7 +150,7 @@ pub(super) fn written(detail: &TripDetail, result: &str, next: &str) -> Value {
 /// The binding of a call: user, client, tool and canonical arguments.
 pub(super) fn binding(call: &Call<'_>, tool: &str, args: &Map<String, Value>) -> String {
     canonical_digest(&[
-        &json!(call.principal.user_id.to_string()),
+        &json!(call.caller.principal.user_id.to_string()),
         &json!(call.client),
         &json!(tool),
         &Value::Object(args.clone()),

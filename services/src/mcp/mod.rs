@@ -269,18 +269,20 @@ impl ServerHandler for Etappe {
             }
         }
         let no_headers = axum::http::HeaderMap::new();
-        let request_context = parts
-            .and_then(|p| p.extensions.get::<crate::app::RequestContext>())
-            .cloned()
-            .unwrap_or_default();
+        let caller = crate::app::Caller {
+            principal,
+            context: parts
+                .and_then(|p| p.extensions.get::<crate::app::RequestContext>())
+                .cloned()
+                .unwrap_or_default(),
+        };
         let call = call::Call {
             state: &self.state,
             guards: &self.guards,
-            principal: &principal,
+            caller: &caller,
             client: &client,
             args: &args,
             headers: parts.map_or(&no_headers, |p| &p.headers),
-            context: &request_context,
         };
         let outcome = (spec.run)(&call).await;
         if let Ok(challenge) = &outcome
@@ -291,7 +293,7 @@ impl ServerHandler for Etappe {
             return Ok(CallToolResponse::InputRequired(form));
         }
         if spec.mutates && outcome.is_ok() {
-            self.guards.settle(&principal, &client).await;
+            self.guards.settle(&caller.principal, &client).await;
         }
         Ok(match outcome {
             Ok(value) => CallToolResult::structured(value).into(),
@@ -363,23 +365,17 @@ struct ClientCredential(String);
 #[derive(Clone, Debug)]
 struct AgentToken;
 
-/// The server's base URL as this request names it (for challenges).
-#[derive(Clone, Debug)]
-struct PublicBase(String);
-
 /// The challenge of a 401 or 403 from `/mcp` (RFC 6750 §3, RFC 9728 §5.1): where the
 /// protected-resource metadata is (absolute: some hosts ignore a relative one) and every
 /// scope the tools need, in one challenge.
-fn challenge(public: Option<&str>, error: Option<&str>) -> HeaderValue {
+fn challenge(public: &str, error: Option<&str>) -> HeaderValue {
     let mut parts = Vec::new();
     if let Some(error) = error {
         parts.push(format!("error=\"{error}\""));
     }
-    if let Some(public) = public {
-        parts.push(format!(
-            "resource_metadata=\"{public}/.well-known/oauth-protected-resource/mcp\""
-        ));
-    }
+    parts.push(format!(
+        "resource_metadata=\"{public}/.well-known/oauth-protected-resource/mcp\""
+    ));
     parts.push(format!(
         "scope=\"{}\"",
         crate::app::authorization::ALL_SCOPES
@@ -398,10 +394,7 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
     let mut agent = false;
     let caller = match token.as_deref() {
         Some(t) if t.starts_with(crate::app::authorization::ACCESS_TOKEN_PREFIX) => {
-            let resource = public
-                .as_deref()
-                .map(crate::app::authorization::AuthorizationService::resource_of)
-                .unwrap_or_default();
+            let resource = crate::app::authorization::AuthorizationService::resource_of(&public);
             match state.authorization.authenticate(t, &resource).await {
                 Ok(Some(Ok(found))) => {
                     agent = true;
@@ -435,17 +428,13 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
             axum::Json(json!({"error": "invalid_token", "error_description": refusal})),
         )
             .into_response();
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            challenge(public.as_deref(), error),
-        );
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, challenge(&public, error));
         return response;
     };
     if agent {
         request.extensions_mut().insert(AgentToken);
-    }
-    if let Some(public) = public {
-        request.extensions_mut().insert(PublicBase(public));
     }
     request.extensions_mut().insert(caller.principal);
     request
@@ -458,7 +447,7 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
 /// `insufficient_scope` naming the scopes, judged on the parsed message (which `screen`
 /// has already proven is one well-formed JSON-RPC message), not on a header a client sets.
 /// Tools re-check the scope themselves, so this is a courtesy to step-up, not the guard.
-async fn scope_gate(request: Request, next: Next) -> Response {
+async fn scope_gate(State(state): State<App>, request: Request, next: Next) -> Response {
     if request.extensions().get::<AgentToken>().is_none()
         || request.method() != axum::http::Method::POST
     {
@@ -492,10 +481,12 @@ async fn scope_gate(request: Request, next: Next) -> Response {
             })),
         )
             .into_response();
-        let public = parts.extensions.get::<PublicBase>().map(|p| p.0.clone());
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
-            challenge(public.as_deref(), Some("insufficient_scope")),
+            challenge(
+                &crate::app::links::issuer(&state),
+                Some("insufficient_scope"),
+            ),
         );
         return response;
     }
@@ -535,7 +526,7 @@ pub fn router(state: App) -> Router {
     );
     Router::new()
         .route_service("/mcp", service)
-        .route_layer(middleware::from_fn(scope_gate))
+        .route_layer(middleware::from_fn_with_state(state.clone(), scope_gate))
         .route_layer(middleware::from_fn(jsonrpc_gate::refuse_malformed))
         .route_layer(middleware::from_fn_with_state(state.clone(), bearer))
         .route_layer(middleware::from_fn_with_state(browsers, cors::cors))

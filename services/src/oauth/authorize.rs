@@ -19,10 +19,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::html::{esc, form_target, page, page_posting_to};
+use super::peer;
 use super::session::{SignedIn, csrf_holds, login_url, signed_in};
-use super::{issuer, peer};
 use crate::app::App;
 use crate::app::authorization::{Authorization, AuthorizeFailure, AuthorizeParams, OAuthError};
+use crate::app::links::issuer;
 
 fn error_page(error: &OAuthError) -> Response {
     let status = match error {
@@ -152,10 +153,7 @@ pub(super) async fn authorize(
             "the query cannot be read (a parameter given twice?)".into(),
         ));
     };
-    let public = match issuer(&app) {
-        Ok(p) => p,
-        Err(e) => return error_page(&e),
-    };
+    let public = issuer(&app);
     // A person signs in first: a client's metadata document is fetched for signed-in
     // people only, so anonymous requests cannot make the server fetch anything.
     let Some(session) = signed_in(&app, &headers).await else {
@@ -189,10 +187,7 @@ pub(super) async fn decide(
     headers: HeaderMap,
     request: Request,
 ) -> Response {
-    let public = match issuer(&app) {
-        Ok(p) => p,
-        Err(e) => return error_page(&e),
-    };
+    let public = issuer(&app);
     let Some(session) = signed_in(&app, &headers).await else {
         return error_page(&OAuthError::AccessDenied);
     };

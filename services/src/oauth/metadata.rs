@@ -8,9 +8,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::{error_response, issuer};
 use crate::app::App;
 use crate::app::authorization::AuthorizationService;
+use crate::app::links::issuer;
 
 /// `OPTIONS`: answered by the CORS layer; this is only the route's placeholder.
 pub(super) async fn preflight() -> StatusCode {
@@ -19,10 +19,7 @@ pub(super) async fn preflight() -> StatusCode {
 
 /// `GET /.well-known/oauth-protected-resource/mcp`.
 pub(super) async fn protected_resource(State(app): State<App>) -> Response {
-    let public = match issuer(&app) {
-        Ok(p) => p,
-        Err(e) => return error_response(&e),
-    };
+    let public = issuer(&app);
     axum::Json(json!({
         "resource": AuthorizationService::resource_of(&public),
         "authorization_servers": [public],
@@ -35,10 +32,7 @@ pub(super) async fn protected_resource(State(app): State<App>) -> Response {
 
 /// `GET /.well-known/oauth-authorization-server`.
 pub(super) async fn authorization_server(State(app): State<App>) -> Response {
-    let public = match issuer(&app) {
-        Ok(p) => p,
-        Err(e) => return error_response(&e),
-    };
+    let public = issuer(&app);
     axum::Json(json!({
         "issuer": public,
         "authorization_endpoint": format!("{public}/oauth/authorize"),

@@ -34,18 +34,6 @@ use serde_json::json;
 use crate::app::App;
 use crate::app::authorization::OAuthError;
 
-/// The issuer: the public base URL (`ETAPPE_PUBLIC_URL`), else `http://{Host}` when the
-/// Host is loopback or admitted (a local run). Never with a trailing slash: clients compare
-/// it byte for byte.
-pub fn issuer(app: &App) -> Result<String, OAuthError> {
-    crate::app::links::issuer(app).ok_or_else(|| {
-        OAuthError::InvalidRequest(
-            "the Host of this request is not one the server answers to: set ETAPPE_PUBLIC_URL"
-                .into(),
-        )
-    })
-}
-
 /// The address a request came from (rate limits).
 fn peer(request_extensions: &axum::http::Extensions) -> String {
     request_extensions

@@ -7,9 +7,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use super::{error_response, issuer, peer};
+use super::{error_response, peer};
 use crate::app::App;
 use crate::app::authorization::{OAuthError, TokenParams};
+use crate::app::links::issuer;
 
 /// The largest form or JSON body read.
 const MAX_BODY: usize = 16 * 1024;
@@ -77,7 +78,7 @@ pub(super) async fn token(State(app): State<App>, request: Request) -> Response 
         app.authorization
             .admit_token_request(&peer(request.extensions()))
             .await?;
-        let public = issuer(&app)?;
+        let public = issuer(&app);
         let (parts, body) = body_of(request).await?;
         let params: TokenParams = form(&parts, &body)?;
         app.authorization.token(&params, &public).await

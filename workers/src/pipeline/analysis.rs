@@ -9,7 +9,7 @@ use etappe_analysis::{
     AnalysisSettings, DayFacts, NearBed, NightGap, StageInput, StagePoint, TrackGap,
     analyse_with_facts,
 };
-use etappe_domain::ids::TripId;
+
 use etappe_domain::trip::nights::{NightCandidate, NightNote, NightOutcome};
 use etappe_domain::trip::stage::{StageAlerts, Unavailable};
 use etappe_domain::trip::{Category, DEFAULT_SCAN_RADIUS_KM, Trip, TripCommand};
@@ -21,18 +21,21 @@ use crate::labels::utc_offset_minutes;
 use crate::progress::{ProgressState, Reporter};
 use crate::track;
 
-use super::{Applied, JobError, Outcome, Pipeline, domain_alert, osm, weather};
+use super::{Applied, JobError, JobScope, Outcome, Pipeline, domain_alert, osm, weather};
 
 impl Pipeline {
     pub(super) async fn analyse_again(
         &self,
-        job_id: Uuid,
-        trip_id: TripId,
-        generation: u64,
+        scope: JobScope<'_>,
         categories: &[Category],
-        traceparent: Option<&str>,
         reporter: &mut Reporter<'_>,
     ) -> Result<Outcome, JobError> {
+        let JobScope {
+            job_id,
+            trip_id,
+            generation,
+            traceparent,
+        } = scope;
         let wanted = categories.to_vec();
         let view = match self
             .apply(trip_id, &format!("{job_id}:start"), traceparent, || {

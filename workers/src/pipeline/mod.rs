@@ -34,6 +34,16 @@ mod weather;
 pub use self::analysis::analyse_trip;
 pub use self::route::{MAX_COLLECTION_BYTES, MAX_COLLECTION_TOURS, describe_route_error};
 
+/// What every job handler is asked about: the job, its trip and the generation it was
+/// queued for, and the trace of the request that asked for it (its events carry it on).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct JobScope<'a> {
+    pub job_id: Uuid,
+    pub trip_id: TripId,
+    pub generation: u64,
+    pub traceparent: Option<&'a str>,
+}
+
 /// How a job ended, when it ended without needing a retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -78,69 +88,31 @@ impl Pipeline {
     /// Runs one job.
     pub async fn run(&self, job: &Job, traceparent: Option<&str>) -> Result<Outcome, JobError> {
         let mut reporter = Reporter::new(self.progress.as_ref(), job.id(), job.trip_id());
+        let scope = JobScope {
+            job_id: job.id(),
+            trip_id: job.trip_id(),
+            generation: job.generation(),
+            traceparent,
+        };
         let outcome = match job {
-            Job::ComputeRoute {
-                job_id,
-                trip_id,
-                generation,
-            } => {
-                self.compute_route(*job_id, *trip_id, *generation, traceparent, &mut reporter)
-                    .await
-            }
-            Job::Analyse {
-                job_id,
-                trip_id,
-                generation,
-                categories,
-            } => {
-                self.analyse_again(
-                    *job_id,
-                    *trip_id,
-                    *generation,
-                    categories,
-                    traceparent,
-                    &mut reporter,
-                )
-                .await
+            Job::ComputeRoute { .. } => self.compute_route(scope, &mut reporter).await,
+            Job::Analyse { categories, .. } => {
+                self.analyse_again(scope, categories, &mut reporter).await
             }
             Job::ScanAccommodations {
-                job_id,
-                trip_id,
-                generation,
                 radius_km,
                 stage_id,
-            } => {
-                self.scan_accommodations(
-                    *job_id,
-                    *trip_id,
-                    *generation,
-                    *radius_km,
-                    *stage_id,
-                    traceparent,
-                )
-                .await
-            }
+                ..
+            } => self.scan_accommodations(scope, *radius_km, *stage_id).await,
             Job::RerouteStage {
-                job_id,
-                trip_id,
-                generation,
-                stage_id,
-                lat,
-                lon,
+                stage_id, lat, lon, ..
             } => {
-                self.reroute_stage(
-                    *job_id,
-                    *trip_id,
-                    *generation,
-                    *stage_id,
-                    Point {
-                        lat: *lat,
-                        lon: *lon,
-                        ele: None,
-                    },
-                    traceparent,
-                )
-                .await
+                let waypoint = Point {
+                    lat: *lat,
+                    lon: *lon,
+                    ele: None,
+                };
+                self.reroute_stage(scope, *stage_id, waypoint).await
             }
         };
         match &outcome {
@@ -202,6 +174,10 @@ impl Pipeline {
                 "the trip kept changing while the result was written".into(),
             )),
             Err(ExecuteError::Store(error)) => Err(error.into()),
+            // A worker's result passes no gate; were one to stop it, the job is tried again.
+            Err(stopped @ ExecuteError::Stopped(_)) => {
+                Err(JobError::Transient(stopped.to_string()))
+            }
         }
     }
 }

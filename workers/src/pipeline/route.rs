@@ -1,7 +1,7 @@
 //! The route job's fetching and pacing: the source fetched (one link, or a Komoot collection
 //! within its budget), parsed, cut into days and labelled.
 
-use etappe_domain::ids::{TripId, derived_id};
+use etappe_domain::ids::derived_id;
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::settings::NightsMode;
 use etappe_domain::trip::source::SourceType;
@@ -24,17 +24,20 @@ use etappe_infra::fetch::FetchError;
 use etappe_infra::fetch::origins::RouteService;
 
 use super::nights::PacedNights;
-use super::{Applied, JobError, Outcome, Pipeline, heights_known, round};
+use super::{Applied, JobError, JobScope, Outcome, Pipeline, heights_known, round};
 
 impl Pipeline {
     pub(super) async fn compute_route(
         &self,
-        job_id: Uuid,
-        trip_id: TripId,
-        generation: u64,
-        traceparent: Option<&str>,
+        scope: JobScope<'_>,
         reporter: &mut Reporter<'_>,
     ) -> Result<Outcome, JobError> {
+        let JobScope {
+            job_id,
+            trip_id,
+            generation,
+            traceparent,
+        } = scope;
         let view = match self
             .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
                 TripCommand::StartRoute { generation, job_id }
@@ -71,9 +74,7 @@ impl Pipeline {
             Ok(parsed) => parsed,
             Err(RouteFailure::Transient(why)) => return Err(JobError::Transient(why)),
             Err(RouteFailure::Terminal(reason)) => {
-                return self
-                    .fail_route(job_id, trip_id, generation, traceparent, reason)
-                    .await;
+                return self.fail_route(scope, reason).await;
             }
         };
 
@@ -112,9 +113,7 @@ impl Pipeline {
                 Ok(joined) => joined,
                 Err(refused) => {
                     let reason = describe_route_error(&refused);
-                    return self
-                        .fail_route(job_id, trip_id, generation, traceparent, reason)
-                        .await;
+                    return self.fail_route(scope, reason).await;
                 }
             };
             let s = &trip.settings;
@@ -150,9 +149,7 @@ impl Pipeline {
         let points = &stored.points;
         if splits.is_empty() || points.len() < 2 {
             let reason = "the route has fewer than two usable points".to_owned();
-            return self
-                .fail_route(job_id, trip_id, generation, traceparent, reason)
-                .await;
+            return self.fail_route(scope, reason).await;
         }
 
         reporter
@@ -226,17 +223,11 @@ impl Pipeline {
     }
 
     /// Fails the route of `generation` for good with `reason` (the trip says why).
-    async fn fail_route(
-        &self,
-        job_id: Uuid,
-        trip_id: TripId,
-        generation: u64,
-        traceparent: Option<&str>,
-        reason: String,
-    ) -> Result<Outcome, JobError> {
-        self.apply(trip_id, &format!("{job_id}:failed"), traceparent, || {
+    async fn fail_route(&self, scope: JobScope<'_>, reason: String) -> Result<Outcome, JobError> {
+        let key = format!("{}:failed", scope.job_id);
+        self.apply(scope.trip_id, &key, scope.traceparent, || {
             TripCommand::FailRoute {
-                generation,
+                generation: scope.generation,
                 reason: reason.clone(),
             }
         })

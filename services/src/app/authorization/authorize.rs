@@ -11,6 +11,7 @@ use super::{
     Authorization, AuthorizationService, AuthorizeFailure, AuthorizeParams, CODE_PREFIX, CODE_TTL,
     OAuthError, digest, parse_scope, quote, random_token, scope_text,
 };
+use crate::identity::oauth::CodeRecord;
 
 impl AuthorizationService {
     /// Checks an authorization request for no one in particular: every refusal is a page.
@@ -172,14 +173,17 @@ impl AuthorizationService {
         self.store
             .put_code(
                 &digest(&code),
-                grant,
-                &request.client.client_id,
-                user,
-                asked,
-                &request.code_challenge,
-                &scopes,
-                &request.resource,
-                expires,
+                &CodeRecord {
+                    grant_id: grant,
+                    client_id: request.client.client_id.clone(),
+                    user_id: user,
+                    redirect_uri: asked.to_owned(),
+                    code_challenge: request.code_challenge.clone(),
+                    scopes: scopes.clone(),
+                    resource: request.resource.clone(),
+                    expires_at: expires,
+                    used_at: None,
+                },
             )
             .await?;
         self.audit(

@@ -13,11 +13,10 @@ use serde_json::{Map, Value};
 
 use crate::app::access::require;
 use crate::app::views::{TripSummary, today};
-use crate::identity::{Principal, Scope};
+use crate::identity::Scope;
 
 use super::{
-    AppError, RequestContext, TripService, canonical_digest, command_metadata, create_fields,
-    update_fields,
+    AppError, Caller, TripService, canonical_digest, command_metadata, create_fields, update_fields,
 };
 
 /// The answer to a creation.
@@ -46,12 +45,11 @@ impl TripService {
     /// and body answer the same trip, and the same key with another body is refused.
     pub async fn create(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         input: &Map<String, Value>,
         idempotency_key: Option<&str>,
-        context: &RequestContext,
     ) -> Result<Created, AppError> {
-        require(principal, Scope::TripsWrite)?;
+        require(&caller.principal, Scope::TripsWrite)?;
         refuse_unknown(input, &create_fields())?;
         let mut errors = Vec::new();
         let plan = input.get("plan").filter(|v| !v.is_null());
@@ -110,20 +108,20 @@ impl TripService {
             return Err(InputError::Invalid(errors).into());
         };
         self.refuse_nights_without_beds(&settings).await?;
-        self.admit_creation(principal).await?;
+        self.admit_creation(&caller.principal).await?;
 
         let keyed = idempotency_key.map(|key| Keyed {
-            scope: format!("create_trip:{}:{key}", principal.user_id),
+            scope: format!("create_trip:{}:{key}", caller.principal.user_id),
             digest: canonical_digest(&[&Value::Object(input.clone())]),
         });
         let trip_id = keyed.as_ref().map_or_else(TripId::new, Keyed::trip_id);
         let command = TripCommand::Create {
             trip_id,
-            owner_id: principal.user_id,
+            owner_id: caller.principal.user_id,
             source,
             settings,
         };
-        self.create_trip(principal, context, trip_id, command, keyed.as_ref())
+        self.create_trip(caller, trip_id, command, keyed.as_ref())
             .await
     }
 
@@ -131,21 +129,23 @@ impl TripService {
     /// makes a retried request answer the same copy; the same key for another trip is refused.
     pub async fn duplicate(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         original_id: TripId,
         idempotency_key: &str,
-        context: &RequestContext,
     ) -> Result<Created, AppError> {
-        require(principal, Scope::TripsWrite)?;
-        let original = self.owned_view(principal, original_id).await?;
+        require(&caller.principal, Scope::TripsWrite)?;
+        let original = self.owned_view(&caller.principal, original_id).await?;
         let keyed = Keyed {
-            scope: format!("duplicate_trip:{}:{idempotency_key}", principal.user_id),
+            scope: format!(
+                "duplicate_trip:{}:{idempotency_key}",
+                caller.principal.user_id
+            ),
             digest: canonical_digest(&[&Value::String(original_id.to_string())]),
         };
         let trip_id = keyed.trip_id();
         let mut command = TripCommand::Duplicate {
             trip_id,
-            owner_id: principal.user_id,
+            owner_id: caller.principal.user_id,
             original: Box::new(original.trip.clone()),
             today: today(),
             renamed_files: BTreeMap::new(),
@@ -172,7 +172,7 @@ impl TripService {
                     .await?;
             }
         }
-        self.create_trip(principal, context, trip_id, command, Some(&keyed))
+        self.create_trip(caller, trip_id, command, Some(&keyed))
             .await
     }
 
@@ -235,13 +235,12 @@ impl TripService {
     /// one made.
     async fn create_trip(
         &self,
-        principal: &Principal,
-        context: &RequestContext,
+        caller: &Caller,
         trip_id: TripId,
         command: TripCommand,
         keyed: Option<&Keyed>,
     ) -> Result<Created, AppError> {
-        let mut meta = command_metadata(principal, context);
+        let mut meta = command_metadata(caller);
         meta.metadata.request_digest = keyed.map(|k| k.digest.clone());
         if let Some(k) = keyed {
             meta.ids = EventIds::Derived(format!("event:{}", k.scope));
@@ -295,13 +294,12 @@ impl TripService {
     /// as a creation, without `sourceUrl`.
     pub async fn create_from_upload(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         file_name: &str,
         bytes: &[u8],
         settings: &Map<String, Value>,
-        context: &RequestContext,
     ) -> Result<Created, AppError> {
-        require(principal, Scope::TripsWrite)?;
+        require(&caller.principal, Scope::TripsWrite)?;
         refuse_unknown(settings, &update_fields())?;
         let patch = parse_settings(settings, NullMeans::Absent)?;
         self.refuse_nights_without_beds(&patch).await?;
@@ -325,9 +323,9 @@ impl TripService {
             )])
             .into());
         }
-        self.admit_creation(principal).await?;
+        self.admit_creation(&caller.principal).await?;
         let quota = self.budgets.settings.upload_quota_bytes();
-        let used = self.store.upload_bytes_of(principal.user_id).await?;
+        let used = self.store.upload_bytes_of(caller.principal.user_id).await?;
         if used.saturating_add(bytes.len() as u64) > quota {
             return Err(AppError::QuotaExceeded(format!(
                 "this upload ({} MB) would take your uploaded files to {} MB, over the {} MB kept per user; delete trips you no longer need",
@@ -344,7 +342,7 @@ impl TripService {
         let source = SourceUrl::uploaded(&name);
         let command = TripCommand::Create {
             trip_id,
-            owner_id: principal.user_id,
+            owner_id: caller.principal.user_id,
             source,
             settings: patch,
         };
@@ -354,8 +352,7 @@ impl TripService {
         self.store
             .put_blob(&format!("upload:{trip_id}"), bytes)
             .await?;
-        self.create_trip(principal, context, trip_id, command, None)
-            .await
+        self.create_trip(caller, trip_id, command, None).await
     }
 }
 

@@ -29,7 +29,7 @@ use uuid::Uuid;
 use super::{BaseVersion, TripService};
 use crate::app::access::require;
 use crate::app::views::{StageSummary, TripDetail, TripSummary, today};
-use crate::app::{AppError, RequestContext};
+use crate::app::{AppError, Caller};
 use crate::identity::{Principal, Scope};
 
 /// How close (metres) the coordinates of a chosen accommodation must be to a candidate's.
@@ -143,21 +143,19 @@ impl TripService {
     }
 
     /// Applies one of the five day edits. Answers the trip after it (with the new version).
-    #[allow(clippy::too_many_arguments)]
     pub async fn edit_stage(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         action: StageAction,
         stage_id: Uuid,
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
-        context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
-        let view = self.writable(principal, trip_id).await?;
+        let view = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
         let edit = parse_stage_edit(action, stage_id, Uuid::now_v7(), input)?;
-        self.apply_edit(principal, view, edit, base, context).await
+        self.apply_edit(caller, view, edit, base).await
     }
 
     /// The places to sleep the route job found along the trip's route (with nights at
@@ -182,11 +180,10 @@ impl TripService {
 
     async fn apply_edit(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         view: TripView,
         edit: StageEdit,
         base: BaseVersion,
-        context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
         let trip_id = view.trip.id;
         let points = if !view.trip.has_days() {
@@ -200,14 +197,12 @@ impl TripService {
         }
         let generation = view.trip.generation;
         let after = self
-            .execute(principal, trip_id, view, context, |state| {
-                TripCommand::EditStages {
-                    edit: edit.clone(),
-                    expected_version: base.expected(state.map_or(0, |t| t.version)),
-                    generation,
-                    today: today(),
-                    route: route.clone(),
-                }
+            .execute(caller, trip_id, view, |state| TripCommand::EditStages {
+                edit: edit.clone(),
+                expected_version: base.expected(state.map_or(0, |t| t.version)),
+                generation,
+                today: today(),
+                route: route.clone(),
             })
             .await?;
         Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
@@ -216,17 +211,15 @@ impl TripService {
     /// Chooses where to sleep after a day, by the coordinates of one of its candidates (`lat`,
     /// `lon`); an empty input clears the choice. The day's end moves to the route point
     /// nearest the place, and the next day starts there.
-    #[allow(clippy::too_many_arguments)]
     pub async fn choose_accommodation(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         stage_id: Uuid,
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
-        context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
-        let view = self.writable(principal, trip_id).await?;
+        let view = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &["lat", "lon", "name"])?;
         // With a name, a place of the rider's own at lat/lon (no candidate needed).
@@ -236,7 +229,7 @@ impl TripService {
                 stage_id,
                 accommodation,
             };
-            return self.apply_edit(principal, view, edit, base, context).await;
+            return self.apply_edit(caller, view, edit, base).await;
         }
         let lat = input.get("lat").filter(|v| !v.is_null());
         let lon = input.get("lon").filter(|v| !v.is_null());
@@ -310,40 +303,37 @@ impl TripService {
                 ));
             }
         };
-        self.apply_edit(principal, view, edit, base, context).await
+        self.apply_edit(caller, view, edit, base).await
     }
 
     /// Enters a place to sleep by hand (`name`, `lat`, `lon`, `priceTotal?`, `url?`).
-    #[allow(clippy::too_many_arguments)]
     pub async fn manual_accommodation(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         stage_id: Uuid,
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
-        context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
-        let view = self.writable(principal, trip_id).await?;
+        let view = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
         let accommodation = parse_manual_accommodation(input)?;
         let edit = StageEdit::ChooseAccommodation {
             stage_id,
             accommodation,
         };
-        self.apply_edit(principal, view, edit, base, context).await
+        self.apply_edit(caller, view, edit, base).await
     }
 
     /// Asks the workers to look for places to sleep around each day's end (`radiusKm` 1–15,
     /// default 5; `stageId` for one day). Answers at once.
     pub async fn scan_accommodations(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         input: &Map<String, Value>,
-        context: &RequestContext,
     ) -> Result<TripSummary, AppError> {
-        let view = self.writable(principal, trip_id).await?;
+        let view = self.writable(&caller.principal, trip_id).await?;
         refuse_unknown(input, &["radiusKm", "stageId"])?;
         let radius_km = match input.get("radiusKm") {
             None | Some(Value::Null) => DEFAULT_SCAN_RADIUS_KM,
@@ -375,7 +365,7 @@ impl TripService {
             }
         };
         let after = self
-            .execute(principal, trip_id, view, context, |_| {
+            .execute(caller, trip_id, view, |_| {
                 TripCommand::RequestAccommodationScan {
                     radius_km,
                     stage_id,
@@ -390,13 +380,12 @@ impl TripService {
     /// version does not move and no `If-Match` is needed; a locked trip refuses it.
     pub async fn add_waypoint(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         stage_id: Uuid,
         input: &Map<String, Value>,
-        context: &RequestContext,
     ) -> Result<WaypointAccepted, AppError> {
-        let view = self.writable(principal, trip_id).await?;
+        let view = self.writable(&caller.principal, trip_id).await?;
         refuse_unknown(input, &["waypointLat", "waypointLon"])?;
         let number = |name: &str| -> Result<f64, AppError> {
             input.get(name).and_then(Value::as_f64).ok_or_else(|| {
@@ -421,16 +410,14 @@ impl TripService {
             ));
         }
         let view = self
-            .execute(principal, trip_id, view, context, |_| {
-                TripCommand::RequestWaypoint {
-                    stage_id,
-                    waypoint: Point {
-                        lat,
-                        lon,
-                        ele: None,
-                    },
-                    today: today(),
-                }
+            .execute(caller, trip_id, view, |_| TripCommand::RequestWaypoint {
+                stage_id,
+                waypoint: Point {
+                    lat,
+                    lon,
+                    ele: None,
+                },
+                today: today(),
             })
             .await?
             .ok_or(AppError::NotFound)?;
@@ -446,13 +433,12 @@ impl TripService {
     /// again, measured on them. Like adding one, it moves no version and needs no `If-Match`.
     pub async fn remove_detour(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         stage_id: Uuid,
-        context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
         use etappe_domain::trip::RouteGeometry;
-        let view = self.writable(principal, trip_id).await?;
+        let view = self.writable(&caller.principal, trip_id).await?;
         let stage = view
             .trip
             .stages
@@ -463,12 +449,10 @@ impl TripService {
         let points = self.track_points(&view.trip).await?;
         let own = TrackGeometry::new(points, &GazetteerLabels).measure(first, last);
         let after = self
-            .execute(principal, trip_id, view, context, |_| {
-                TripCommand::RemoveDetour {
-                    stage_id,
-                    own,
-                    today: today(),
-                }
+            .execute(caller, trip_id, view, |_| TripCommand::RemoveDetour {
+                stage_id,
+                own,
+                today: today(),
             })
             .await?;
         Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))

@@ -10,7 +10,7 @@ use crate::app::access::require;
 use crate::app::views::{TripDetail, today};
 use crate::identity::{Principal, Scope};
 
-use super::{AppError, BaseVersion, RequestContext, TripService};
+use super::{AppError, BaseVersion, Caller, TripService};
 
 impl TripService {
     /// The trip's history: every event, oldest first, with who caused it, when, and a sentence.
@@ -65,22 +65,19 @@ impl TripService {
     /// that appends events, so the version moves and REST, MCP and the history see it.
     pub async fn restore(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         version: u64,
         base: Option<BaseVersion>,
-        context: &RequestContext,
     ) -> Result<TripDetail, AppError> {
-        let current = self.writable(principal, trip_id).await?;
+        let current = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
-        let past = self.view_at(principal, trip_id, version).await?;
+        let past = self.view_at(&caller.principal, trip_id, version).await?;
         let after = self
-            .execute(principal, trip_id, current, context, |trip| {
-                TripCommand::Restore {
-                    past: Box::new(past.trip.clone()),
-                    expected_version: base.expected(trip.map_or(0, |t| t.version)),
-                    today: today(),
-                }
+            .execute(caller, trip_id, current, |trip| TripCommand::Restore {
+                past: Box::new(past.trip.clone()),
+                expected_version: base.expected(trip.map_or(0, |t| t.version)),
+                today: today(),
             })
             .await?;
         Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))

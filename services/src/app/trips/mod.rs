@@ -13,14 +13,15 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_domain::trip::settings::{NightsMode, SettingField, SettingsPatch};
 use etappe_domain::trip::{InputError, ShareLink, Trip, TripCommand};
+use etappe_store::command::Gate;
 use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata, Page, Store, TripFilter};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::access::require;
-use super::confirmation::{self, Confirm};
+use super::confirmation::{Asks, Confirm, Confirmation};
 use super::views::{TripDetail, TripList, TripListItem, TripSummary, today};
-use super::{AppError, RequestContext};
+use super::{AppError, Caller};
 use crate::identity::{Principal, Scope};
 
 mod creation;
@@ -154,20 +155,20 @@ fn canonical(value: &Value) -> Value {
     }
 }
 
-fn metadata(principal: &Principal, context: &RequestContext) -> EventMetadata {
+fn metadata(caller: &Caller) -> EventMetadata {
     EventMetadata {
-        actor: Some(format!("user:{}", principal.user_id)),
-        correlation_id: context.correlation_id,
+        actor: Some(format!("user:{}", caller.principal.user_id)),
+        correlation_id: caller.context.correlation_id,
         causation_id: None,
-        traceparent: context.traceparent.clone(),
+        traceparent: caller.context.traceparent.clone(),
         request_digest: None,
     }
 }
 
 /// A caller's command: its events carry the caller and the request, with fresh ids.
-fn command_metadata(principal: &Principal, context: &RequestContext) -> CommandMetadata {
+fn command_metadata(caller: &Caller) -> CommandMetadata {
     CommandMetadata {
-        metadata: metadata(principal, context),
+        metadata: metadata(caller),
         ids: EventIds::Fresh,
     }
 }
@@ -311,14 +312,13 @@ impl TripService {
     /// version moves only when something must be computed again.
     pub async fn update_settings(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
-        context: &RequestContext,
         confirm: &dyn Confirm,
     ) -> Result<TripDetail, AppError> {
-        let current = self.writable(principal, trip_id).await?;
+        let current = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &update_fields())?;
         let patch = parse_settings(input, NullMeans::Clear)?;
@@ -344,9 +344,12 @@ impl TripService {
             expected_version: base.expected(trip.map_or(0, |t| t.version)),
             today: today(),
         };
-        confirmation::guard_recut(&current, command(Some(&current.trip)), confirm).await?;
+        let confirmation = Confirmation {
+            confirm,
+            asks: Asks::WhenRecut,
+        };
         let after = self
-            .execute(principal, trip_id, current, context, command)
+            .execute_confirmed(caller, trip_id, current, Some(confirmation), command)
             .await?;
         Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
     }
@@ -354,15 +357,17 @@ impl TripService {
     /// Deletes a trip; allowed when it is locked.
     pub async fn delete(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
-        context: &RequestContext,
         confirm: &dyn Confirm,
     ) -> Result<(), AppError> {
-        require(principal, Scope::TripsWrite)?;
-        let current = self.owned_view(principal, trip_id).await?;
-        confirmation::guard(&current, TripCommand::Delete, confirm).await?;
-        self.execute(principal, trip_id, current, context, |_| {
+        require(&caller.principal, Scope::TripsWrite)?;
+        let current = self.owned_view(&caller.principal, trip_id).await?;
+        let confirmation = Confirmation {
+            confirm,
+            asks: Asks::Always,
+        };
+        self.execute_confirmed(caller, trip_id, current, Some(confirmation), |_| {
             TripCommand::Delete
         })
         .await?;
@@ -380,19 +385,33 @@ impl TripService {
     /// append projected it.
     pub(super) async fn execute(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
         loaded: TripView,
-        context: &RequestContext,
+        command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
+    ) -> Result<Option<TripView>, AppError> {
+        self.execute_confirmed(caller, trip_id, loaded, None, command)
+            .await
+    }
+
+    /// [`execute`](Self::execute) an irreversible change: the caller's `confirmation` is
+    /// asked about what the command decided, before anything is appended.
+    pub(super) async fn execute_confirmed(
+        &self,
+        caller: &Caller,
+        trip_id: TripId,
+        loaded: TripView,
+        confirmation: Option<Confirmation<'_>>,
         command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
     ) -> Result<Option<TripView>, AppError> {
         let executed = self
             .store
-            .execute(
+            .execute_through(
                 trip_id,
                 DecidedOn::Loaded(Box::new(loaded)),
-                &command_metadata(principal, context),
+                &command_metadata(caller),
                 command,
+                confirmation.as_ref().map(|c| c as &dyn Gate),
             )
             .await?;
         Ok(executed.view)
@@ -400,17 +419,12 @@ impl TripService {
 
     /// Re-runs the analysis of the days: refused while one runs (409), without days (422),
     /// on a locked trip (423). Answers at once; the workers do the rest.
-    pub async fn analyze(
-        &self,
-        principal: &Principal,
-        trip_id: TripId,
-        context: &RequestContext,
-    ) -> Result<TripSummary, AppError> {
-        require(principal, Scope::TripsWrite)?;
-        let current = self.owned_view(principal, trip_id).await?;
+    pub async fn analyze(&self, caller: &Caller, trip_id: TripId) -> Result<TripSummary, AppError> {
+        require(&caller.principal, Scope::TripsWrite)?;
+        let current = self.owned_view(&caller.principal, trip_id).await?;
         let after = self
-            .execute(principal, trip_id, current, context, |_| {
-                TripCommand::RequestAnalysis { today: today() }
+            .execute(caller, trip_id, current, |_| TripCommand::RequestAnalysis {
+                today: today(),
             })
             .await?;
         Ok(TripSummary::of(&after.ok_or(AppError::NotFound)?, today()))

@@ -5,33 +5,30 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::{ShareLink, TripCommand};
 
 use crate::app::access::require;
-use crate::app::confirmation::Confirm;
+use crate::app::confirmation::{Asks, Confirm, Confirmation};
 use crate::identity::{Principal, Scope};
 
-use super::{AppError, RequestContext, TripService, confirmation};
+use super::{AppError, Caller, TripService};
 
 impl TripService {
     /// Opens the trip's public link, or answers the one already open (`true` when new).
     /// Allowed on a locked trip.
     pub async fn share(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
-        context: &RequestContext,
     ) -> Result<(ShareLink, bool), AppError> {
-        require(principal, Scope::TripsWrite)?;
-        let current = self.owned_view(principal, trip_id).await?;
+        require(&caller.principal, Scope::TripsWrite)?;
+        let current = self.owned_view(&caller.principal, trip_id).await?;
         if let Some(link) = current.trip.share.clone() {
             return Ok((link, false));
         }
         let code = new_share_code();
         let at = chrono::Utc::now();
         let after = self
-            .execute(principal, trip_id, current, context, |_| {
-                TripCommand::Share {
-                    code: code.clone(),
-                    at,
-                }
+            .execute(caller, trip_id, current, |_| TripCommand::Share {
+                code: code.clone(),
+                at,
             })
             .await?
             .ok_or(AppError::NotFound)?;
@@ -55,15 +52,17 @@ impl TripService {
     /// Revokes the public link; the code answers 404 to everyone afterwards.
     pub async fn unshare(
         &self,
-        principal: &Principal,
+        caller: &Caller,
         trip_id: TripId,
-        context: &RequestContext,
         confirm: &dyn Confirm,
     ) -> Result<(), AppError> {
-        require(principal, Scope::TripsWrite)?;
-        let current = self.owned_view(principal, trip_id).await?;
-        confirmation::guard(&current, TripCommand::Unshare, confirm).await?;
-        self.execute(principal, trip_id, current, context, |_| {
+        require(&caller.principal, Scope::TripsWrite)?;
+        let current = self.owned_view(&caller.principal, trip_id).await?;
+        let confirmation = Confirmation {
+            confirm,
+            asks: Asks::Always,
+        };
+        self.execute_confirmed(caller, trip_id, current, Some(confirmation), |_| {
             TripCommand::Unshare
         })
         .await?;

@@ -69,7 +69,7 @@ async fn list_trips(call: &Call<'_>) -> Answer {
     let list = call
         .state
         .trips
-        .list(call.principal, &filter, Page { page, per_page })
+        .list(&call.caller.principal, &filter, Page { page, per_page })
         .await
         .map_err(refusal(None))?;
     Ok(json!({"totalItems": list.total_items, "member": list.items}))
@@ -80,7 +80,7 @@ async fn get_trip(call: &Call<'_>) -> Answer {
     let detail = call
         .state
         .trips
-        .detail(call.principal, trip.id)
+        .detail(&call.caller.principal, trip.id)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
     Ok(digest(&detail))
@@ -227,7 +227,7 @@ async fn get_stage(call: &Call<'_>) -> Answer {
     let (version, stage) = call
         .state
         .trips
-        .stage_detail(call.principal, day.trip.id, day.stage)
+        .stage_detail(&call.caller.principal, day.trip.id, day.stage)
         .await
         .map_err(refusal(Some(&day.trip.raw)))?;
     let mut value = json!(stage);
@@ -244,7 +244,7 @@ async fn search_places(call: &Call<'_>) -> Answer {
         u32::try_from(MAX_PLACES).unwrap_or(u32::MAX),
     )?;
     let places = crate::app::places::search_places(
-        call.principal,
+        &call.caller.principal,
         &call.state.work.upstreams,
         q,
         usize::try_from(limit).unwrap_or(DEFAULT_PLACES),

@@ -45,7 +45,7 @@ pub(super) async fn create_trip(call: &Call<'_>) -> Answer {
         .and_then(Value::as_str)
         .unwrap_or_default();
     let key = canonical_digest(&[
-        &json!(call.principal.user_id.to_string()),
+        &json!(call.caller.principal.user_id.to_string()),
         &json!("create_trip"),
         &Value::Object(input.clone()),
         &json!(window),
@@ -54,7 +54,7 @@ pub(super) async fn create_trip(call: &Call<'_>) -> Answer {
     let created = call
         .state
         .trips
-        .create(call.principal, &input, Some(&key[..32]), call.context)
+        .create(call.caller, &input, Some(&key[..32]))
         .await
         .map_err(refusal(None))?;
     Ok(json!({
@@ -82,11 +82,10 @@ pub(super) async fn update_trip_settings(call: &Call<'_>) -> Answer {
         .state
         .trips
         .update_settings(
-            call.principal,
+            call.caller,
             trip.id,
             &patch,
             Some(BaseVersion::Exact(expected)),
-            call.context,
             &confirmation,
         )
         .await;
@@ -150,13 +149,12 @@ pub(super) async fn edit_stages(call: &Call<'_>) -> Answer {
         .state
         .trips
         .edit_stage(
-            call.principal,
+            call.caller,
             trip.id,
             action,
             day.stage,
             &input,
             Some(BaseVersion::Exact(expected)),
-            call.context,
         )
         .await
         .map_err(refusal(Some(&trip.raw)))?;
@@ -182,7 +180,7 @@ pub(super) async fn add_waypoint(call: &Call<'_>) -> Answer {
         let detail = call
             .state
             .trips
-            .remove_detour(call.principal, day.trip.id, day.stage, call.context)
+            .remove_detour(call.caller, day.trip.id, day.stage)
             .await
             .map_err(refusal(Some(&day.trip.raw)))?;
         return Ok(written(
@@ -194,7 +192,7 @@ pub(super) async fn add_waypoint(call: &Call<'_>) -> Answer {
     let accepted = call
         .state
         .trips
-        .add_waypoint(call.principal, day.trip.id, day.stage, &input, call.context)
+        .add_waypoint(call.caller, day.trip.id, day.stage, &input)
         .await
         .map_err(refusal(Some(&day.trip.raw)))?;
     Ok(json!({
@@ -213,12 +211,11 @@ pub(super) async fn choose_accommodation(call: &Call<'_>) -> Answer {
         .state
         .trips
         .choose_accommodation(
-            call.principal,
+            call.caller,
             day.trip.id,
             day.stage,
             &input,
             Some(BaseVersion::Exact(expected)),
-            call.context,
         )
         .await
         .map_err(refusal(Some(&day.trip.raw)))?;
@@ -237,7 +234,7 @@ pub(super) async fn analyze_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     call.state
         .trips
-        .analyze(call.principal, trip.id, call.context)
+        .analyze(call.caller, trip.id)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
     Ok(json!({
@@ -254,7 +251,7 @@ pub(super) async fn share_trip(call: &Call<'_>) -> Answer {
     let (link, _) = call
         .state
         .trips
-        .share(call.principal, trip.id, call.context)
+        .share(call.caller, trip.id)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
     Ok(json!({
@@ -271,7 +268,7 @@ pub(super) async fn unshare_trip(call: &Call<'_>) -> Answer {
     if let Err(error) = call
         .state
         .trips
-        .unshare(call.principal, trip.id, call.context, &confirmation)
+        .unshare(call.caller, trip.id, &confirmation)
         .await
     {
         return confirmation
@@ -290,7 +287,7 @@ pub(super) async fn delete_trip(call: &Call<'_>) -> Answer {
     if let Err(error) = call
         .state
         .trips
-        .delete(call.principal, trip.id, call.context, &confirmation)
+        .delete(call.caller, trip.id, &confirmation)
         .await
     {
         return confirmation
