@@ -151,181 +151,107 @@ impl IntoResponse for Problem {
     }
 }
 
+/// Each error's status, problem code and title: the one table of REST's answers.
+fn kind_of(error: &AppError) -> (StatusCode, &'static str, &'static str) {
+    use StatusCode as S;
+    match error {
+        AppError::Unauthenticated | AppError::AgentTokenOnRest => (
+            S::UNAUTHORIZED,
+            "unauthenticated",
+            "Authentication required",
+        ),
+        AppError::InsufficientScope(_) => {
+            (S::FORBIDDEN, "insufficient_scope", "Insufficient scope")
+        }
+        AppError::NotFound | AppError::NoSuchCredential => (S::NOT_FOUND, "not_found", "Not found"),
+        AppError::StageNotFound => (S::NOT_FOUND, "stage_not_found", "Stage not found"),
+        AppError::Input(InputError::UnknownFields { .. }) => {
+            (S::BAD_REQUEST, "unknown_field", "Unknown field")
+        }
+        AppError::Input(InputError::Invalid(_)) => {
+            (S::UNPROCESSABLE_ENTITY, "invalid_value", "Invalid value")
+        }
+        AppError::MalformedBody(_) => (S::BAD_REQUEST, "malformed_body", "Malformed body"),
+        AppError::BadHeader(_) => (S::BAD_REQUEST, "bad_header", "Bad header"),
+        AppError::InvalidQuery(_) => (S::BAD_REQUEST, "invalid_query", "Invalid query"),
+        AppError::Locked => (S::LOCKED, "locked", "Trip locked"),
+        AppError::StaleVersion { .. } => (S::PRECONDITION_FAILED, "stale_version", "Stale version"),
+        AppError::PreconditionRequired => (
+            S::PRECONDITION_REQUIRED,
+            "precondition_required",
+            "Precondition required",
+        ),
+        AppError::Conflict(_) => (S::CONFLICT, "conflict", "Conflict"),
+        AppError::NoSuchVersion(_) => (S::NOT_FOUND, "no_such_version", "No such version"),
+        AppError::NotReady => (S::UNPROCESSABLE_ENTITY, "not_ready", "Not ready"),
+        AppError::NotConfigured(_) => (
+            S::UNPROCESSABLE_ENTITY,
+            "not_configured",
+            "Not configured here",
+        ),
+        AppError::Unavailable(_) => (S::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable"),
+        AppError::Upstream(_) => (
+            S::SERVICE_UNAVAILABLE,
+            "upstream_unavailable",
+            "Upstream unavailable",
+        ),
+        AppError::RateLimited(_) | AppError::LoginRateLimited(_) => {
+            (S::TOO_MANY_REQUESTS, "rate_limited", "Too many requests")
+        }
+        AppError::QuotaExceeded(_) => (
+            S::PAYLOAD_TOO_LARGE,
+            "upload_quota",
+            "Upload quota exceeded",
+        ),
+        AppError::TooManyStreams(_) => {
+            (S::TOO_MANY_REQUESTS, "too_many_streams", "Too many streams")
+        }
+        AppError::MethodNotAllowed { .. } => (
+            S::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "Method not allowed",
+        ),
+        // REST confirms by sending the request, so these reach no REST caller; mapped all
+        // the same, the precondition that was not met.
+        AppError::ConfirmationRequired(_) => (
+            S::PRECONDITION_REQUIRED,
+            "confirmation_required",
+            "Confirmation required",
+        ),
+        AppError::ConfirmationInvalid => {
+            (S::CONFLICT, "confirmation_invalid", "Confirmation invalid")
+        }
+        AppError::LoginLinkSpent(_) => (S::GONE, "login_link_spent", "Login link spent"),
+        AppError::LoginLinkInvalid => (S::BAD_REQUEST, "login_link_invalid", "Invalid login link"),
+        AppError::SessionRequired => (S::FORBIDDEN, "session_required", "Session required"),
+        AppError::CsrfRefused(_) => (S::FORBIDDEN, "csrf_refused", "Cross-site request refused"),
+        AppError::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal", "Internal error"),
+    }
+}
+
 impl From<&AppError> for Problem {
     fn from(error: &AppError) -> Self {
-        use StatusCode as S;
-        let detail = error.to_string();
+        let (status, code, title) = kind_of(error);
+        let detail = match error {
+            // The details are logged, never shown.
+            AppError::Internal(_) => "something went wrong on our side; it has been logged".into(),
+            _ => error.to_string(),
+        };
+        let mut problem = Problem::new(status, code, title, detail);
+        // What some problems carry besides: the fields, the scope, the version, the wait.
         match error {
-            AppError::Unauthenticated | AppError::AgentTokenOnRest => Problem::new(
-                S::UNAUTHORIZED,
-                "unauthenticated",
-                "Authentication required",
-                detail,
-            ),
-            AppError::InsufficientScope(scope) => Problem {
-                scope: Some(scope.as_str()),
-                ..Problem::new(
-                    S::FORBIDDEN,
-                    "insufficient_scope",
-                    "Insufficient scope",
-                    detail,
-                )
-            },
-            AppError::NotFound => Problem::new(S::NOT_FOUND, "not_found", "Not found", detail),
-            AppError::StageNotFound => {
-                Problem::new(S::NOT_FOUND, "stage_not_found", "Stage not found", detail)
+            AppError::InsufficientScope(scope) => problem.scope = Some(scope.as_str()),
+            AppError::Input(_) | AppError::InvalidQuery(_) => problem.errors = error.field_errors(),
+            AppError::StaleVersion { current, .. } => problem.current_version = Some(*current),
+            AppError::Upstream(failure) => problem.upstream = Some(failure.clone()),
+            AppError::RateLimited(exceeded) | AppError::LoginRateLimited(exceeded) => {
+                problem.retry_after = Some(exceeded.retry_after_secs);
             }
-            AppError::Input(InputError::UnknownFields { .. }) => Problem {
-                errors: error.field_errors(),
-                ..Problem::new(S::BAD_REQUEST, "unknown_field", "Unknown field", detail)
-            },
-            AppError::Input(InputError::Invalid(_)) => Problem {
-                errors: error.field_errors(),
-                ..Problem::new(
-                    S::UNPROCESSABLE_ENTITY,
-                    "invalid_value",
-                    "Invalid value",
-                    detail,
-                )
-            },
-            AppError::MalformedBody(_) => {
-                Problem::new(S::BAD_REQUEST, "malformed_body", "Malformed body", detail)
-            }
-            AppError::BadHeader(_) => {
-                Problem::new(S::BAD_REQUEST, "bad_header", "Bad header", detail)
-            }
-            AppError::InvalidQuery(_) => Problem {
-                errors: error.field_errors(),
-                ..Problem::new(S::BAD_REQUEST, "invalid_query", "Invalid query", detail)
-            },
-            AppError::Locked => Problem::new(S::LOCKED, "locked", "Trip locked", detail),
-            AppError::StaleVersion { current, .. } => Problem {
-                current_version: Some(*current),
-                ..Problem::new(
-                    S::PRECONDITION_FAILED,
-                    "stale_version",
-                    "Stale version",
-                    detail,
-                )
-            },
-            AppError::PreconditionRequired => Problem::new(
-                S::PRECONDITION_REQUIRED,
-                "precondition_required",
-                "Precondition required",
-                detail,
-            ),
-            AppError::Conflict(_) => Problem::new(S::CONFLICT, "conflict", "Conflict", detail),
-            AppError::NoSuchVersion(_) => {
-                Problem::new(S::NOT_FOUND, "no_such_version", "No such version", detail)
-            }
-            AppError::NotReady => {
-                Problem::new(S::UNPROCESSABLE_ENTITY, "not_ready", "Not ready", detail)
-            }
-            AppError::NotConfigured(_) => Problem::new(
-                S::UNPROCESSABLE_ENTITY,
-                "not_configured",
-                "Not configured here",
-                detail,
-            ),
-            AppError::Unavailable(_) => Problem::new(
-                S::SERVICE_UNAVAILABLE,
-                "unavailable",
-                "Service unavailable",
-                detail,
-            ),
-            AppError::Upstream(failure) => Problem {
-                upstream: Some(failure.clone()),
-                ..Problem::new(
-                    S::SERVICE_UNAVAILABLE,
-                    "upstream_unavailable",
-                    "Upstream unavailable",
-                    detail,
-                )
-            },
-            AppError::RateLimited(exceeded) => Problem {
-                retry_after: Some(exceeded.retry_after_secs),
-                ..Problem::new(
-                    S::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    "Too many requests",
-                    detail,
-                )
-            },
-            AppError::QuotaExceeded(_) => Problem::new(
-                S::PAYLOAD_TOO_LARGE,
-                "upload_quota",
-                "Upload quota exceeded",
-                detail,
-            ),
-            AppError::TooManyStreams(_) => Problem {
-                retry_after: Some(5),
-                ..Problem::new(
-                    S::TOO_MANY_REQUESTS,
-                    "too_many_streams",
-                    "Too many streams",
-                    detail,
-                )
-            },
-            AppError::MethodNotAllowed { allowed, .. } => Problem {
-                allow: Some(allowed.clone()),
-                ..Problem::new(
-                    S::METHOD_NOT_ALLOWED,
-                    "method_not_allowed",
-                    "Method not allowed",
-                    detail,
-                )
-            },
-            // REST confirms by sending the request, so these reach no REST caller; mapped
-            // all the same, the precondition that was not met.
-            AppError::ConfirmationRequired(_) => Problem::new(
-                S::PRECONDITION_REQUIRED,
-                "confirmation_required",
-                "Confirmation required",
-                detail,
-            ),
-            AppError::ConfirmationInvalid => Problem::new(
-                S::CONFLICT,
-                "confirmation_invalid",
-                "Confirmation invalid",
-                detail,
-            ),
-            AppError::LoginRateLimited(exceeded) => Problem {
-                retry_after: Some(exceeded.retry_after_secs),
-                ..Problem::new(
-                    S::TOO_MANY_REQUESTS,
-                    "rate_limited",
-                    "Too many requests",
-                    detail,
-                )
-            },
-            AppError::LoginLinkSpent(_) => {
-                Problem::new(S::GONE, "login_link_spent", "Login link spent", detail)
-            }
-            AppError::LoginLinkInvalid => Problem::new(
-                S::BAD_REQUEST,
-                "login_link_invalid",
-                "Invalid login link",
-                detail,
-            ),
-            AppError::NoSuchCredential => {
-                Problem::new(S::NOT_FOUND, "not_found", "Not found", detail)
-            }
-            AppError::SessionRequired => {
-                Problem::new(S::FORBIDDEN, "session_required", "Session required", detail)
-            }
-            AppError::CsrfRefused(_) => Problem::new(
-                S::FORBIDDEN,
-                "csrf_refused",
-                "Cross-site request refused",
-                detail,
-            ),
-            AppError::Internal(_) => Problem::new(
-                S::INTERNAL_SERVER_ERROR,
-                "internal",
-                "Internal error",
-                "something went wrong on our side; it has been logged",
-            ),
+            AppError::TooManyStreams(_) => problem.retry_after = Some(5),
+            AppError::MethodNotAllowed { allowed, .. } => problem.allow = Some(allowed.clone()),
+            _ => {}
         }
+        problem
     }
 }
 

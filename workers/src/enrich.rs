@@ -45,13 +45,7 @@ impl Pipeline {
         radius_km: f64,
         only: Option<Uuid>,
     ) -> Result<Outcome, JobError> {
-        let JobScope {
-            job_id,
-            trip_id,
-            generation,
-            traceparent,
-        } = scope;
-        let Some(view) = self.view(trip_id).await? else {
+        let Some(view) = self.view(scope.trip_id).await? else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
         let found = match self.upstreams.osm_source().await {
@@ -66,21 +60,16 @@ impl Pipeline {
             None => Err(self.upstreams.no_osm_source_reason()),
         };
         let applied = self
-            .apply(
-                trip_id,
-                &format!("{job_id}:scan"),
-                traceparent,
-                || match &found {
-                    Ok(stages) => TripCommand::RecordAccommodations {
-                        generation,
-                        stages: stages.clone(),
-                    },
-                    Err(reason) => TripCommand::FailAccommodations {
-                        generation,
-                        reason: reason.clone(),
-                    },
+            .apply_step(scope, "scan", || match &found {
+                Ok(stages) => TripCommand::RecordAccommodations {
+                    generation: scope.generation,
+                    stages: stages.clone(),
                 },
-            )
+                Err(reason) => TripCommand::FailAccommodations {
+                    generation: scope.generation,
+                    reason: reason.clone(),
+                },
+            })
             .await?;
         Ok(outcome(applied))
     }
@@ -132,13 +121,7 @@ impl Pipeline {
         stage_id: Uuid,
         waypoint: Point,
     ) -> Result<Outcome, JobError> {
-        let JobScope {
-            job_id,
-            trip_id,
-            generation,
-            traceparent,
-        } = scope;
-        let Some(view) = self.view(trip_id).await? else {
+        let Some(view) = self.view(scope.trip_id).await? else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
         let (Some(stage), Some(route)) = (
@@ -201,7 +184,7 @@ impl Pipeline {
         // The day's length plus what the spur adds: counted this way, a gap between the
         // source's pieces inside the day stays uncounted, as it was.
         let distance_km = original + junction.added_m() / 1000.0;
-        let key = format!("detour:{trip_id}:{stage_id}:{job_id}");
+        let key = format!("detour:{}:{stage_id}:{}", scope.trip_id, scope.job_id);
         self.store.put_blob(&key, &track::encode(&points)).await?;
         let detour = Detour {
             waypoint,
@@ -219,15 +202,13 @@ impl Pipeline {
             }),
         };
         let applied = self
-            .apply(trip_id, &format!("{job_id}:detour"), traceparent, || {
-                TripCommand::RecordDetour {
-                    generation,
-                    stage_id,
-                    detour: detour.clone(),
-                    distance_km: (distance_km * 100.0).round() / 100.0,
-                    ascent_m: climb.map(|c| c.0.round()),
-                    descent_m: climb.map(|c| c.1.round()),
-                }
+            .apply_step(scope, "detour", || TripCommand::RecordDetour {
+                generation: scope.generation,
+                stage_id,
+                detour: detour.clone(),
+                distance_km: (distance_km * 100.0).round() / 100.0,
+                ascent_m: climb.map(|c| c.0.round()),
+                descent_m: climb.map(|c| c.1.round()),
             })
             .await?;
         Ok(outcome(applied))

@@ -102,23 +102,29 @@ impl RateLimiter {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn spaces_concurrent_callers_by_the_interval() {
-        let limiter = RateLimiter::new(Duration::from_millis(40));
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for _ in 0..5 {
-            let limiter = limiter.clone();
-            tasks.push(tokio::spawn(async move {
-                limiter.acquire().await;
-                Instant::now()
-            }));
-        }
+    /// When each of `limiters` got its slot, all asking at once, in order.
+    async fn starts_of(limiters: impl Iterator<Item = RateLimiter>) -> Vec<Instant> {
+        let tasks: Vec<_> = limiters
+            .map(|limiter| {
+                tokio::spawn(async move {
+                    limiter.acquire().await;
+                    Instant::now()
+                })
+            })
+            .collect();
         let mut starts = Vec::new();
         for task in tasks {
             starts.push(task.await.expect("task"));
         }
         starts.sort();
+        starts
+    }
+
+    #[tokio::test]
+    async fn spaces_concurrent_callers_by_the_interval() {
+        let limiter = RateLimiter::new(Duration::from_millis(40));
+        let started = Instant::now();
+        let starts = starts_of((0..5).map(|_| limiter.clone())).await;
         // Each time is read when its task runs again after its slot, so a loaded machine can
         // read one late and bring it nearer the next; the slots themselves are 40 ms apart,
         // which no caller can undercut by half, and five callers span at least four slots
@@ -163,19 +169,7 @@ mod tests {
             RateLimiter::new(interval).shared_with(Arc::clone(&slot)),
             RateLimiter::new(interval).shared_with(Arc::clone(&slot)),
         ];
-        let mut tasks = Vec::new();
-        for i in 0..6 {
-            let limiter = replicas[i % 2].clone();
-            tasks.push(tokio::spawn(async move {
-                limiter.acquire().await;
-                Instant::now()
-            }));
-        }
-        let mut starts = Vec::new();
-        for task in tasks {
-            starts.push(task.await.expect("task"));
-        }
-        starts.sort();
+        let starts = starts_of((0..6).map(|i| replicas[i % 2].clone())).await;
         for pair in starts.windows(2) {
             assert!(pair[1] - pair[0] >= Duration::from_millis(38), "{pair:?}");
         }

@@ -114,6 +114,18 @@ impl Trip {
         self.settings.start_date.is_some_and(|start| start <= today)
     }
 
+    /// The lock as a guard: the one rule every change of a caller passes, judged on the
+    /// state *before* the change (so a command that moves the start date cannot unlock the
+    /// trip it edits). `decide` runs it; a service runs it first too, before it reads the
+    /// change's values or does any work for them.
+    pub fn open_to_change(&self, today: NaiveDate) -> Result<(), TripError> {
+        if self.is_locked(today) {
+            Err(TripError::Locked)
+        } else {
+            Ok(())
+        }
+    }
+
     /// True while the days are still to come: they do not exist yet and the route has not
     /// failed. A failed route is an answer too, so an agent's poll ends on it.
     pub fn is_partial(&self) -> bool {

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::Category;
 
 /// A point of the route.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub lat: f64,
     pub lon: f64,
@@ -35,7 +35,7 @@ pub struct Alert {
 }
 
 /// One day.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stage {
     pub id: Uuid,

@@ -4,9 +4,11 @@
 
 use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
+use etappe_domain::trip::Trip;
 use etappe_domain::trip::stage::Stage;
 use etappe_route::gpx::TrackPoint;
 use etappe_store::Store;
+use etappe_track::stored::StoredTrack;
 
 use super::AppError;
 use crate::identity::{Principal, Scope};
@@ -30,6 +32,18 @@ pub(super) async fn owned_view(
         Some(view) if view.trip.owner_id == principal.user_id => Ok(view),
         _ => Err(AppError::NotFound),
     }
+}
+
+/// The stored track of the trip's current generation, with its breaks and waypoints; not
+/// ready until the route job has written it.
+pub(super) async fn stored_track(store: &dyn Store, trip: &Trip) -> Result<StoredTrack, AppError> {
+    let route = trip.route.as_ref().ok_or(AppError::NotReady)?;
+    let bytes = store
+        .get_blob(&route.track_key)
+        .await?
+        .ok_or(AppError::NotReady)?;
+    etappe_track::stored::decode_stored(&bytes)
+        .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))
 }
 
 /// A day's points: its slice of the track, or its detour's own geometry.

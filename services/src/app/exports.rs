@@ -9,6 +9,9 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use etappe_domain::projection::TripView;
+use etappe_domain::trip::Trip;
+use etappe_domain::trip::stage::Stage;
+use etappe_route::gpx::TrackPoint;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
@@ -17,6 +20,7 @@ use etappe_domain::ids::TripId;
 use std::sync::Arc;
 
 use etappe_store::Store;
+use etappe_track::stored::StoredTrack;
 
 use super::AppError;
 use super::access::{owned_view, require};
@@ -142,15 +146,7 @@ impl ExportService {
         format: ExportFormat,
     ) -> Result<ExportFile, AppError> {
         let trip = &view.trip;
-        let route = trip.route.as_ref().ok_or(AppError::NotReady)?;
-        let bytes = self
-            .store
-            .get_blob(&route.track_key)
-            .await?
-            .ok_or(AppError::NotReady)?;
-        let stored = etappe_track::stored::decode_stored(&bytes)
-            .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))?;
-        let points = &stored.points;
+        let stored = super::access::stored_track(self.store.as_ref(), trip).await?;
         let stages: Vec<_> = match stage_id {
             Some(id) => trip.stages.iter().filter(|s| s.id == id).collect(),
             None => trip.stages.iter().collect(),
@@ -169,95 +165,16 @@ impl ExportService {
             .unwrap_or_else(|| "Etappe trip".into());
         let mut days: Vec<etappe_export::ExportDay> = Vec::with_capacity(stages.len());
         for stage in &stages {
-            let slice = super::access::day_points(self.store.as_ref(), stage, points).await?;
+            let slice =
+                super::access::day_points(self.store.as_ref(), stage, &stored.points).await?;
             // A detour is its own geometry, without the source's breaks.
             let breaks = match stage.detour {
                 Some(_) => Vec::new(),
                 None => stored.breaks_within(stage.first_point, stage.last_point),
             };
-            days.push({
-                let name = match (&stage.start_label, &stage.end_label) {
-                    (Some(a), Some(b)) => format!("Day {}: {a} - {b}", stage.day_number),
-                    _ => format!("Day {}", stage.day_number),
-                };
-                etappe_export::ExportDay {
-                    name: etappe_domain::text::strip_controls(&name),
-                    points: slice
-                        .iter()
-                        .map(|p| etappe_export::ExportPoint {
-                            lat: p.lat,
-                            lon: p.lon,
-                            ele: p.ele,
-                        })
-                        .collect(),
-                    breaks,
-                }
-            });
+            days.push(export_day(stage, &slice, breaks));
         }
-        // Chosen places to sleep travel with the file as waypoints: in GPX "Night 1: name",
-        // in FIT the name first ("Gasthof Post N1"), as a course point holds 15 bytes.
-        let lodging_name = |day: u32, name: &str| match format {
-            ExportFormat::Gpx => format!("Night {day}: {name}"),
-            ExportFormat::Fit => etappe_export::course_point_name(name, &format!("N{day}")),
-        };
-        let mut waypoints: Vec<etappe_export::ExportWaypoint> = stages
-            .iter()
-            .filter_map(|s| s.accommodation.as_ref().map(|a| (s.day_number, a)))
-            .map(|(day, a)| etappe_export::ExportWaypoint {
-                name: etappe_domain::text::strip_controls(&lodging_name(
-                    day,
-                    a.name.as_deref().unwrap_or(&a.kind),
-                )),
-                lat: a.lat,
-                lon: a.lon,
-                kind: etappe_export::WaypointKind::Lodging,
-            })
-            .collect();
-        // What the analysis found along each day travels too, so the device shows the water,
-        // food, shops and stations on the road ("Water 34.5: Fontaine"; in FIT the name first).
-        for stage in &stages {
-            for found in stage.found.iter().flatten() {
-                let (kind, what) = match found.category.as_str() {
-                    "water" => (etappe_export::WaypointKind::Water, "Water"),
-                    "resupply" => (etappe_export::WaypointKind::Food, "Food"),
-                    "bike_shop" => (etappe_export::WaypointKind::BikeShop, "Bike"),
-                    "railway_station" => (etappe_export::WaypointKind::Station, "Station"),
-                    _ => continue,
-                };
-                let named = found
-                    .name
-                    .as_deref()
-                    .map(etappe_domain::text::strip_controls);
-                let name = match format {
-                    ExportFormat::Gpx => match &named {
-                        Some(n) => {
-                            format!("{what} (day {} km {}): {n}", stage.day_number, found.km)
-                        }
-                        None => format!("{what} (day {} km {})", stage.day_number, found.km),
-                    },
-                    ExportFormat::Fit => {
-                        etappe_export::course_point_name(named.as_deref().unwrap_or(what), "")
-                    }
-                };
-                waypoints.push(etappe_export::ExportWaypoint {
-                    name,
-                    lat: found.lat,
-                    lon: found.lon,
-                    kind,
-                });
-            }
-        }
-        // The source file's own waypoints, each with the day that passes closest to it.
-        for stage in &stages {
-            for w in stored.waypoints_within(stage.first_point, stage.last_point) {
-                waypoints.push(etappe_export::ExportWaypoint {
-                    name: etappe_domain::text::strip_controls(w.name.as_deref().unwrap_or("")),
-                    lat: w.lat,
-                    lon: w.lon,
-                    kind: etappe_export::WaypointKind::Generic,
-                });
-            }
-        }
+        let waypoints = waypoints_of(&stages, &stored, format);
         let stem = file_stem(&title, stage_id.map(|_| stages[0].day_number));
         match format {
             ExportFormat::Gpx => Ok(ExportFile {
@@ -268,27 +185,8 @@ impl ExportService {
                 file_name: format!("{stem}.gpx"),
             }),
             ExportFormat::Fit => {
-                // Each file is its own course on a device: a file_id from (trip, day,
-                // version) and the export time, and a day's course named after that day.
-                let (day, course_name) = match (stage_id, stages.first()) {
-                    (Some(_), Some(stage)) => (
-                        stage.day_number,
-                        etappe_export::day_course_name(
-                            stage.day_number,
-                            stage.start_label.as_deref(),
-                            stage.end_label.as_deref(),
-                        ),
-                    ),
-                    _ => (0, title.clone()),
-                };
-                let identity = etappe_export::FitIdentity {
-                    serial_number: etappe_export::fit_serial(
-                        &trip.id.to_string(),
-                        day,
-                        trip.version,
-                    ),
-                    time_created_unix: chrono::Utc::now().timestamp(),
-                };
+                let one_day = stage_id.and(stages.first().copied());
+                let (course_name, identity) = fit_course(trip, &title, one_day);
                 let bytes =
                     etappe_export::trip_to_fit_with(&course_name, &days, &waypoints, &identity)
                         .map_err(|e| {
@@ -360,6 +258,130 @@ pub fn file_stem(title: &str, day: Option<u32>) -> String {
         Some(day) => format!("{slug}-day-{day}"),
         None => slug.to_owned(),
     }
+}
+
+/// A day as a file carries it: its name ("Day 2: Basel - Olten") and points.
+fn export_day(
+    stage: &Stage,
+    points: &[TrackPoint],
+    breaks: Vec<usize>,
+) -> etappe_export::ExportDay {
+    let name = match (&stage.start_label, &stage.end_label) {
+        (Some(a), Some(b)) => format!("Day {}: {a} - {b}", stage.day_number),
+        _ => format!("Day {}", stage.day_number),
+    };
+    etappe_export::ExportDay {
+        name: etappe_domain::text::strip_controls(&name),
+        points: points
+            .iter()
+            .map(|p| etappe_export::ExportPoint {
+                lat: p.lat,
+                lon: p.lon,
+                ele: p.ele,
+            })
+            .collect(),
+        breaks,
+    }
+}
+
+/// A FIT file's course name and identity: each file is its own course on a device, with a
+/// file_id from (trip, day, version) and the export time; a day's course is named after
+/// that day (`one_day`), the whole trip's after its title.
+fn fit_course(
+    trip: &Trip,
+    title: &str,
+    one_day: Option<&Stage>,
+) -> (String, etappe_export::FitIdentity) {
+    let (day, course_name) = match one_day {
+        Some(stage) => (
+            stage.day_number,
+            etappe_export::day_course_name(
+                stage.day_number,
+                stage.start_label.as_deref(),
+                stage.end_label.as_deref(),
+            ),
+        ),
+        None => (0, title.to_owned()),
+    };
+    let identity = etappe_export::FitIdentity {
+        serial_number: etappe_export::fit_serial(&trip.id.to_string(), day, trip.version),
+        time_created_unix: chrono::Utc::now().timestamp(),
+    };
+    (course_name, identity)
+}
+
+/// The waypoints a file carries: the chosen places to sleep, what the analysis found along
+/// each day, and the source file's own waypoints, each with the day passing closest to it.
+fn waypoints_of(
+    stages: &[&Stage],
+    stored: &StoredTrack,
+    format: ExportFormat,
+) -> Vec<etappe_export::ExportWaypoint> {
+    // Chosen places to sleep travel with the file as waypoints: in GPX "Night 1: name",
+    // in FIT the name first ("Gasthof Post N1"), as a course point holds 15 bytes.
+    let lodging_name = |day: u32, name: &str| match format {
+        ExportFormat::Gpx => format!("Night {day}: {name}"),
+        ExportFormat::Fit => etappe_export::course_point_name(name, &format!("N{day}")),
+    };
+    let mut waypoints: Vec<etappe_export::ExportWaypoint> = stages
+        .iter()
+        .filter_map(|s| s.accommodation.as_ref().map(|a| (s.day_number, a)))
+        .map(|(day, a)| etappe_export::ExportWaypoint {
+            name: etappe_domain::text::strip_controls(&lodging_name(
+                day,
+                a.name.as_deref().unwrap_or(&a.kind),
+            )),
+            lat: a.lat,
+            lon: a.lon,
+            kind: etappe_export::WaypointKind::Lodging,
+        })
+        .collect();
+    // What the analysis found along each day travels too, so the device shows the water,
+    // food, shops and stations on the road ("Water 34.5: Fontaine"; in FIT the name first).
+    for stage in stages {
+        for found in stage.found.iter().flatten() {
+            let (kind, what) = match found.category.as_str() {
+                "water" => (etappe_export::WaypointKind::Water, "Water"),
+                "resupply" => (etappe_export::WaypointKind::Food, "Food"),
+                "bike_shop" => (etappe_export::WaypointKind::BikeShop, "Bike"),
+                "railway_station" => (etappe_export::WaypointKind::Station, "Station"),
+                _ => continue,
+            };
+            let named = found
+                .name
+                .as_deref()
+                .map(etappe_domain::text::strip_controls);
+            let name = match format {
+                ExportFormat::Gpx => match &named {
+                    Some(n) => {
+                        format!("{what} (day {} km {}): {n}", stage.day_number, found.km)
+                    }
+                    None => format!("{what} (day {} km {})", stage.day_number, found.km),
+                },
+                ExportFormat::Fit => {
+                    etappe_export::course_point_name(named.as_deref().unwrap_or(what), "")
+                }
+            };
+            waypoints.push(etappe_export::ExportWaypoint {
+                name,
+                lat: found.lat,
+                lon: found.lon,
+                kind,
+            });
+        }
+    }
+    // The source file's own waypoints, each with the day that passes closest to it.
+    for stage in stages {
+        for w in stored.waypoints_within(stage.first_point, stage.last_point) {
+            waypoints.push(etappe_export::ExportWaypoint {
+                name: etappe_domain::text::strip_controls(w.name.as_deref().unwrap_or("")),
+                lat: w.lat,
+                lon: w.lon,
+                kind: etappe_export::WaypointKind::Generic,
+            });
+        }
+    }
+    waypoints
 }
 
 #[cfg(test)]

@@ -35,16 +35,20 @@ pub(super) fn page(status: StatusCode, title: &str, body: &str) -> Response {
     response
 }
 
+/// The form field carrying where to go after signing in (none without one).
+fn hidden_next(next: Option<&str>) -> String {
+    next.map(|n| {
+        format!(
+            "<input type=\"hidden\" name=\"next\" value=\"{}\">",
+            escape(n)
+        )
+    })
+    .unwrap_or_default()
+}
+
 /// The login form.
 pub(super) fn login(next: Option<&str>) -> Response {
-    let next = next
-        .map(|n| {
-            format!(
-                "<input type=\"hidden\" name=\"next\" value=\"{}\">",
-                escape(n)
-            )
-        })
-        .unwrap_or_default();
+    let next = hidden_next(next);
     page(
         StatusCode::OK,
         "Log in",
@@ -79,14 +83,7 @@ pub(super) fn continue_login(
     email: &str,
     current: Option<&str>,
 ) -> Response {
-    let next = next
-        .map(|n| {
-            format!(
-                "<input type=\"hidden\" name=\"next\" value=\"{}\">",
-                escape(n)
-            )
-        })
-        .unwrap_or_default();
+    let next = hidden_next(next);
     let (said, button) = match current {
         Some(current) if !current.eq_ignore_ascii_case(email) => (
             format!(

@@ -30,19 +30,11 @@ impl Pipeline {
         categories: &[Category],
         reporter: &mut Reporter<'_>,
     ) -> Result<Outcome, JobError> {
-        let JobScope {
-            job_id,
-            trip_id,
-            generation,
-            traceparent,
-        } = scope;
         let wanted = categories.to_vec();
         let view = match self
-            .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
-                TripCommand::StartAnalysis {
-                    generation,
-                    categories: wanted.clone(),
-                }
+            .apply_step(scope, "start", || TripCommand::StartAnalysis {
+                generation: scope.generation,
+                categories: wanted.clone(),
             })
             .await?
         {
@@ -67,8 +59,14 @@ impl Pipeline {
             Some(bytes) => track::decode_stored(&bytes).unwrap_or_default(),
             None => track::StoredTrack::default(),
         };
-        self.record_analysis(job_id, &view.trip, &stored, categories, traceparent)
-            .await
+        self.record_analysis(
+            scope.job_id,
+            &view.trip,
+            &stored,
+            categories,
+            scope.traceparent,
+        )
+        .await
     }
 
     pub(super) async fn record_analysis(

@@ -144,6 +144,19 @@ impl Pipeline {
         Ok(self.store.trip_view(trip_id).await?)
     }
 
+    /// Applies the command of a job's `step`: its events' ids are seeded by the job and the
+    /// step, the same on every delivery of the job, so a redelivery writes nothing twice.
+    pub(crate) async fn apply_step(
+        &self,
+        scope: JobScope<'_>,
+        step: &str,
+        command: impl Fn() -> TripCommand + Send + Sync,
+    ) -> Result<Applied, JobError> {
+        let seed = format!("{}:{step}", scope.job_id);
+        self.apply(scope.trip_id, &seed, scope.traceparent, command)
+            .await
+    }
+
     /// Decides `command` on the current state and appends its events with ids derived from
     /// `seed`, through the store's one command path (which decides again when another writer
     /// got to the stream first).

@@ -32,15 +32,10 @@ impl Pipeline {
         scope: JobScope<'_>,
         reporter: &mut Reporter<'_>,
     ) -> Result<Outcome, JobError> {
-        let JobScope {
-            job_id,
-            trip_id,
-            generation,
-            traceparent,
-        } = scope;
         let view = match self
-            .apply(trip_id, &format!("{job_id}:start"), traceparent, || {
-                TripCommand::StartRoute { generation, job_id }
+            .apply_step(scope, "start", || TripCommand::StartRoute {
+                generation: scope.generation,
+                job_id: scope.job_id,
             })
             .await?
         {
@@ -51,14 +46,15 @@ impl Pipeline {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
         let trip = view.trip;
-        if trip.generation != generation {
+        if trip.generation != scope.generation {
             return Ok(Outcome::Dropped(format!(
-                "generation {generation} was superseded"
+                "generation {} was superseded",
+                scope.generation
             )));
         }
         if trip.route.is_some() {
             return Ok(Outcome::Dropped(
-                "the route of this generation is already computed".into(),
+                "the route of this scope.generation is already computed".into(),
             ));
         }
 
@@ -164,7 +160,13 @@ impl Pipeline {
             .iter()
             .enumerate()
             .filter_map(|(i, split)| {
-                self.stage_of_split(job_id, i, split, points, nights.as_ref().map(|(_, p)| p))
+                self.stage_of_split(
+                    scope.job_id,
+                    i,
+                    split,
+                    points,
+                    nights.as_ref().map(|(_, p)| p),
+                )
             })
             .collect();
         // Breaks between the source's pieces count no distance and no climb (etappe_route::pieces).
@@ -174,7 +176,7 @@ impl Pipeline {
             .copied()
             .unwrap_or(0.0);
         let (ascent, descent) = day_climb(points, &breaks);
-        let track_key = track::key(trip_id, generation);
+        let track_key = track::key(scope.trip_id, scope.generation);
         self.store
             .put_blob(&track_key, &track::encode_stored(&stored))
             .await?;
@@ -194,12 +196,10 @@ impl Pipeline {
             elevation: Some(elevation),
         };
         let view = match self
-            .apply(trip_id, &format!("{job_id}:route"), traceparent, || {
-                TripCommand::RecordRoute {
-                    generation,
-                    route: route.clone(),
-                    stages: stages.clone(),
-                }
+            .apply_step(scope, "route", || TripCommand::RecordRoute {
+                generation: scope.generation,
+                route: route.clone(),
+                stages: stages.clone(),
             })
             .await?
         {
@@ -218,18 +218,21 @@ impl Pipeline {
         let Some(view) = view else {
             return Ok(Outcome::Dropped("trip deleted".into()));
         };
-        self.record_analysis(job_id, &view.trip, &stored, &Category::ALL, traceparent)
-            .await
+        self.record_analysis(
+            scope.job_id,
+            &view.trip,
+            &stored,
+            &Category::ALL,
+            scope.traceparent,
+        )
+        .await
     }
 
     /// Fails the route of `generation` for good with `reason` (the trip says why).
     async fn fail_route(&self, scope: JobScope<'_>, reason: String) -> Result<Outcome, JobError> {
-        let key = format!("{}:failed", scope.job_id);
-        self.apply(scope.trip_id, &key, scope.traceparent, || {
-            TripCommand::FailRoute {
-                generation: scope.generation,
-                reason: reason.clone(),
-            }
+        self.apply_step(scope, "failed", || TripCommand::FailRoute {
+            generation: scope.generation,
+            reason: reason.clone(),
         })
         .await?;
         Ok(Outcome::Failed(reason))
@@ -276,21 +279,12 @@ impl Pipeline {
             end_label: end_place.as_ref().map(|p| p.name.clone()),
             start_country: start_place.map(|p| p.country_code),
             end_country: end_place.map(|p| p.country_code),
-            label: None,
-            is_rest_day: false,
             first_point: split.start_index,
             last_point: split.end_index,
-            alerts: Vec::new(),
-            accommodations: Vec::new(),
             accommodation,
-            detour: None,
-            detour_failure: None,
-            waypoint_pending: None,
-            weather: None,
-            found: None,
-            road: None,
             planned_km,
             night,
+            ..Default::default()
         })
     }
 

@@ -65,25 +65,8 @@ fn one_day_trip(points: &[TrackPoint]) -> Trip {
         descent_m: Some(0.0),
         start: at(&points[0]),
         end: at(&points[end]),
-        start_label: None,
-        end_label: None,
-        start_country: None,
-        end_country: None,
-        label: None,
-        is_rest_day: false,
-        first_point: 0,
         last_point: end,
-        alerts: Vec::new(),
-        accommodations: Vec::new(),
-        accommodation: None,
-        detour: None,
-        detour_failure: None,
-        waypoint_pending: None,
-        weather: None,
-        found: None,
-        road: None,
-        planned_km: None,
-        night: None,
+        ..Default::default()
     };
     fold(&[
         TripEvent::TripCreated {

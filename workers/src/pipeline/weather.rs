@@ -276,25 +276,8 @@ mod tests {
             descent_m: Some(0.0),
             start: point(45.0),
             end: point(if rest { 45.0 } else { 45.27 }),
-            start_label: None,
-            end_label: None,
-            start_country: None,
-            end_country: None,
-            label: None,
             is_rest_day: rest,
-            first_point: 0,
-            last_point: 0,
-            alerts: Vec::new(),
-            accommodations: Vec::new(),
-            accommodation: None,
-            detour: None,
-            detour_failure: None,
-            waypoint_pending: None,
-            weather: None,
-            found: None,
-            road: None,
-            planned_km: None,
-            night: None,
+            ..Default::default()
         }
     }
 

@@ -138,99 +138,78 @@ impl RabbitQueue {
         Ok(channel)
     }
 
+    /// The topology: the work exchange and its quorum queue (with a delivery limit and a
+    /// dead-letter exchange), the dead letters' exchange and queue, and one retry queue per
+    /// delay bucket, whose expired messages go back to the work exchange.
     async fn declare(&self, channel: &Channel) -> Result<(), QueueError> {
         let n = &self.names;
         let durable = ExchangeDeclareOptions {
             durable: true,
             ..Default::default()
         };
+        for (exchange, kind) in [
+            (&n.exchange, ExchangeKind::Direct),
+            (&n.dlx, ExchangeKind::Fanout),
+            (&n.retry_exchange, ExchangeKind::Direct),
+        ] {
+            channel
+                .exchange_declare(
+                    exchange.as_str().into(),
+                    kind,
+                    durable,
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(unavailable)?;
+        }
+        // Each queue: its name, its arguments, and the exchange and routing key it is bound by.
+        let mut queues = vec![
+            (
+                n.queue.clone(),
+                table(&[
+                    ("x-queue-type", text("quorum")),
+                    ("x-delivery-limit", AMQPValue::LongLongInt(DELIVERY_LIMIT)),
+                    ("x-dead-letter-exchange", text(&n.dlx)),
+                ]),
+                &n.exchange,
+                "job".to_owned(),
+            ),
+            (
+                n.dlq.clone(),
+                table(&[("x-queue-type", text("quorum"))]),
+                &n.dlx,
+                String::new(),
+            ),
+        ];
+        for (seconds, bucket) in RETRY_BUCKETS {
+            queues.push((
+                format!("{}.{bucket}", n.retry_exchange),
+                table(&[
+                    (
+                        "x-message-ttl",
+                        AMQPValue::LongLongInt((seconds * 1000) as i64),
+                    ),
+                    ("x-dead-letter-exchange", text(&n.exchange)),
+                    ("x-dead-letter-routing-key", text("job")),
+                ]),
+                &n.retry_exchange,
+                bucket.to_owned(),
+            ));
+        }
         let durable_queue = QueueDeclareOptions {
             durable: true,
             ..Default::default()
         };
-        channel
-            .exchange_declare(
-                n.exchange.as_str().into(),
-                ExchangeKind::Direct,
-                durable,
-                FieldTable::default(),
-            )
-            .await
-            .map_err(unavailable)?;
-        channel
-            .exchange_declare(
-                n.dlx.as_str().into(),
-                ExchangeKind::Fanout,
-                durable,
-                FieldTable::default(),
-            )
-            .await
-            .map_err(unavailable)?;
-        channel
-            .exchange_declare(
-                n.retry_exchange.as_str().into(),
-                ExchangeKind::Direct,
-                durable,
-                FieldTable::default(),
-            )
-            .await
-            .map_err(unavailable)?;
-        let work_args = table(&[
-            ("x-queue-type", text("quorum")),
-            ("x-delivery-limit", AMQPValue::LongLongInt(DELIVERY_LIMIT)),
-            ("x-dead-letter-exchange", text(&n.dlx)),
-        ]);
-        channel
-            .queue_declare(n.queue.as_str().into(), durable_queue, work_args)
-            .await
-            .map_err(unavailable)?;
-        channel
-            .queue_bind(
-                n.queue.as_str().into(),
-                n.exchange.as_str().into(),
-                "job".into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .map_err(unavailable)?;
-        channel
-            .queue_declare(
-                n.dlq.as_str().into(),
-                durable_queue,
-                table(&[("x-queue-type", text("quorum"))]),
-            )
-            .await
-            .map_err(unavailable)?;
-        channel
-            .queue_bind(
-                n.dlq.as_str().into(),
-                n.dlx.as_str().into(),
-                "".into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await
-            .map_err(unavailable)?;
-        for (seconds, bucket) in RETRY_BUCKETS {
-            let name = format!("{}.{bucket}", n.retry_exchange);
-            let args = table(&[
-                (
-                    "x-message-ttl",
-                    AMQPValue::LongLongInt((seconds * 1000) as i64),
-                ),
-                ("x-dead-letter-exchange", text(&n.exchange)),
-                ("x-dead-letter-routing-key", text("job")),
-            ]);
+        for (queue, args, exchange, routing_key) in queues {
             channel
-                .queue_declare(name.as_str().into(), durable_queue, args)
+                .queue_declare(queue.as_str().into(), durable_queue, args)
                 .await
                 .map_err(unavailable)?;
             channel
                 .queue_bind(
-                    name.as_str().into(),
-                    n.retry_exchange.as_str().into(),
-                    bucket.into(),
+                    queue.as_str().into(),
+                    exchange.as_str().into(),
+                    routing_key.as_str().into(),
                     QueueBindOptions::default(),
                     FieldTable::default(),
                 )

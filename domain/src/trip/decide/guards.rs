@@ -26,16 +26,6 @@ pub(in crate::trip) fn existing(live: Option<&Trip>) -> Result<&Trip, TripError>
     live.ok_or(TripError::NotFound)
 }
 
-/// The trip is not locked; judged on the state *before* the command, so a command that moves
-/// the start date cannot unlock the trip it edits.
-pub(in crate::trip) fn unlocked(trip: &Trip, today: NaiveDate) -> Result<(), TripError> {
-    if trip.is_locked(today) {
-        Err(TripError::Locked)
-    } else {
-        Ok(())
-    }
-}
-
 /// The caller edited the version the trip is at: an edit made against an older one is
 /// refused rather than silently undoing what came after it.
 fn at_version(trip: &Trip, expected_version: u64) -> Result<(), TripError> {
@@ -58,7 +48,7 @@ pub(in crate::trip) fn open_at_version(
     today: NaiveDate,
 ) -> Result<&Trip, TripError> {
     let trip = existing(live)?;
-    unlocked(trip, today)?;
+    trip.open_to_change(today)?;
     at_version(trip, expected_version)?;
     Ok(trip)
 }
@@ -93,7 +83,7 @@ pub(in crate::trip) fn days_open_to_work(
     today: NaiveDate,
 ) -> Result<&Trip, TripError> {
     let trip = existing(live)?;
-    unlocked(trip, today)?;
+    trip.open_to_change(today)?;
     days_exist(trip)?;
     Ok(trip)
 }

@@ -9,7 +9,7 @@ use crate::trip::edits::{self, Measure};
 use crate::trip::stage::{ANALYSIS_CATEGORIES, DETOUR_INVALIDATES, Point};
 use crate::trip::{Category, FieldError, SCAN_RADIUS_KM, Trip, TripError, TripEvent};
 
-use super::guards::{days_open_to_work, stage_of, unlocked};
+use super::guards::{days_open_to_work, stage_of};
 
 /// Runs the whole analysis of the current days again; on a trip whose route failed for good,
 /// asks for the route again instead.
@@ -23,7 +23,7 @@ pub(super) fn request_analysis(
         && trip.route_failed()
         && !trip.has_days()
     {
-        unlocked(trip, today)?;
+        trip.open_to_change(today)?;
         return Ok(vec![TripEvent::RouteRequested {
             generation: trip.generation + 1,
         }]);

@@ -42,11 +42,8 @@ fn stage(n: u32) -> Stage {
         start_country: Some("FR".into()),
         end_country: Some("FR".into()),
         label: (n == 1).then(|| "Warm-up".to_owned()),
-        is_rest_day: false,
         first_point: (n as usize - 1) * 50,
         last_point: n as usize * 50,
-        alerts: Vec::new(),
-        accommodations: Vec::new(),
         accommodation: (n == 1).then(|| Accommodation {
             name: Some("Camping du Lac".into()),
             kind: "camp_site".into(),
@@ -62,14 +59,7 @@ fn stage(n: u32) -> Stage {
             source: "osm".into(),
             chosen_by: None,
         }),
-        detour: None,
-        detour_failure: None,
-        waypoint_pending: None,
-        weather: None,
-        found: None,
-        road: None,
-        planned_km: None,
-        night: None,
+        ..Default::default()
     }
 }
 

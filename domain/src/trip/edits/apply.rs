@@ -120,7 +120,6 @@ fn insert_rest_day(
     };
     let rest = Stage {
         id: new_stage_id,
-        day_number: 0,
         distance_km: 0.0,
         ascent_m: Some(0.0),
         descent_m: Some(0.0),
@@ -130,21 +129,11 @@ fn insert_rest_day(
         end_label: day.end_label.clone(),
         start_country: day.end_country.clone(),
         end_country: day.end_country.clone(),
-        label: None,
         is_rest_day: true,
         first_point: day.last_point,
         last_point: day.last_point,
-        alerts: Vec::new(),
-        accommodations: Vec::new(),
         accommodation: day.accommodation.clone(),
-        detour: None,
-        detour_failure: None,
-        waypoint_pending: None,
-        weather: None,
-        found: None,
-        road: None,
-        planned_km: None,
-        night: None,
+        ..Default::default()
     };
     stages.insert(index + 1, rest);
     Ok(Impact {

@@ -80,25 +80,9 @@ fn stage(n: u128, first: usize, last: usize) -> Stage {
             lon: 0.0,
             ele: None,
         },
-        start_label: None,
-        end_label: None,
-        start_country: None,
-        end_country: None,
-        label: None,
-        is_rest_day: false,
         first_point: first,
         last_point: last,
-        alerts: Vec::new(),
-        accommodations: Vec::new(),
-        accommodation: None,
-        detour: None,
-        detour_failure: None,
-        waypoint_pending: None,
-        weather: None,
-        found: None,
-        road: None,
-        planned_km: None,
-        night: None,
+        ..Default::default()
     };
     remeasure(&mut stage, &line);
     stage

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::{BaseVersion, TripService};
-use crate::app::access::require;
+use crate::app::access::{require, stored_track};
 use crate::app::views::{StageSummary, TripDetail, TripSummary, today};
 use crate::app::{AppError, Caller};
 use crate::identity::{Principal, Scope};
@@ -119,9 +119,7 @@ impl TripService {
     ) -> Result<TripView, AppError> {
         require(principal, Scope::TripsWrite)?;
         let view = self.owned_view(principal, trip_id).await?;
-        if view.trip.is_locked(today()) {
-            return Err(AppError::Locked);
-        }
+        view.trip.open_to_change(today())?;
         Ok(view)
     }
 
@@ -132,14 +130,7 @@ impl TripService {
 
     /// The stored track of the trip's current generation, with its breaks.
     async fn stored_track(&self, trip: &Trip) -> Result<StoredTrack, AppError> {
-        let route = trip.route.as_ref().ok_or(AppError::NotReady)?;
-        let bytes = self
-            .store
-            .get_blob(&route.track_key)
-            .await?
-            .ok_or(AppError::NotReady)?;
-        etappe_track::stored::decode_stored(&bytes)
-            .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))
+        stored_track(self.store.as_ref(), trip).await
     }
 
     /// Applies one of the five day edits. Answers the trip after it (with the new version).
@@ -205,7 +196,7 @@ impl TripService {
                 route: route.clone(),
             })
             .await?;
-        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
+        Ok(TripDetail::of(&after, today()))
     }
 
     /// Chooses where to sleep after a day, by the coordinates of one of its candidates (`lat`,
@@ -373,7 +364,7 @@ impl TripService {
                 }
             })
             .await?;
-        Ok(TripSummary::of(&after.ok_or(AppError::NotFound)?, today()))
+        Ok(TripSummary::of(&after, today()))
     }
 
     /// Re-routes a day through a waypoint (`waypointLat`, `waypointLon`), as a job. The trip
@@ -419,8 +410,7 @@ impl TripService {
                 },
                 today: today(),
             })
-            .await?
-            .ok_or(AppError::NotFound)?;
+            .await?;
         Ok(WaypointAccepted {
             trip_id: trip_id.to_string(),
             stage_id: stage_id.to_string(),
@@ -455,7 +445,7 @@ impl TripService {
                 today: today(),
             })
             .await?;
-        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
+        Ok(TripDetail::of(&after, today()))
     }
 
     /// One day in full (no geometry).

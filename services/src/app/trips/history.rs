@@ -80,7 +80,7 @@ impl TripService {
                 today: today(),
             })
             .await?;
-        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
+        Ok(TripDetail::of(&after, today()))
     }
 
     /// The trip's state at structural version `version` (the last state that had it),

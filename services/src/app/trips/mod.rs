@@ -361,16 +361,8 @@ impl TripService {
         trip_id: TripId,
         confirm: &dyn Confirm,
     ) -> Result<(), AppError> {
-        require(&caller.principal, Scope::TripsWrite)?;
-        let current = self.owned_view(&caller.principal, trip_id).await?;
-        let confirmation = Confirmation {
-            confirm,
-            asks: Asks::Always,
-        };
-        self.execute_confirmed(caller, trip_id, current, Some(confirmation), |_| {
-            TripCommand::Delete
-        })
-        .await?;
+        self.confirmed_change(caller, trip_id, confirm, TripCommand::Delete)
+            .await?;
         // What hangs off the trip goes with it: its upload, tracks and detours. The event is
         // the fact; a blob left by a failure here is only space, never shown again.
         match self.store.delete_trip_blobs(trip_id).await {
@@ -380,22 +372,46 @@ impl TripService {
         Ok(())
     }
 
+    /// An irreversible change of the caller's trip, allowed when it is locked: the write
+    /// scope, the owner, then `command` through the caller's confirmation.
+    pub(super) async fn confirmed_change(
+        &self,
+        caller: &Caller,
+        trip_id: TripId,
+        confirm: &dyn Confirm,
+        command: TripCommand,
+    ) -> Result<(), AppError> {
+        require(&caller.principal, Scope::TripsWrite)?;
+        let current = self.owned_view(&caller.principal, trip_id).await?;
+        let confirmation = Confirmation {
+            confirm,
+            asks: Asks::Always,
+        };
+        self.execute_confirmed(caller, trip_id, current, Some(confirmation), |_| {
+            command.clone()
+        })
+        .await?;
+        Ok(())
+    }
+
     /// A caller's command on the trip it has just read (`loaded`, authorized), through the
-    /// store's one command path; answers the trip after it (`None` once deleted), as the
-    /// append projected it.
+    /// store's one command path; answers the trip after it, as the append projected it (a
+    /// trip deleted meanwhile is not found).
     pub(super) async fn execute(
         &self,
         caller: &Caller,
         trip_id: TripId,
         loaded: TripView,
         command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
-    ) -> Result<Option<TripView>, AppError> {
+    ) -> Result<TripView, AppError> {
         self.execute_confirmed(caller, trip_id, loaded, None, command)
-            .await
+            .await?
+            .ok_or(AppError::NotFound)
     }
 
     /// [`execute`](Self::execute) an irreversible change: the caller's `confirmation` is
-    /// asked about what the command decided, before anything is appended.
+    /// asked about what the command decided, before anything is appended. Answers the trip
+    /// after it, `None` once deleted.
     pub(super) async fn execute_confirmed(
         &self,
         caller: &Caller,
@@ -427,7 +443,7 @@ impl TripService {
                 today: today(),
             })
             .await?;
-        Ok(TripSummary::of(&after.ok_or(AppError::NotFound)?, today()))
+        Ok(TripSummary::of(&after, today()))
     }
 
     /// The trip's current summary, for the live event stream (after ownership is checked).

@@ -5,7 +5,7 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::{ShareLink, TripCommand};
 
 use crate::app::access::require;
-use crate::app::confirmation::{Asks, Confirm, Confirmation};
+use crate::app::confirmation::Confirm;
 use crate::identity::{Principal, Scope};
 
 use super::{AppError, Caller, TripService};
@@ -30,8 +30,7 @@ impl TripService {
                 code: code.clone(),
                 at,
             })
-            .await?
-            .ok_or(AppError::NotFound)?;
+            .await?;
         after
             .trip
             .share
@@ -56,17 +55,8 @@ impl TripService {
         trip_id: TripId,
         confirm: &dyn Confirm,
     ) -> Result<(), AppError> {
-        require(&caller.principal, Scope::TripsWrite)?;
-        let current = self.owned_view(&caller.principal, trip_id).await?;
-        let confirmation = Confirmation {
-            confirm,
-            asks: Asks::Always,
-        };
-        self.execute_confirmed(caller, trip_id, current, Some(confirmation), |_| {
-            TripCommand::Unshare
-        })
-        .await?;
-        Ok(())
+        self.confirmed_change(caller, trip_id, confirm, TripCommand::Unshare)
+            .await
     }
 
     /// The trip behind an active public code. A malformed, unknown or revoked code is a 404.
