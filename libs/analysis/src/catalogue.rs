@@ -155,24 +155,18 @@ mod tests {
                 code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
                 "{code}"
             );
+            // The groups the route's own analysis produces, then those OpenStreetMap's does.
             assert!(
                 [
                     GROUP_TERRAIN,
                     GROUP_CALENDAR,
                     GROUP_BORDER_CROSSING,
                     GROUP_WEATHER,
-                    GROUP_ROAD,
-                    GROUP_POIS,
-                    GROUP_ACCOMMODATIONS,
-                    GROUP_BIKE_SHOP,
-                    GROUP_WATER_POINT,
-                    GROUP_HEALTH_SERVICE,
-                    GROUP_CULTURAL_POI,
-                    GROUP_RAILWAY_STATION,
-                    GROUP_FERRY,
-                    GROUP_FORD,
                 ]
-                .contains(group)
+                .iter()
+                .chain(crate::osm::OSM_GROUPS)
+                .any(|g| g == group),
+                "{group}"
             );
             assert!(["critical", "warning", "nudge"].contains(severity));
             assert!(

@@ -34,7 +34,7 @@ use crate::config::PeopleSettings;
 use crate::identity::magic_links::Redeemed;
 use crate::identity::users::normalize_email;
 use crate::identity::{
-    AuditEntry, Identity, NewSession, Principal, Scope, SessionInfo, SessionRow, TokenRow,
+    AuditEntry, Identity, NewSession, Principal, Scope, SessionInfo, SessionRow, TokenRow, UserRow,
 };
 
 /// How often a used session's expiry is written at most.
@@ -405,6 +405,14 @@ impl Accounts {
         Ok(())
     }
 
+    /// The caller's own account (gone: not signed in any more).
+    async fn account_of(&self, principal: &Principal) -> Result<UserRow, AppError> {
+        self.identity
+            .user(principal.user_id)
+            .await?
+            .ok_or(AppError::Unauthenticated)
+    }
+
     /// `GET /users/me`.
     pub async fn me(
         &self,
@@ -412,11 +420,7 @@ impl Accounts {
         session: Option<&SessionInfo>,
     ) -> Result<Me, AppError> {
         let user = principal.user_id;
-        let row = self
-            .identity
-            .user(user)
-            .await?
-            .ok_or(AppError::Unauthenticated)?;
+        let row = self.account_of(principal).await?;
         let agents = match &self.agents {
             Some(agents) => agents(user).await?,
             // No OAuth grants in this build: an account has no agents to list.
@@ -526,11 +530,7 @@ impl Accounts {
     /// event history (deleted trips included: their events are the person's data too).
     pub async fn export(&self, principal: &Principal) -> Result<Value, AppError> {
         let user = principal.user_id;
-        let row = self
-            .identity
-            .user(user)
-            .await?
-            .ok_or(AppError::Unauthenticated)?;
+        let row = self.account_of(principal).await?;
         let mut trips = Vec::new();
         for trip_id in self.store.owned_trips(user).await? {
             let events = self.store.read_stream(&trip_id.stream_id()).await?;

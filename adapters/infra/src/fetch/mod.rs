@@ -362,15 +362,7 @@ impl Fetcher {
                         .get(reqwest::header::CACHE_CONTROL)
                         .and_then(|v| v.to_str().ok())
                         .map(str::to_owned);
-                    let mut body = Vec::new();
-                    let mut stream = response.bytes_stream();
-                    while let Some(chunk) = stream.next().await {
-                        let chunk = chunk.map_err(|e| classify(&e))?;
-                        if body.len() + chunk.len() > max {
-                            return Err(FetchError::TooLarge);
-                        }
-                        body.extend_from_slice(&chunk);
-                    }
+                    let body = read_capped(response, max).await?;
                     Ok(Document {
                         body,
                         cache_control,
@@ -478,11 +470,17 @@ impl Fetcher {
 async fn get_direct(client: &reqwest::Client, url: Url) -> Result<Vec<u8>, FetchError> {
     let response = client.get(url).send().await.map_err(|e| classify(&e))?;
     judge(response.status().as_u16(), response.content_length())?;
+    read_capped(response, MAX_SOURCE_BYTES).await
+}
+
+/// A response's body as it streams, refused as soon as it passes `max` bytes (an announced
+/// length is not trusted).
+async fn read_capped(response: reqwest::Response, max: usize) -> Result<Vec<u8>, FetchError> {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| classify(&e))?;
-        if body.len() + chunk.len() > MAX_SOURCE_BYTES {
+        if body.len() + chunk.len() > max {
             return Err(FetchError::TooLarge);
         }
         body.extend_from_slice(&chunk);

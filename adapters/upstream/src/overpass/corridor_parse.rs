@@ -16,13 +16,11 @@ use etappe_analysis::osm::{Feature, FeatureKind, FerryLine, RawWay, RouteFeature
 use serde::{Deserialize, Serialize};
 
 use super::OsmType;
-use super::parse::{OverpassAnswer, RawElement, RawPoint, remark_failure, safe_website};
+use super::parse::{OverpassAnswer, RawElement, RawPoint, safe_website};
 use crate::error::{Upstream, UpstreamError};
 use crate::geo::is_valid_position;
-use crate::http;
 use crate::text::printable;
 
-const UPSTREAM: Upstream = Upstream::Overpass;
 /// OSM allows 255 characters per tag value; more is never legitimate.
 const MAX_TAG_CHARS: usize = 255;
 
@@ -79,14 +77,7 @@ pub(crate) struct SlimWay {
 /// Parses one answer. A runtime-error `remark` fails it: its element list is silently
 /// incomplete, and reading it as complete would raise false "no water" alerts.
 pub(crate) fn parse_chunk(body: &str) -> Result<ChunkFound, UpstreamError> {
-    let answer: OverpassAnswer = http::parse_json(UPSTREAM, body)?;
-    if let Some(error) = answer
-        .remark
-        .as_deref()
-        .and_then(|remark| remark_failure(UPSTREAM, remark))
-    {
-        return Err(error);
-    }
+    let answer = OverpassAnswer::read(body, Upstream::Overpass)?;
     let mut found = ChunkFound::default();
     for element in &answer.elements {
         match &element.geometry {

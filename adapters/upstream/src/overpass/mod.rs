@@ -187,3 +187,12 @@ impl OverpassClient {
         Some(found)
     }
 }
+
+/// An element's tags from `(key, value)` pairs, as the tests write them.
+#[cfg(test)]
+fn tags_of(pairs: &[(&str, &str)]) -> std::collections::HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}

@@ -24,6 +24,23 @@ pub(super) struct OverpassAnswer {
     pub(super) elements: Vec<RawElement>,
 }
 
+impl OverpassAnswer {
+    /// An answer read whole, failures named after `upstream` (the service the caller
+    /// asked): a runtime-error `remark` fails it, since its element list is then silently
+    /// incomplete.
+    pub(super) fn read(body: &str, upstream: Upstream) -> Result<Self, UpstreamError> {
+        let answer: Self = http::parse_json(upstream, body)?;
+        match answer
+            .remark
+            .as_deref()
+            .and_then(|remark| remark_failure(upstream, remark))
+        {
+            Some(error) => Err(error),
+            None => Ok(answer),
+        }
+    }
+}
+
 /// One element: a node with its position, a way or relation with its `center` (`out
 /// center`) or its `geometry` (`out geom`, `null` where a node is missing).
 #[derive(Debug, Deserialize)]
@@ -58,14 +75,7 @@ pub(crate) fn parse_answer(
     from_lat: f64,
     from_lon: f64,
 ) -> Result<Vec<Accommodation>, UpstreamError> {
-    let answer: OverpassAnswer = http::parse_json(UPSTREAM, body)?;
-    if let Some(error) = answer
-        .remark
-        .as_deref()
-        .and_then(|remark| remark_failure(UPSTREAM, remark))
-    {
-        return Err(error);
-    }
+    let answer = OverpassAnswer::read(body, UPSTREAM)?;
     let mut accommodations: Vec<Accommodation> = answer
         .elements
         .iter()
@@ -221,13 +231,7 @@ pub(crate) fn safe_website(value: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tags(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::overpass::tags_of as tags;
 
     #[test]
     fn assembles_addresses_from_parts() {

@@ -248,13 +248,7 @@ fn read_number(chars: &[char], start: usize) -> (f64, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tags(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::overpass::tags_of as tags;
 
     fn exact(amount: f64) -> Option<PriceEstimate> {
         Some(PriceEstimate {

@@ -210,6 +210,16 @@ fn invalid(field: &str, message: String) -> TripError {
     TripError::Invalid(vec![FieldError::new(field, message)])
 }
 
+/// The riding day at `index` (a copy, the edit changes the list); a rest day is refused
+/// with `rest_day_refusal`, which says what to do instead.
+fn riding_day(stages: &[Stage], index: usize, rest_day_refusal: &str) -> Result<Stage, TripError> {
+    let day = stages.get(index).cloned().ok_or(TripError::StageNotFound)?;
+    if day.is_rest_day {
+        return Err(invalid("stageId", rest_day_refusal.to_owned()));
+    }
+    Ok(day)
+}
+
 /// The index of the next riding day after `index` that continues the route where it ends.
 fn next_riding(stages: &[Stage], index: usize) -> Option<usize> {
     let stage = stages.get(index)?;
@@ -230,15 +240,11 @@ fn add(
     label: &LabelChange,
     route: &dyn RouteGeometry,
 ) -> Result<Impact, TripError> {
-    let Some(day) = stages.get(index).cloned() else {
-        return Err(TripError::StageNotFound);
-    };
-    if day.is_rest_day {
-        return Err(invalid(
-            "stageId",
-            "a rest day has no route to split; name a riding day, or use action rest_day".into(),
-        ));
-    }
+    let day = riding_day(
+        stages,
+        index,
+        "a rest day has no route to split; name a riding day, or use action rest_day",
+    )?;
     if day.last_point < day.first_point + 2 {
         return Err(invalid(
             "stageId",
@@ -313,15 +319,11 @@ fn move_end(
     end: Boundary,
     route: &dyn RouteGeometry,
 ) -> Result<Impact, TripError> {
-    let Some(day) = stages.get(index).cloned() else {
-        return Err(TripError::StageNotFound);
-    };
-    if day.is_rest_day {
-        return Err(invalid(
-            "stageId",
-            "a rest day has no end to move; name a riding day".into(),
-        ));
-    }
+    let day = riding_day(
+        stages,
+        index,
+        "a rest day has no end to move; name a riding day",
+    )?;
     let next = next_riding(stages, index);
     let limit = match next {
         Some(n) => stages.get(n).map_or(day.last_point, |s| s.last_point),

@@ -8,7 +8,7 @@ use etappe_domain::ids::UserId;
 use uuid::Uuid;
 
 use crate::identity::Principal;
-use crate::identity::oauth::{ClientRecord, NewToken};
+use crate::identity::oauth::{ClientRecord, CodeRecord, NewToken};
 
 use super::redirects::{constant_eq, is_pkce_text, s256};
 use super::{
@@ -55,15 +55,7 @@ impl AuthorizationService {
             return Err(OAuthError::InvalidGrant("code: unknown or expired".into()));
         };
         if record.used_at.is_some() {
-            self.revoke_for_reuse(
-                record.grant_id,
-                record.user_id,
-                "authorization code used twice",
-            )
-            .await?;
-            return Err(OAuthError::InvalidGrant(
-                "code: used already; every token it issued is revoked".into(),
-            ));
+            return Err(self.code_used_twice(&record).await);
         }
         if record.expires_at <= Utc::now() {
             return Err(OAuthError::InvalidGrant(
@@ -110,15 +102,7 @@ impl AuthorizationService {
         }
         if !self.store.consume_code(&code_digest).await? {
             // Another request redeemed it in between: that is a second use too.
-            self.revoke_for_reuse(
-                record.grant_id,
-                record.user_id,
-                "authorization code used twice",
-            )
-            .await?;
-            return Err(OAuthError::InvalidGrant(
-                "code: used already; every token it issued is revoked".into(),
-            ));
+            return Err(self.code_used_twice(&record).await);
         }
         match self.store.grant_state(record.grant_id).await? {
             Some((_, _, false)) => {}
@@ -297,6 +281,21 @@ impl AuthorizationService {
             refresh_token: refresh,
             scope: scopes.to_owned(),
         })
+    }
+
+    /// The answer to a code redeemed a second time: its grant is revoked first, so every
+    /// token the code issued dies with it (a failure to revoke is the answer then).
+    async fn code_used_twice(&self, record: &CodeRecord) -> OAuthError {
+        let why = "authorization code used twice";
+        match self
+            .revoke_for_reuse(record.grant_id, record.user_id, why)
+            .await
+        {
+            Ok(()) => OAuthError::InvalidGrant(
+                "code: used already; every token it issued is revoked".into(),
+            ),
+            Err(error) => error,
+        }
     }
 
     async fn revoke_for_reuse(
