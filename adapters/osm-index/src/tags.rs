@@ -5,30 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use etappe_analysis::osm::{FeatureKind, WaySection};
+use etappe_analysis::osm::{FEATURE_KEYS, FERRY_KEYS, FeatureKind, WaySection};
 
-/// Tags kept on a point: the ones `classify` reads, the ones [`etappe_analysis::osm::Feature`]
-/// carries, and the ones an accommodation's description and price estimate read.
-const POINT_KEYS: &[&str] = &[
-    "amenity",
-    "man_made",
-    "drinking_water",
-    "natural",
-    "shop",
-    "service:bicycle:repair",
-    "railway",
-    "tourism",
-    "historic",
-    "ford",
-    "bicycle",
-    "socket:bicycle",
-    "name",
-    "opening_hours",
-    "seasonal",
-    "usage",
-    "website",
+/// Tags kept on a point besides the analysis's own ([`FEATURE_KEYS`]): the ones an
+/// accommodation's description and price estimate read.
+const ACCOMMODATION_KEYS: &[&str] = &[
     "url",
-    "wikidata",
     "phone",
     "charge",
     "fee",
@@ -39,8 +21,6 @@ const POINT_KEYS: &[&str] = &[
 ];
 /// Key prefixes kept on a point (addresses and contacts of accommodations).
 const POINT_PREFIXES: &[&str] = &["addr:", "contact:"];
-/// Tags kept on a ferry line.
-const FERRY_KEYS: &[&str] = &["route", "name"];
 /// A stored tag value longer than this is cut (OSM allows 255 characters; a longer one in a
 /// file is not OSM data).
 const MAX_VALUE_CHARS: usize = 255;
@@ -79,7 +59,11 @@ impl<'a> Tags<'a> {
 
     /// The kept tags of a point, as JSON text.
     pub(crate) fn point_json(&self) -> String {
-        self.json(|k| POINT_KEYS.contains(&k) || POINT_PREFIXES.iter().any(|p| k.starts_with(p)))
+        self.json(|k| {
+            FEATURE_KEYS.contains(&k)
+                || ACCOMMODATION_KEYS.contains(&k)
+                || POINT_PREFIXES.iter().any(|p| k.starts_with(p))
+        })
     }
 
     /// The kept tags of a road way, as JSON text.

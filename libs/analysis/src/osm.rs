@@ -35,8 +35,8 @@ mod tests;
 pub use distribute::{POINT_REACH_M, distribute};
 pub use found::{Found, FoundCategory, found_along};
 pub use model::{
-    AccommodationKind, Corridor, CulturalKind, Feature, FeatureKind, FerryLine, FoodKind,
-    HealthKind, OsmStage, WaySection,
+    AccommodationKind, Corridor, CulturalKind, FEATURE_KEYS, FERRY_KEYS, Feature, FeatureKind,
+    FerryLine, FoodKind, HealthKind, OsmStage, WaySection,
 };
 pub use places::{SAME_PLACE_M, distinct_places};
 pub use plan::{

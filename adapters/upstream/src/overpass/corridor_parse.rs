@@ -12,7 +12,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use etappe_analysis::osm::{Feature, FeatureKind, FerryLine, RawWay, RouteFeatures, WaySection};
+use etappe_analysis::osm::{
+    FEATURE_KEYS, FERRY_KEYS, Feature, FeatureKind, FerryLine, RawWay, RouteFeatures, WaySection,
+};
 use serde::{Deserialize, Serialize};
 
 use super::OsmType;
@@ -23,31 +25,6 @@ use crate::text::printable;
 
 /// OSM allows 255 characters per tag value; more is never legitimate.
 const MAX_TAG_CHARS: usize = 255;
-
-/// Tags a point keeps: what `classify` reads and what a [`Feature`] carries.
-const POINT_KEYS: &[&str] = &[
-    "amenity",
-    "shop",
-    "man_made",
-    "natural",
-    "drinking_water",
-    "railway",
-    "tourism",
-    "historic",
-    "ford",
-    "bicycle",
-    "socket:bicycle",
-    "service:bicycle:repair",
-    "name",
-    "opening_hours",
-    "seasonal",
-    "usage",
-    "website",
-    "contact:website",
-    "wikidata",
-];
-/// Tags a ferry line keeps.
-const FERRY_KEYS: &[&str] = &["route", "name"];
 
 /// What one query found, in the form the cache stores.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -127,7 +104,7 @@ fn slim_point(element: &RawElement) -> Option<SlimPoint> {
     if !is_valid_position(lat, lon) {
         return None;
     }
-    let tags = kept_tags(&element.tags, POINT_KEYS);
+    let tags = kept_tags(&element.tags, FEATURE_KEYS);
     FeatureKind::classify(|k| tags.get(k).map(String::as_str))?;
     Some(SlimPoint {
         osm_type,

@@ -142,6 +142,34 @@ pub enum AccommodationKind {
     WildernessHut,
 }
 
+/// The tags of a point the analysis reads: what [`FeatureKind::classify`] looks at and what
+/// a [`Feature`] carries. A source keeps these (and may keep more), so that a point it
+/// stores classifies as the one it read.
+pub const FEATURE_KEYS: &[&str] = &[
+    "amenity",
+    "shop",
+    "man_made",
+    "natural",
+    "drinking_water",
+    "railway",
+    "tourism",
+    "historic",
+    "ford",
+    "bicycle",
+    "socket:bicycle",
+    "service:bicycle:repair",
+    "name",
+    "opening_hours",
+    "seasonal",
+    "usage",
+    "website",
+    "contact:website",
+    "wikidata",
+];
+
+/// The tags of a ferry line the analysis reads.
+pub const FERRY_KEYS: &[&str] = &["route", "name"];
+
 impl FeatureKind {
     /// The kind of a point with these tags, `None` when the analysis has no use for it.
     /// `tag(key)` returns the value of `key`, if any. The first matching family wins, in
