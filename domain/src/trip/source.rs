@@ -25,6 +25,19 @@ pub enum SourceType {
     Plan,
 }
 
+impl SourceType {
+    /// Every source type.
+    pub const ALL: [SourceType; 7] = [
+        Self::KomootTour,
+        Self::KomootCollection,
+        Self::StravaRoute,
+        Self::RideWithGps,
+        Self::GpxLink,
+        Self::GpxUpload,
+        Self::Plan,
+    ];
+}
+
 /// A checked source link, or for a planned trip the plan (with `url` a readable
 /// `plan:` line, so every trip has one text saying where its route comes from).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

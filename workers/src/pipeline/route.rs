@@ -25,6 +25,15 @@ use etappe_infra::fetch::origins::RouteService;
 
 use super::nights::PacedNights;
 use super::{Applied, JobError, JobScope, Outcome, Pipeline, heights_known, round};
+use etappe_domain::trip::nights::BedOnRoute;
+
+/// A route cut into days: the track as stored, each day's split of it, and with nights at
+/// accommodation the beds along it and the nights placed at them.
+struct PacedRoute {
+    stored: track::StoredTrack,
+    splits: Vec<DaySplit>,
+    nights: Option<(Vec<BedOnRoute>, PacedNights)>,
+}
 
 impl Pipeline {
     pub(super) async fn compute_route(
@@ -54,7 +63,7 @@ impl Pipeline {
         }
         if trip.route.is_some() {
             return Ok(Outcome::Dropped(
-                "the route of this scope.generation is already computed".into(),
+                "the route of this generation is already computed".into(),
             ));
         }
 
@@ -95,52 +104,13 @@ impl Pipeline {
                 ProgressState::Running,
             )
             .await;
-        let mut nights = None;
-        let (stored, splits) = if trip.source.source_type == SourceType::KomootCollection {
-            let paced = one_day_per_track(&parsed.tracks);
-            let stored = track::StoredTrack {
-                points: paced.points,
-                gaps: Vec::new(),
-                waypoints: parsed.waypoints.clone(),
-            };
-            (stored, paced.days)
-        } else {
-            let joined = match join_pieces(&parsed) {
-                Ok(joined) => joined,
-                Err(refused) => {
-                    let reason = describe_route_error(&refused);
-                    return self.fail_route(scope, reason).await;
-                }
-            };
-            let s = &trip.settings;
-            let settings = PacingSettings {
-                max_distance_per_day_km: s.max_distance_per_day,
-                fatigue_factor: s.fatigue_factor,
-                elevation_penalty: if climbing_known {
-                    s.elevation_penalty
-                } else {
-                    0.0
-                },
-                days: s.dated_day_count().and_then(|d| u32::try_from(d).ok()),
-            };
-            // With nights at accommodation the planned days end at beds (one night each).
-            let planned = day_lengths_km(&joined, &settings);
-            let paced_nights = match planned {
-                Some(lengths) if s.nights == NightsMode::AtAccommodation && lengths.len() > 1 => {
-                    Some(self.place_route_nights(&joined, lengths, s).await?)
-                }
-                _ => None,
-            };
-            let (cut, splits) = match &paced_nights {
-                Some(paced) => pace_route_at(&joined, &paced.goals_m()),
-                None => pace_route(&joined, &settings),
-            };
-            if let Some(paced) = paced_nights.filter(|p| p.placed.len() + 1 == splits.len()) {
-                nights = Some((paced.stored_beds(&cut), paced));
-            }
-            let mut stored = track::StoredTrack::from(cut);
-            stored.waypoints = parsed.waypoints.clone();
-            (stored, splits)
+        let PacedRoute {
+            stored,
+            splits,
+            nights,
+        } = match self.cut_into_days(&trip, &parsed, climbing_known).await? {
+            Ok(paced) => paced,
+            Err(reason) => return self.fail_route(scope, reason).await,
         };
         let points = &stored.points;
         if splits.is_empty() || points.len() < 2 {
@@ -226,6 +196,66 @@ impl Pipeline {
             scope.traceparent,
         )
         .await
+    }
+
+    /// The route cut into days: one a track for a Komoot collection, else paced by
+    /// distance (and climbing, when known) or, with nights at accommodation, to the beds
+    /// along the route. `Ok(Err(reason))`: the route cannot be cut, for good.
+    async fn cut_into_days(
+        &self,
+        trip: &Trip,
+        parsed: &ParsedRoute,
+        climbing_known: bool,
+    ) -> Result<Result<PacedRoute, String>, JobError> {
+        let mut nights = None;
+        let (stored, splits) = if trip.source.source_type == SourceType::KomootCollection {
+            let paced = one_day_per_track(&parsed.tracks);
+            let stored = track::StoredTrack {
+                points: paced.points,
+                gaps: Vec::new(),
+                waypoints: parsed.waypoints.clone(),
+            };
+            (stored, paced.days)
+        } else {
+            let joined = match join_pieces(parsed) {
+                Ok(joined) => joined,
+                Err(refused) => return Ok(Err(describe_route_error(&refused))),
+            };
+            let s = &trip.settings;
+            let settings = PacingSettings {
+                max_distance_per_day_km: s.max_distance_per_day,
+                fatigue_factor: s.fatigue_factor,
+                elevation_penalty: if climbing_known {
+                    s.elevation_penalty
+                } else {
+                    0.0
+                },
+                days: s.dated_day_count().and_then(|d| u32::try_from(d).ok()),
+            };
+            // With nights at accommodation the planned days end at beds (one night each).
+            let planned = day_lengths_km(&joined, &settings);
+            let paced_nights = match planned {
+                Some(lengths) if s.nights == NightsMode::AtAccommodation && lengths.len() > 1 => {
+                    Some(self.place_route_nights(&joined, lengths, s).await?)
+                }
+                _ => None,
+            };
+            let (cut, splits) = match &paced_nights {
+                Some(paced) => pace_route_at(&joined, &paced.goals_m()),
+                None => pace_route(&joined, &settings),
+            };
+            if let Some(paced) = paced_nights.filter(|p| p.placed.len() + 1 == splits.len()) {
+                nights = Some((paced.stored_beds(&cut), paced));
+            }
+            let mut stored = track::StoredTrack::from(cut);
+            stored.waypoints = parsed.waypoints.clone();
+            (stored, splits)
+        };
+        Ok(Ok(PacedRoute {
+            stored,
+            splits,
+            nights,
+        }))
     }
 
     /// Fails the route of `generation` for good with `reason` (the trip says why).

@@ -339,6 +339,22 @@ impl Fetcher {
         }
     }
 
+    /// The address a request to `url` goes to through the proxy: the first the policy
+    /// admits for its host (resolved here, so the proxy cannot be sent elsewhere).
+    async fn address_of(&self, url: &Url) -> Result<std::net::SocketAddr, FetchError> {
+        let host = bare_host(url);
+        let port = url.port_or_known_default().unwrap_or(443);
+        let addrs = self
+            .policy
+            .addresses(&host, port)
+            .await
+            .map_err(|why| refusal_or_transient(&why))?;
+        addrs
+            .first()
+            .copied()
+            .ok_or_else(|| FetchError::Refused(format!("{host} has no usable address")))
+    }
+
     /// GETs a small document once, within the limits: only a 200 counts (a redirect is
     /// answered, not followed, when `max_redirects` is 0), the body is cut off while it
     /// streams past `max_bytes`, and the `Cache-Control` header comes back with it.
@@ -369,16 +385,7 @@ impl Fetcher {
                     })
                 }
                 Route::Proxy(tunnel) => {
-                    let host = bare_host(&url);
-                    let port = url.port_or_known_default().unwrap_or(443);
-                    let addrs = self
-                        .policy
-                        .addresses(&host, port)
-                        .await
-                        .map_err(|why| refusal_or_transient(&why))?;
-                    let target = addrs.first().copied().ok_or_else(|| {
-                        FetchError::Refused(format!("{host} has no usable address"))
-                    })?;
+                    let target = self.address_of(&url).await?;
                     let response = tunnel.send(target, &url, USER_AGENT).await?;
                     let status = response.status().as_u16();
                     if status != 200 {
@@ -435,17 +442,7 @@ impl Fetcher {
         let mut url = url;
         for _ in 0..=MAX_REDIRECTS {
             self.policy.check(&url)?;
-            let host = bare_host(&url);
-            let port = url.port_or_known_default().unwrap_or(443);
-            let addrs = self
-                .policy
-                .addresses(&host, port)
-                .await
-                .map_err(|why| refusal_or_transient(&why))?;
-            let target = addrs
-                .first()
-                .copied()
-                .ok_or_else(|| FetchError::Refused(format!("{host} has no usable address")))?;
+            let target = self.address_of(&url).await?;
             let response = tunnel.send(target, &url, USER_AGENT).await?;
             let status = response.status();
             if status.is_redirection() {

@@ -120,6 +120,7 @@ impl AuthorizationService {
             record.user_id,
             &record.scopes,
             &record.resource,
+            random_token(REFRESH_TOKEN_PREFIX),
         )
         .await
     }
@@ -213,7 +214,7 @@ impl AuthorizationService {
             self.audit(record.user_id, "agent_refreshed", &record.client_id)
                 .await;
         }
-        self.issue_with(
+        self.issue(
             record.grant_id,
             client_id,
             record.user_id,
@@ -224,26 +225,8 @@ impl AuthorizationService {
         .await
     }
 
+    /// Issues an access token and `refresh` (stored by digest) for the grant.
     async fn issue(
-        &self,
-        grant: Uuid,
-        client_id: &str,
-        user: UserId,
-        scopes: &str,
-        audience: &str,
-    ) -> Result<TokenResponse, OAuthError> {
-        self.issue_with(
-            grant,
-            client_id,
-            user,
-            scopes,
-            audience,
-            random_token(REFRESH_TOKEN_PREFIX),
-        )
-        .await
-    }
-
-    async fn issue_with(
         &self,
         grant: Uuid,
         client_id: &str,
