@@ -20,7 +20,7 @@ mod overpass;
 
 /// The recorded shape of a Nominatim jsonv2 search (three Freiburgs).
 const NOMINATIM_SEARCH: &str =
-    include_str!("../../../adapters/upstream/tests/fixtures/nominatim_search_freiburg.json");
+    include_str!("../../adapters/upstream/tests/fixtures/nominatim_search_freiburg.json");
 
 /// A running set of stand-ins, and what they were asked.
 #[derive(Debug, Clone)]
