@@ -8,7 +8,9 @@ use etappe_domain::trip::{StageAccommodations, TripCommand};
 use etappe_route::detour::{Junction, candidates, choose, splice};
 use etappe_route::geometry::{cumulative_distances, known_climb};
 use etappe_route::gpx::TrackPoint;
-use etappe_upstream::{OsmFeatures, RideProfile, RoutePoint, UpstreamError, spur_detour};
+use etappe_upstream::{
+    BedSearch, OsmFeatures, RideProfile, RoutePoint, UpstreamError, spur_detour,
+};
 use uuid::Uuid;
 
 use crate::pipeline::{Applied, JobError, JobScope, Outcome, Pipeline};
@@ -91,12 +93,12 @@ impl Pipeline {
             .filter(|s| only.is_none_or(|id| id == s.id) && !s.is_rest_day)
         {
             let found = source
-                .accommodations_near(
-                    stage.end.lat,
-                    stage.end.lon,
-                    (radius_km * 1000.0).round() as u32,
+                .accommodations_near(BedSearch {
+                    lat: stage.end.lat,
+                    lon: stage.end.lon,
+                    radius_m: (radius_km * 1000.0).round() as u32,
                     types,
-                )
+                })
                 .await;
             results.push(StageAccommodations {
                 stage_id: stage.id,

@@ -16,7 +16,7 @@ use etappe_analysis::osm::{
     Feature, FeatureKind, FerryLine, PlaceClass, RawWay, RouteFeatures, SearchPlan, WaySection,
 };
 use etappe_upstream::overpass::{MAX_RADIUS_M, accommodation_from_tags, rank_accommodations};
-use etappe_upstream::{Accommodation, AccommodationType, OsmFeatures, OsmType, UpstreamError};
+use etappe_upstream::{Accommodation, BedSearch, OsmFeatures, OsmType, UpstreamError};
 
 use crate::db::{BATCH, Bbox, DatasetInfo, IndexDb, StoredPoint};
 use crate::error::IndexError;
@@ -199,11 +199,14 @@ impl LocalIndex {
     /// [`OsmFeatures::accommodations_near`] with the index's own error.
     pub async fn find_accommodations(
         &self,
-        lat: f64,
-        lon: f64,
-        radius_m: u32,
-        types: &[AccommodationType],
+        search: BedSearch<'_>,
     ) -> Result<Vec<Accommodation>, IndexError> {
+        let BedSearch {
+            lat,
+            lon,
+            radius_m,
+            types,
+        } = search;
         let valid = lat.is_finite()
             && lon.is_finite()
             && (-90.0..=90.0).contains(&lat)
@@ -297,12 +300,9 @@ impl OsmFeatures for LocalIndex {
 
     async fn accommodations_near(
         &self,
-        lat: f64,
-        lon: f64,
-        radius_m: u32,
-        types: &[AccommodationType],
+        search: BedSearch<'_>,
     ) -> Result<Vec<Accommodation>, UpstreamError> {
-        Ok(self.find_accommodations(lat, lon, radius_m, types).await?)
+        Ok(self.find_accommodations(search).await?)
     }
 }
 

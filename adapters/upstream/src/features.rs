@@ -40,9 +40,16 @@ pub trait OsmFeatures: Send + Sync + fmt::Debug {
     /// nearest first, priced by type (see [`crate::overpass`]).
     async fn accommodations_near(
         &self,
-        lat: f64,
-        lon: f64,
-        radius_m: u32,
-        types: &[AccommodationType],
+        search: BedSearch<'_>,
     ) -> Result<Vec<Accommodation>, UpstreamError>;
+}
+
+/// A search for places to sleep: of these `types` (none: nothing is wanted), within
+/// `radius_m` of a point.
+#[derive(Clone, Copy, Debug)]
+pub struct BedSearch<'a> {
+    pub lat: f64,
+    pub lon: f64,
+    pub radius_m: u32,
+    pub types: &'a [AccommodationType],
 }

@@ -21,6 +21,7 @@ use url::Url;
 
 use crate::cache::{self, ResponseCache};
 use crate::error::{ConfigError, Upstream, UpstreamError};
+use crate::features::BedSearch;
 use crate::geo::is_valid_position;
 use crate::http;
 
@@ -107,11 +108,14 @@ impl OverpassClient {
     /// No types means nothing is wanted: the answer is empty, with no query.
     pub async fn accommodations_near(
         &self,
-        lat: f64,
-        lon: f64,
-        radius_m: u32,
-        types: &[AccommodationType],
+        search: BedSearch<'_>,
     ) -> Result<Vec<Accommodation>, UpstreamError> {
+        let BedSearch {
+            lat,
+            lon,
+            radius_m,
+            types,
+        } = search;
         if !is_valid_position(lat, lon) {
             return Err(UpstreamError::invalid_request(
                 UPSTREAM,

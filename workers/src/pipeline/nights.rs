@@ -21,6 +21,7 @@ use etappe_domain::trip::stage::Accommodation;
 use etappe_route::geometry::cumulative_distances;
 use etappe_route::gpx::TrackPoint;
 use etappe_route::pieces::JoinedRoute;
+use etappe_upstream::BedSearch;
 
 use crate::enrich::to_candidate;
 
@@ -144,7 +145,12 @@ impl Pipeline {
         for &at in &samples {
             let p = &route.points[at];
             let found = match source
-                .accommodations_near(p.lat, p.lon, SAMPLE_RADIUS_M, types)
+                .accommodations_near(BedSearch {
+                    lat: p.lat,
+                    lon: p.lon,
+                    radius_m: SAMPLE_RADIUS_M,
+                    types,
+                })
                 .await
             {
                 Ok(found) => found,

@@ -220,10 +220,7 @@ impl etappe_upstream::OsmFeatures for FakeSource {
 
     async fn accommodations_near(
         &self,
-        _lat: f64,
-        _lon: f64,
-        _radius_m: u32,
-        _types: &[etappe_upstream::AccommodationType],
+        _search: etappe_upstream::BedSearch<'_>,
     ) -> Result<Vec<etappe_upstream::Accommodation>, etappe_upstream::UpstreamError> {
         Ok(Vec::new())
     }

@@ -15,7 +15,7 @@ use etappe_analysis::osm::{
     corridors,
 };
 use etappe_osm_index::{IndexDb, IndexError, LocalIndex, import};
-use etappe_upstream::{AccommodationType, OsmFeatures};
+use etappe_upstream::{AccommodationType, BedSearch, OsmFeatures};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -108,7 +108,12 @@ async fn scenario(db: IndexDb) {
     );
     assert!(
         index
-            .accommodations_near(45.5, 5.0, 5000, &AccommodationType::ALL)
+            .accommodations_near(BedSearch {
+                lat: 45.5,
+                lon: 5.0,
+                radius_m: 5000,
+                types: &AccommodationType::ALL
+            })
             .await
             .is_err()
     );
@@ -140,7 +145,12 @@ async fn scenario(db: IndexDb) {
     // Accommodations at the day's end: the hotel priced by its stars, the camp site area.
     let end = stages[0].end;
     let beds = index
-        .accommodations_near(end.0, end.1, 5000, &AccommodationType::ALL)
+        .accommodations_near(BedSearch {
+            lat: end.0,
+            lon: end.1,
+            radius_m: 5000,
+            types: &AccommodationType::ALL,
+        })
         .await
         .expect("accommodations");
     assert_eq!(beds.len(), 2, "{beds:?}");
@@ -152,13 +162,23 @@ async fn scenario(db: IndexDb) {
     assert!(hotel.distance_to_end_m > 1000.0 && hotel.distance_to_end_m < 1500.0);
     assert_eq!(beds[1].kind, AccommodationType::CampSite);
     let camps_only = index
-        .accommodations_near(end.0, end.1, 5000, &[AccommodationType::CampSite])
+        .accommodations_near(BedSearch {
+            lat: end.0,
+            lon: end.1,
+            radius_m: 5000,
+            types: &[AccommodationType::CampSite],
+        })
         .await
         .expect("camp sites");
     assert_eq!(camps_only.len(), 1);
     // 1 km around the end holds neither (the hotel is ~1.1 km away).
     let near = index
-        .accommodations_near(end.0, end.1, 1000, &AccommodationType::ALL)
+        .accommodations_near(BedSearch {
+            lat: end.0,
+            lon: end.1,
+            radius_m: 1000,
+            types: &AccommodationType::ALL,
+        })
         .await
         .expect("1 km");
     assert!(
@@ -166,7 +186,12 @@ async fn scenario(db: IndexDb) {
         "{near:?}"
     );
     let outside = index
-        .accommodations_near(47.0, 5.0, 5000, &AccommodationType::ALL)
+        .accommodations_near(BedSearch {
+            lat: 47.0,
+            lon: 5.0,
+            radius_m: 5000,
+            types: &AccommodationType::ALL,
+        })
         .await
         .expect_err("outside the extract");
     assert!(
@@ -532,7 +557,12 @@ async fn search_radii_hold_at_their_edges() {
         let index = index.clone();
         async move {
             index
-                .find_accommodations(end.lat, end.lon, radius_m, &[AccommodationType::Hotel])
+                .find_accommodations(BedSearch {
+                    lat: end.lat,
+                    lon: end.lon,
+                    radius_m,
+                    types: &[AccommodationType::Hotel],
+                })
                 .await
                 .expect("accommodations")
                 .len()
@@ -543,7 +573,12 @@ async fn search_radii_hold_at_their_edges() {
     // Radii the port does not serve are refused, not clamped.
     for radius in [0, 25_001] {
         let error = index
-            .find_accommodations(end.lat, end.lon, radius, &AccommodationType::ALL)
+            .find_accommodations(BedSearch {
+                lat: end.lat,
+                lon: end.lon,
+                radius_m: radius,
+                types: &AccommodationType::ALL,
+            })
             .await
             .expect_err("radius out of range");
         assert!(error.to_string().contains("outside 1..=25000 m"), "{error}");

@@ -14,10 +14,10 @@ use async_trait::async_trait;
 
 use super::corridor_parse::{ChunkFound, Merged, parse_chunk};
 use super::corridor_query::{CorridorQuery, plan_queries};
-use super::{Accommodation, AccommodationType, CACHE_TTL, OverpassClient};
+use super::{Accommodation, CACHE_TTL, OverpassClient};
 use crate::cache;
 use crate::error::{Upstream, UpstreamError};
-use crate::features::{OsmFeatures, RouteFeatures, SearchPlan};
+use crate::features::{BedSearch, OsmFeatures, RouteFeatures, SearchPlan};
 
 const UPSTREAM: Upstream = Upstream::Overpass;
 
@@ -87,11 +87,8 @@ impl OsmFeatures for OverpassClient {
 
     async fn accommodations_near(
         &self,
-        lat: f64,
-        lon: f64,
-        radius_m: u32,
-        types: &[AccommodationType],
+        search: BedSearch<'_>,
     ) -> Result<Vec<Accommodation>, UpstreamError> {
-        OverpassClient::accommodations_near(self, lat, lon, radius_m, types).await
+        OverpassClient::accommodations_near(self, search).await
     }
 }

@@ -7,7 +7,9 @@ use crate::common::{
     Canned, MALFORMED_BODIES, SERVER_ERRORS, dead_base_url, expect_failure, fixture, http_client,
     serve,
 };
-use etappe_upstream::{AccommodationType, MemoryCache, OsmType, OverpassClient, Upstream};
+use etappe_upstream::{
+    AccommodationType, BedSearch, MemoryCache, OsmType, OverpassClient, Upstream,
+};
 
 const END_LAT: f64 = 47.996_09;
 const END_LON: f64 = 7.849_4;
@@ -26,7 +28,12 @@ async fn search(
     client: &OverpassClient,
 ) -> Result<Vec<etappe_upstream::Accommodation>, etappe_upstream::UpstreamError> {
     client
-        .accommodations_near(END_LAT, END_LON, 5000, &AccommodationType::ALL)
+        .accommodations_near(BedSearch {
+            lat: END_LAT,
+            lon: END_LON,
+            radius_m: 5000,
+            types: &AccommodationType::ALL,
+        })
         .await
 }
 
@@ -117,12 +124,12 @@ async fn parses_and_ranks_a_recorded_answer() {
 async fn posts_an_around_query_for_the_chosen_types() {
     let (base, recorder) = serve(Canned::json(fixture("overpass_accommodations.json"))).await;
     client_for(&base, Duration::from_secs(5))
-        .accommodations_near(
-            END_LAT,
-            END_LON,
-            1500,
-            &[AccommodationType::Hotel, AccommodationType::CampSite],
-        )
+        .accommodations_near(BedSearch {
+            lat: END_LAT,
+            lon: END_LON,
+            radius_m: 1500,
+            types: &[AccommodationType::Hotel, AccommodationType::CampSite],
+        })
         .await
         .expect("search succeeds");
 
@@ -154,7 +161,12 @@ async fn posts_an_around_query_for_the_chosen_types() {
 async fn only_the_requested_types_are_returned() {
     let (base, _) = serve(Canned::json(fixture("overpass_accommodations.json"))).await;
     let found = client_for(&base, Duration::from_secs(5))
-        .accommodations_near(END_LAT, END_LON, 5000, &[AccommodationType::CampSite])
+        .accommodations_near(BedSearch {
+            lat: END_LAT,
+            lon: END_LON,
+            radius_m: 5000,
+            types: &[AccommodationType::CampSite],
+        })
         .await
         .expect("search succeeds");
     assert_eq!(found.len(), 2);
@@ -188,7 +200,12 @@ async fn one_query_at_a_time() {
             let client = client.clone();
             tokio::spawn(async move {
                 client
-                    .accommodations_near(lat, lon, 2000, &[AccommodationType::Hotel])
+                    .accommodations_near(BedSearch {
+                        lat,
+                        lon,
+                        radius_m: 2000,
+                        types: &[AccommodationType::Hotel],
+                    })
                     .await
             })
         })
@@ -211,13 +228,23 @@ async fn a_cache_hit_makes_no_second_request_and_measures_from_the_new_point() {
     let client = client_for(&base, Duration::from_secs(5));
     let types = [AccommodationType::Hotel, AccommodationType::CampSite];
     let first = client
-        .accommodations_near(END_LAT, END_LON, 5000, &types)
+        .accommodations_near(BedSearch {
+            lat: END_LAT,
+            lon: END_LON,
+            radius_m: 5000,
+            types: &types,
+        })
         .await
         .expect("first");
     // 4 m further north: the same cached cell, but distances are recomputed.
     let reversed = [AccommodationType::CampSite, AccommodationType::Hotel];
     let second = client
-        .accommodations_near(END_LAT + 0.000_04, END_LON, 5000, &reversed)
+        .accommodations_near(BedSearch {
+            lat: END_LAT + 0.000_04,
+            lon: END_LON,
+            radius_m: 5000,
+            types: &reversed,
+        })
         .await
         .expect("second");
     assert_eq!(recorder.count(), 1);
@@ -236,7 +263,12 @@ async fn a_cache_hit_makes_no_second_request_and_measures_from_the_new_point() {
 async fn no_types_means_no_query() {
     let (base, recorder) = serve(Canned::json("{}")).await;
     let found = client_for(&base, Duration::from_secs(5))
-        .accommodations_near(END_LAT, END_LON, 5000, &[])
+        .accommodations_near(BedSearch {
+            lat: END_LAT,
+            lon: END_LON,
+            radius_m: 5000,
+            types: &[],
+        })
         .await
         .expect("empty search");
     assert!(found.is_empty());
@@ -249,7 +281,12 @@ async fn impossible_coordinates_are_refused_locally() {
     let client = client_for(&base, Duration::from_secs(5));
     let error = expect_failure(
         client
-            .accommodations_near(f64::NAN, 7.0, 1000, &AccommodationType::ALL)
+            .accommodations_near(BedSearch {
+                lat: f64::NAN,
+                lon: 7.0,
+                radius_m: 1000,
+                types: &AccommodationType::ALL,
+            })
             .await,
     );
     assert!(!error.retryable);

@@ -15,7 +15,9 @@ use etappe_analysis::osm::{
     CulturalKind, FeatureKind, FoodKind, HealthKind, OsmStage, PlaceClass, RouteFeatures,
     SearchPlan, corridors,
 };
-use etappe_upstream::{MemoryCache, OsmFeatures, OverpassClient, Upstream, UpstreamError};
+use etappe_upstream::{
+    BedSearch, MemoryCache, OsmFeatures, OverpassClient, Upstream, UpstreamError,
+};
 
 /// Metres per degree of latitude on the analysis crate's sphere.
 const M_PER_DEG: f64 = 111_195.0;
@@ -692,12 +694,12 @@ async fn one_query_at_a_time_across_callers() {
         .collect();
     // The accommodation search shares the gate (the places answer holds no hotel).
     let hotels = client
-        .accommodations_near(
-            47.99,
-            7.85,
-            2000,
-            &[etappe_upstream::AccommodationType::Hotel],
-        )
+        .accommodations_near(BedSearch {
+            lat: 47.99,
+            lon: 7.85,
+            radius_m: 2000,
+            types: &[etappe_upstream::AccommodationType::Hotel],
+        })
         .await
         .expect("accommodations");
     assert!(hotels.is_empty());
