@@ -75,8 +75,9 @@ pub type GateStop = Box<dyn std::error::Error + Send + Sync>;
 /// The last word on a decided command before its events are appended.
 pub trait Gate: Send + Sync {
     /// Lets the events of a decision on `state` through, or stops the command with nothing
-    /// written. Asked at most once per command: about its first decision that changes
-    /// something (a retry after a lost race appends what was let through once).
+    /// written. Asked once per command, about its first decision the domain accepts — one
+    /// that changes nothing too (a confirmation token is spent on a no-op as on a change);
+    /// a retry after a lost race appends what was let through once.
     fn pass<'a>(
         &'a self,
         state: Option<&'a TripView>,
@@ -152,17 +153,17 @@ impl dyn Store {
             };
             let state = view.as_ref().map(|v| &v.trip);
             let events = decide(state, command(state))?;
+            if let Some(gate) = gate.take() {
+                gate.pass(view.as_ref(), &events)
+                    .await
+                    .map_err(ExecuteError::Stopped)?;
+            }
             if events.is_empty() {
                 return Ok(Executed {
                     events,
                     view,
                     already_appended: false,
                 });
-            }
-            if let Some(gate) = gate.take() {
-                gate.pass(view.as_ref(), &events)
-                    .await
-                    .map_err(ExecuteError::Stopped)?;
             }
             match self
                 .append_to_trip(trip_id, expected, meta.new_events(&events))

@@ -623,8 +623,8 @@ impl Gate for CountingGate {
     }
 }
 
-/// A command's gate is asked once, about the events decided, after the domain's refusals;
-/// a stop writes nothing; a retry after a lost race does not ask again.
+/// A command's gate is asked once, about the events decided (none, too), after the domain's
+/// refusals; a stop writes nothing; a retry after a lost race does not ask again.
 pub async fn a_gate_sees_the_decision_once_and_can_stop_it(store: Arc<dyn Store>) {
     let meta = CommandMetadata {
         metadata: EventMetadata {
@@ -695,6 +695,21 @@ pub async fn a_gate_sees_the_decision_once_and_can_stop_it(store: Arc<dyn Store>
         "{refused:?}"
     );
     assert_eq!(stopping.asked().len(), 1, "a refused command asks nobody");
+
+    // A decision that changes nothing (revoking a link never made) is asked about too: a
+    // confirmation is spent on a no-op as on a change.
+    let asking = CountingGate::new(true);
+    let noop = store
+        .execute_through(
+            trip_id,
+            DecidedOn::Current,
+            &meta,
+            |_| TripCommand::Unshare,
+            Some(&asking),
+        )
+        .await;
+    assert!(matches!(noop, Err(ExecuteError::Stopped(_))), "{noop:?}");
+    assert_eq!(asking.asked(), vec![Vec::<TripEvent>::new()]);
 
     // A lost race: decided on a stale read, decided again on the current one, asked once.
     let stale = store
