@@ -250,10 +250,10 @@ pub enum TripCommand {
         generation: u64,
         stage_id: uuid::Uuid,
         detour: stage::Detour,
-        distance_km: f64,
-        ascent_m: Option<f64>,
-        descent_m: Option<f64>,
+        /// The day's figures on its new roads.
+        measure: edits::Measure,
     },
+
     /// Make the trip what it was at an earlier version (`past`, folded from the log up to it):
     /// its source, settings, days and route come back under a new version and a new pacing
     /// generation (late results of the current one are dropped); the analysis runs again.

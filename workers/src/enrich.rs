@@ -3,6 +3,7 @@
 //! results are enrichments: they land as events without moving the trip's version.
 
 use etappe_domain::text::strip_controls;
+use etappe_domain::trip::edits::Measure;
 use etappe_domain::trip::stage::{Accommodation, Detour, Point, SpurJunction};
 use etappe_domain::trip::{StageAccommodations, TripCommand};
 use etappe_route::detour::{Junction, candidates, choose, splice};
@@ -208,9 +209,12 @@ impl Pipeline {
                 generation: scope.generation,
                 stage_id,
                 detour: detour.clone(),
-                distance_km: (distance_km * 100.0).round() / 100.0,
-                ascent_m: climb.map(|c| c.0.round()),
-                descent_m: climb.map(|c| c.1.round()),
+                measure: Measure {
+                    distance_km,
+                    ascent_m: climb.map(|c| c.0),
+                    descent_m: climb.map(|c| c.1),
+                }
+                .rounded(),
             })
             .await?;
         Ok(outcome(applied))

@@ -31,12 +31,24 @@ use super::settings::NightsMode;
 pub const LABEL_MAX_CHARS: usize = 100;
 
 /// Distance, climbing of a slice of the route.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Measure {
     pub distance_km: f64,
     /// `None` when the slice's heights are unknown.
     pub ascent_m: Option<f64>,
     pub descent_m: Option<f64>,
+}
+
+impl Measure {
+    /// As a day shows it: kilometres to 10 m, climbing to the metre.
+    pub fn rounded(self) -> Self {
+        Self {
+            distance_km: (self.distance_km * 100.0).round() / 100.0,
+            ascent_m: self.ascent_m.map(f64::round),
+            descent_m: self.descent_m.map(f64::round),
+        }
+    }
 }
 
 /// What an edit needs to know about the route: the service implements it over the stored

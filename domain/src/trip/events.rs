@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::edits::StageAction;
+use super::edits::{Measure, StageAction};
 use super::settings::{SettingField, TripSettings};
 use super::source::SourceUrl;
 use super::stage::{Accommodation, Detour, Point, RouteSummary, Stage, StageAlerts, Unavailable};
@@ -128,9 +128,9 @@ pub enum TripEvent {
         generation: u64,
         stage_id: uuid::Uuid,
         detour: Detour,
-        distance_km: f64,
-        ascent_m: Option<f64>,
-        descent_m: Option<f64>,
+        /// The day's figures on its new roads (stored as `distanceKm`, `ascentM`, `descentM`).
+        #[serde(flatten)]
+        measure: Measure,
     },
     /// A day's detour was removed: the day rides its own roads again with these figures
     /// (an enrichment undone: the version does not move, as adding it did not).
@@ -138,9 +138,9 @@ pub enum TripEvent {
     DetourRemoved {
         generation: u64,
         stage_id: uuid::Uuid,
-        distance_km: f64,
-        ascent_m: Option<f64>,
-        descent_m: Option<f64>,
+        /// The day's figures on its own roads (stored as `distanceKm`, `ascentM`, `descentM`).
+        #[serde(flatten)]
+        measure: Measure,
     },
     /// The trip was made what it was at version `from_version`: its source, settings, days and
     /// route, under a new pacing generation; `version` is the structural version after it.

@@ -13,7 +13,6 @@ mod lifecycle;
 mod route_work;
 mod sharing;
 
-use crate::trip::edits::Measure;
 use crate::trip::{Trip, TripEvent};
 
 /// Folds one event into the state. Never fails: an event is a fact already accepted.
@@ -116,16 +115,9 @@ fn evolve_existing(trip: &mut Trip, event: &TripEvent) {
             generation,
             stage_id,
             detour,
-            distance_km,
-            ascent_m,
-            descent_m,
+            measure,
         } if current(trip, *generation) => {
-            let measure = Measure {
-                distance_km: *distance_km,
-                ascent_m: *ascent_m,
-                descent_m: *descent_m,
-            };
-            detours::stage_rerouted(trip, *stage_id, detour, measure);
+            detours::stage_rerouted(trip, *stage_id, detour, *measure);
         }
         TripEvent::DetourFailed {
             generation,
@@ -135,16 +127,9 @@ fn evolve_existing(trip: &mut Trip, event: &TripEvent) {
         TripEvent::DetourRemoved {
             generation,
             stage_id,
-            distance_km,
-            ascent_m,
-            descent_m,
+            measure,
         } if current(trip, *generation) => {
-            let own = Measure {
-                distance_km: *distance_km,
-                ascent_m: *ascent_m,
-                descent_m: *descent_m,
-            };
-            detours::detour_removed(trip, *stage_id, own);
+            detours::detour_removed(trip, *stage_id, *measure);
         }
         // A trip is born once (a second birth changes nothing), and work of a replaced
         // generation is dropped.

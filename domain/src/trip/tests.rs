@@ -811,9 +811,11 @@ fn record(detour: stage::Detour) -> TripCommand {
         generation: 1,
         stage_id: uuid::Uuid::from_u128(101),
         detour,
-        distance_km: 81.2,
-        ascent_m: Some(540.0),
-        descent_m: Some(540.0),
+        measure: edits::Measure {
+            distance_km: 81.2,
+            ascent_m: Some(540.0),
+            descent_m: Some(540.0),
+        },
     }
 }
 
@@ -1018,4 +1020,55 @@ fn a_past_version_comes_back_under_a_new_version_and_generation() {
         },
     );
     assert!(matches!(refused, Err(TripError::Invalid(e)) if e[0].field == "version"));
+}
+
+/// A detour's events keep the shape they are stored in: the day's figures at the top of the
+/// event's data (`distanceKm`, `ascentM`, `descentM`), read back as they were written, and
+/// read from data stored before the figures were one value.
+#[test]
+fn detour_events_keep_their_stored_shape() {
+    let measure = edits::Measure {
+        distance_km: 81.2,
+        ascent_m: Some(540.0),
+        descent_m: None,
+    };
+    let removed = TripEvent::DetourRemoved {
+        generation: 3,
+        stage_id: uuid::Uuid::from_u128(9),
+        measure,
+    };
+    let data = removed.data();
+    assert_eq!(
+        data,
+        json!({
+            "generation": 3,
+            "stageId": "00000000-0000-0000-0000-000000000009",
+            "distanceKm": 81.2,
+            "ascentM": 540.0,
+            "descentM": null,
+        })
+    );
+    let read = TripEvent::from_stored("DetourRemoved", TripEvent::SCHEMA_VERSION, &data)
+        .expect("reads back");
+    assert_eq!(read, removed);
+    // As stored before: whole numbers, and a height absent rather than null.
+    let older = json!({
+        "generation": 3,
+        "stageId": "00000000-0000-0000-0000-000000000009",
+        "distanceKm": 81,
+        "ascentM": 540,
+    });
+    let read = TripEvent::from_stored("DetourRemoved", TripEvent::SCHEMA_VERSION, &older)
+        .expect("reads the older data");
+    let TripEvent::DetourRemoved { measure, .. } = read else {
+        panic!("not a DetourRemoved: {read:?}");
+    };
+    assert_eq!(
+        measure,
+        edits::Measure {
+            distance_km: 81.0,
+            ascent_m: Some(540.0),
+            descent_m: None,
+        }
+    );
 }

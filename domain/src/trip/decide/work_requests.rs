@@ -126,9 +126,7 @@ pub(super) fn remove_detour(
         TripEvent::DetourRemoved {
             generation: trip.generation,
             stage_id,
-            distance_km: (own.distance_km * 100.0).round() / 100.0,
-            ascent_m: own.ascent_m.map(f64::round),
-            descent_m: own.descent_m.map(f64::round),
+            measure: own.rounded(),
         },
         TripEvent::AnalysisRequested {
             generation: trip.generation,

@@ -4,6 +4,8 @@
 
 use uuid::Uuid;
 
+use crate::trip::edits::Measure;
+
 use crate::trip::stage::{
     DETOUR_INVALIDATES, Detour, RouteSummary, Stage, StageAlerts, Unavailable,
 };
@@ -141,9 +143,7 @@ pub(super) fn record_detour(
     generation: u64,
     stage_id: Uuid,
     detour: Detour,
-    distance_km: f64,
-    ascent_m: Option<f64>,
-    descent_m: Option<f64>,
+    measure: Measure,
 ) -> Result<Vec<TripEvent>, TripError> {
     let trip = existing_at_generation(live, generation)?;
     // The day was deleted or merged meanwhile: the detour has nowhere to go.
@@ -167,9 +167,7 @@ pub(super) fn record_detour(
             generation,
             stage_id,
             detour,
-            distance_km,
-            ascent_m,
-            descent_m,
+            measure,
         },
         TripEvent::AnalysisRequested {
             generation,

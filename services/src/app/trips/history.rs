@@ -139,9 +139,10 @@ fn describe(event: &TripEvent) -> String {
         TripEvent::TripReplanned { plan, version } => {
             format!("Plan changed: {} (version {version})", plan.describe())
         }
-        TripEvent::DetourRemoved { distance_km, .. } => {
-            format!("Detour removed: the day rides its own roads again ({distance_km:.1} km)")
-        }
+        TripEvent::DetourRemoved { measure, .. } => format!(
+            "Detour removed: the day rides its own roads again ({:.1} km)",
+            measure.distance_km
+        ),
         TripEvent::RouteRequested { generation } => {
             format!("Days requested (pacing generation {generation})")
         }
@@ -211,12 +212,11 @@ fn describe(event: &TripEvent) -> String {
         ),
         TripEvent::DetourFailed { reason, .. } => format!("Detour failed: {reason}"),
         TripEvent::StageRerouted {
-            detour,
-            distance_km,
-            ..
+            detour, measure, ..
         } => format!(
-            "Day re-routed through a waypoint by {} ({distance_km:.1} km{})",
+            "Day re-routed through a waypoint by {} ({:.1} km{})",
             detour.router,
+            measure.distance_km,
             if detour.estimated { ", estimated" } else { "" }
         ),
     }
