@@ -201,21 +201,14 @@ impl LocalIndex {
         &self,
         search: BedSearch<'_>,
     ) -> Result<Vec<Accommodation>, IndexError> {
-        let BedSearch {
-            lat,
-            lon,
-            radius_m,
-            types,
-        } = search;
-        let valid = lat.is_finite()
-            && lon.is_finite()
-            && (-90.0..=90.0).contains(&lat)
-            && (-180.0..=180.0).contains(&lon);
-        if !valid {
+        if !search.at_valid_position() {
             return Err(IndexError::InvalidRequest(format!(
-                "position ({lat}, {lon}) is not a latitude in [-90, 90] and a longitude in [-180, 180]"
+                "position ({}, {}) is not a latitude in [-90, 90] and a longitude in [-180, 180]",
+                search.lat, search.lon
             )));
         }
+        let (lat, lon) = (search.lat, search.lon);
+        let (radius_m, types) = (search.radius_m, search.types);
         if radius_m == 0 || radius_m > MAX_RADIUS_M {
             return Err(IndexError::InvalidRequest(format!(
                 "radius {radius_m} m is outside 1..={MAX_RADIUS_M} m"

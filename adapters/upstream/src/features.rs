@@ -53,3 +53,10 @@ pub struct BedSearch<'a> {
     pub radius_m: u32,
     pub types: &'a [AccommodationType],
 }
+
+impl BedSearch<'_> {
+    /// Whether the point is a latitude in [-90, 90] and a longitude in [-180, 180].
+    pub fn at_valid_position(&self) -> bool {
+        crate::geo::is_valid_position(self.lat, self.lon)
+    }
+}

@@ -22,7 +22,6 @@ use url::Url;
 use crate::cache::{self, ResponseCache};
 use crate::error::{ConfigError, Upstream, UpstreamError};
 use crate::features::BedSearch;
-use crate::geo::is_valid_position;
 use crate::http;
 
 const UPSTREAM: Upstream = Upstream::Accommodations;
@@ -110,18 +109,18 @@ impl OverpassClient {
         &self,
         search: BedSearch<'_>,
     ) -> Result<Vec<Accommodation>, UpstreamError> {
+        if !search.at_valid_position() {
+            return Err(UpstreamError::invalid_request(
+                UPSTREAM,
+                "coordinates out of range",
+            ));
+        }
         let BedSearch {
             lat,
             lon,
             radius_m,
             types,
         } = search;
-        if !is_valid_position(lat, lon) {
-            return Err(UpstreamError::invalid_request(
-                UPSTREAM,
-                "coordinates out of range",
-            ));
-        }
         let tourism = query::tourism_values(types);
         if tourism.is_empty() {
             return Ok(Vec::new());

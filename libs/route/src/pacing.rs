@@ -769,26 +769,33 @@ mod tests {
         }
     }
 
+    /// A hilly route of 1–901 km, its points up to `max_spacing_m` apart, and its length.
+    fn random_route(unit: &mut impl FnMut() -> f64, max_spacing_m: f64) -> (f64, Vec<TrackPoint>) {
+        let total_km = 1.0 + unit() * 900.0;
+        let spacing = 50.0 + unit() * max_spacing_m;
+        let profile = Profile::Climbs {
+            height_m: unit() * 800.0,
+            period_km: 5.0 + unit() * 100.0,
+        };
+        (total_km, synthetic_route(total_km, spacing, profile))
+    }
+
+    /// Settings anywhere in their ranges, dated (1–15 days) half of the time.
+    fn random_settings(unit: &mut impl FnMut() -> f64) -> PacingSettings {
+        settings(
+            10.0 + unit() * 200.0,
+            0.5 + unit() * 0.6,
+            unit() * 50.0,
+            (unit() < 0.5).then(|| 1 + (unit() * 15.0) as u32),
+        )
+    }
+
     #[test]
     fn random_routes_and_settings_always_cover_the_track() {
         let mut unit = unit_random(0x9E37_79B9_7F4A_7C15u64);
         for _ in 0..200 {
-            let total_km = 1.0 + unit() * 900.0;
-            let spacing = 50.0 + unit() * 2_000.0;
-            let pts = synthetic_route(
-                total_km,
-                spacing,
-                Profile::Climbs {
-                    height_m: unit() * 800.0,
-                    period_km: 5.0 + unit() * 100.0,
-                },
-            );
-            let s = settings(
-                10.0 + unit() * 200.0,
-                0.5 + unit() * 0.6,
-                unit() * 50.0,
-                (unit() < 0.5).then(|| 1 + (unit() * 15.0) as u32),
-            );
+            let (total_km, pts) = random_route(&mut unit, 2_000.0);
+            let s = random_settings(&mut unit);
             for days in [pace(&pts, &s), pace_balanced(&pts, &s)] {
                 assert_covers(&days, pts.len());
                 if let Some(n) = s.days {
@@ -878,23 +885,8 @@ mod tests {
     fn random_routes_never_exceed_the_cap_without_dates() {
         let mut unit = unit_random(0x2545_F491_4F6C_DD1Du64);
         for _ in 0..200 {
-            let total_km = 1.0 + unit() * 900.0;
-            let spacing = 50.0 + unit() * 8_000.0;
-            let pts = synthetic_route(
-                total_km,
-                spacing,
-                Profile::Climbs {
-                    height_m: unit() * 800.0,
-                    period_km: 5.0 + unit() * 100.0,
-                },
-            );
-            let dated = unit() < 0.5;
-            let s = settings(
-                10.0 + unit() * 200.0,
-                0.5 + unit() * 0.6,
-                unit() * 50.0,
-                dated.then(|| 1 + (unit() * 15.0) as u32),
-            );
+            let (total_km, pts) = random_route(&mut unit, 8_000.0);
+            let s = random_settings(&mut unit);
             let (route, days) = pace_route(&joined(pts), &s);
             assert_covers(&days, route.points.len());
             let d = km(&days);
