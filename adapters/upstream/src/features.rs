@@ -13,7 +13,7 @@ use async_trait::async_trait;
 pub use etappe_analysis::osm::{RouteFeatures, SearchPlan};
 
 use crate::error::UpstreamError;
-use crate::overpass::{Accommodation, AccommodationType};
+use crate::overpass::{Accommodation, BedSearch};
 
 /// A source of OpenStreetMap features along a route.
 #[async_trait]
@@ -42,21 +42,4 @@ pub trait OsmFeatures: Send + Sync + fmt::Debug {
         &self,
         search: BedSearch<'_>,
     ) -> Result<Vec<Accommodation>, UpstreamError>;
-}
-
-/// A search for places to sleep: of these `types` (none: nothing is wanted), within
-/// `radius_m` of a point.
-#[derive(Clone, Copy, Debug)]
-pub struct BedSearch<'a> {
-    pub lat: f64,
-    pub lon: f64,
-    pub radius_m: u32,
-    pub types: &'a [AccommodationType],
-}
-
-impl BedSearch<'_> {
-    /// Whether the point is a latitude in [-90, 90] and a longitude in [-180, 180].
-    pub fn at_valid_position(&self) -> bool {
-        crate::geo::is_valid_position(self.lat, self.lon)
-    }
 }

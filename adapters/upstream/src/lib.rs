@@ -24,10 +24,10 @@ pub mod weather;
 pub use cache::{MemoryCache, NoCache, ResponseCache};
 pub use elevation::{Elevations, LayeredElevations, OpenMeteoElevationClient};
 pub use error::{ConfigError, Upstream, UpstreamError};
-pub use features::{BedSearch, OsmFeatures};
+pub use features::OsmFeatures;
 pub use limiter::{Claim, RateLimiter, SharedPace};
 pub use nominatim::{NominatimClient, Place};
-pub use overpass::{Accommodation, AccommodationType, OsmType, OverpassClient};
+pub use overpass::{Accommodation, AccommodationType, BedSearch, OsmType, OverpassClient};
 pub use router::{
     BRouterClient, RideProfile, RoutePoint, RoutedPath, Router, ValhallaClient, spur_detour,
 };

@@ -21,7 +21,6 @@ use url::Url;
 
 use crate::cache::{self, ResponseCache};
 use crate::error::{ConfigError, Upstream, UpstreamError};
-use crate::features::BedSearch;
 use crate::http;
 
 const UPSTREAM: Upstream = Upstream::Accommodations;
@@ -80,6 +79,23 @@ impl std::fmt::Debug for OverpassClient {
             .field("interpreter_url", &self.interpreter_url.as_str())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
+    }
+}
+
+/// A search for places to sleep: of these `types` (none: nothing is wanted), within
+/// `radius_m` of a point.
+#[derive(Clone, Copy, Debug)]
+pub struct BedSearch<'a> {
+    pub lat: f64,
+    pub lon: f64,
+    pub radius_m: u32,
+    pub types: &'a [AccommodationType],
+}
+
+impl BedSearch<'_> {
+    /// Whether the point is a latitude in [-90, 90] and a longitude in [-180, 180].
+    pub fn at_valid_position(&self) -> bool {
+        crate::geo::is_valid_position(self.lat, self.lon)
     }
 }
 

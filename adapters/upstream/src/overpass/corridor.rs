@@ -14,10 +14,10 @@ use async_trait::async_trait;
 
 use super::corridor_parse::{ChunkFound, Merged, parse_chunk};
 use super::corridor_query::{CorridorQuery, plan_queries};
-use super::{Accommodation, CACHE_TTL, OverpassClient};
+use super::{Accommodation, BedSearch, CACHE_TTL, OverpassClient};
 use crate::cache;
 use crate::error::{Upstream, UpstreamError};
-use crate::features::{BedSearch, OsmFeatures, RouteFeatures, SearchPlan};
+use crate::features::{OsmFeatures, RouteFeatures, SearchPlan};
 
 const UPSTREAM: Upstream = Upstream::Overpass;
 
