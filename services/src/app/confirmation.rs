@@ -86,7 +86,8 @@ impl Impact {
 /// What a confirmation is asked about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Asks {
-    /// Every change of the command (a deletion, a revoked link).
+    /// Whatever the command decides, a no-op too (a deletion, a revoked link): a token is
+    /// spent either way.
     Always,
     /// A settings change that re-cuts the days (a new pacing generation: new day ids, chosen
     /// places and manual splits gone); what keeps the days applies at once, since nothing
