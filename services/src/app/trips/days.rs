@@ -21,7 +21,6 @@ use etappe_domain::trip::{
 use etappe_route::gpx::TrackPoint;
 use etappe_track::geometry::TrackGeometry;
 use etappe_track::labels::GazetteerLabels;
-use etappe_track::stored::StoredTrack;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -125,12 +124,7 @@ impl TripService {
 
     /// The full-resolution track of the trip's current generation.
     pub(super) async fn track_points(&self, trip: &Trip) -> Result<Vec<TrackPoint>, AppError> {
-        Ok(self.stored_track(trip).await?.points)
-    }
-
-    /// The stored track of the trip's current generation, with its breaks.
-    async fn stored_track(&self, trip: &Trip) -> Result<StoredTrack, AppError> {
-        stored_track(self.store.as_ref(), trip).await
+        Ok(stored_track(self.store.as_ref(), trip).await?.points)
     }
 
     /// Applies one of the five day edits. Answers the trip after it (with the new version).
@@ -481,7 +475,7 @@ impl TripService {
     /// The lines of a trip already authorized (also the share link's).
     pub async fn route_lines_of(&self, view: &TripView) -> Result<RouteLines, AppError> {
         let trip = &view.trip;
-        let stored = self.stored_track(trip).await?;
+        let stored = stored_track(self.store.as_ref(), trip).await?;
         let mut days = Vec::with_capacity(trip.stages.len());
         let mut tag = format!("{}:{}:{}", trip.id, trip.version, trip.generation);
         for stage in &trip.stages {
