@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use etappe_upstream::{
-    BRouterClient, Claim, Elevations, Forecasts, LayeredElevations, MemoryCache, NominatimClient,
-    OpenMeteoClient, OpenMeteoElevationClient, OsmFeatures, OverpassClient, RateLimiter,
-    ResponseCache, Router, SharedPace, ValhallaClient,
+    BRouterClient, CachedHttp, Claim, Elevations, Forecasts, LayeredElevations, MemoryCache,
+    NominatimClient, OpenMeteoClient, OpenMeteoElevationClient, OsmFeatures, OverpassClient,
+    RateLimiter, ResponseCache, Router, SharedPace, ValhallaClient,
 };
 use redis::AsyncCommands;
 use tokio::sync::Mutex;
@@ -268,32 +268,32 @@ impl Upstreams {
         if osm_choice == OsmChoice::Overpass && set(&settings.overpass_url).is_none() {
             return Err(UpstreamSetupError::MissingOverpassUrl);
         }
+        let http = CachedHttp {
+            client: client.clone(),
+            cache: Arc::clone(cache),
+            timeout,
+        };
         let overpass = match set(&settings.overpass_url) {
             // Overpass answers slowly by design: its own query timeout is 25 s.
             Some(url) => Some(OverpassClient::new(
-                client.clone(),
+                CachedHttp {
+                    timeout: timeout.max(Duration::from_secs(30)),
+                    ..http.clone()
+                },
                 &url,
-                Arc::clone(cache),
-                timeout.max(Duration::from_secs(30)),
             )?),
             None => None,
         };
         let weather = match set(&settings.weather_url) {
-            Some(url) => Some(Arc::new(OpenMeteoClient::new(
-                client.clone(),
-                &url,
-                Arc::clone(cache),
-                timeout,
-            )?) as Arc<dyn Forecasts>),
+            Some(url) => {
+                Some(Arc::new(OpenMeteoClient::new(http.clone(), &url)?) as Arc<dyn Forecasts>)
+            }
             None => None,
         };
         let elevation_api = match set(&settings.elevation_url) {
-            Some(url) => Some(Arc::new(OpenMeteoElevationClient::new(
-                client.clone(),
-                &url,
-                Arc::clone(cache),
-                timeout,
-            )?) as Arc<dyn Elevations>),
+            Some(url) => {
+                Some(Arc::new(OpenMeteoElevationClient::new(http, &url)?) as Arc<dyn Elevations>)
+            }
             None => None,
         };
         let router_url = set(&settings.router_url);

@@ -19,10 +19,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use url::Url;
 
-use crate::cache::{self, ResponseCache};
+use crate::cache;
 use crate::error::{ConfigError, Upstream, UpstreamError};
 use crate::geo::is_valid_position;
-use crate::http;
+use crate::http::{self, CachedHttp};
 
 const UPSTREAM: Upstream = Upstream::Elevation;
 /// Open-Meteo's limit of coordinates per request.
@@ -53,10 +53,8 @@ pub trait Elevations: Send + Sync + std::fmt::Debug {
 
 /// The Open-Meteo elevation client.
 pub struct OpenMeteoElevationClient {
-    http: reqwest::Client,
+    http: CachedHttp,
     elevation_url: Url,
-    cache: Arc<dyn ResponseCache>,
-    timeout: Duration,
     calls: AtomicU64,
     points_asked: AtomicU64,
 }
@@ -65,7 +63,7 @@ impl std::fmt::Debug for OpenMeteoElevationClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenMeteoElevationClient")
             .field("elevation_url", &self.elevation_url.as_str())
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.http.timeout)
             .field("calls", &self.calls())
             .finish_non_exhaustive()
     }
@@ -166,17 +164,10 @@ fn parse_heights(body: &str, asked: usize) -> Result<Vec<Option<f64>>, UpstreamE
 impl OpenMeteoElevationClient {
     /// `base_url` is the service root, e.g. "https://api.open-meteo.com"; heights are read
     /// from `{base_url}/v1/elevation`.
-    pub fn new(
-        client: reqwest::Client,
-        base_url: &str,
-        cache: Arc<dyn ResponseCache>,
-        timeout: Duration,
-    ) -> Result<Self, ConfigError> {
+    pub fn new(http: CachedHttp, base_url: &str) -> Result<Self, ConfigError> {
         Ok(Self {
-            http: client,
             elevation_url: http::endpoint(base_url, &["v1", "elevation"])?,
-            cache,
-            timeout,
+            http,
             calls: AtomicU64::new(0),
             points_asked: AtomicU64::new(0),
         })
@@ -214,7 +205,12 @@ impl OpenMeteoElevationClient {
             u64::try_from(cells.len()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
         );
-        let answer = http::send(UPSTREAM, self.http.get(self.url_for(cells)), self.timeout).await?;
+        let answer = http::send(
+            UPSTREAM,
+            self.http.client.get(self.url_for(cells)),
+            self.http.timeout,
+        )
+        .await?;
         if answer.status == reqwest::StatusCode::BAD_REQUEST {
             // Open-Meteo explains a refusal: {"error": true, "reason": "…"}.
             let reason = serde_json::from_str::<Refusal>(&answer.body)
@@ -243,8 +239,8 @@ impl Elevations for OpenMeteoElevationClient {
     async fn probe(&self) -> Result<(), UpstreamError> {
         let body = http::probe(
             UPSTREAM,
-            self.http.get(self.url_for(&[(0, 0)])),
-            self.timeout,
+            self.http.client.get(self.url_for(&[(0, 0)])),
+            self.http.timeout,
             false,
         )
         .await?;
@@ -265,7 +261,8 @@ impl Elevations for OpenMeteoElevationClient {
             if !seen.insert(*cell) {
                 continue;
             }
-            match cache::get_json::<Option<f64>>(self.cache.as_ref(), &cache_key(*cell)).await {
+            match cache::get_json::<Option<f64>>(self.http.cache.as_ref(), &cache_key(*cell)).await
+            {
                 Some(height) => {
                     known.insert(*cell, plausible(height));
                 }
@@ -280,7 +277,7 @@ impl Elevations for OpenMeteoElevationClient {
                 } else {
                     NO_VALUE_TTL
                 };
-                cache::put_json(self.cache.as_ref(), &cache_key(*cell), &height, ttl).await;
+                cache::put_json(self.http.cache.as_ref(), &cache_key(*cell), &height, ttl).await;
                 known.insert(*cell, height);
             }
         }

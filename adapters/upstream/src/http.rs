@@ -145,6 +145,23 @@ async fn read_capped(
     Ok(bytes)
 }
 
+/// What a client of a service over HTTP holds: the shared HTTP client, the cache of the
+/// service's answers, and how long one call may take.
+#[derive(Clone)]
+pub struct CachedHttp {
+    pub client: reqwest::Client,
+    pub cache: std::sync::Arc<dyn crate::ResponseCache>,
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for CachedHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedHttp")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Joins path segments onto a configured base URL. Done by segments rather
 /// than `Url::join` so a base with a path prefix ("https://host/nominatim")
 /// keeps it whether or not it ends in a slash.

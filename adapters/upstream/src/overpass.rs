@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 use url::Url;
 
-use crate::cache::{self, ResponseCache};
+use crate::cache;
 use crate::error::{ConfigError, Upstream, UpstreamError};
-use crate::http;
+use crate::http::{self, CachedHttp};
 
 const UPSTREAM: Upstream = Upstream::Accommodations;
 const CACHE_TTL: Duration = Duration::from_secs(24 * 3600);
@@ -65,11 +65,9 @@ pub struct Accommodation {
 /// Clones share the one-query-at-a-time gate.
 #[derive(Clone)]
 pub struct OverpassClient {
-    http: reqwest::Client,
+    http: CachedHttp,
     interpreter_url: Url,
     status_url: Url,
-    cache: Arc<dyn ResponseCache>,
-    timeout: Duration,
     one_at_a_time: Arc<Semaphore>,
 }
 
@@ -77,7 +75,7 @@ impl std::fmt::Debug for OverpassClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OverpassClient")
             .field("interpreter_url", &self.interpreter_url.as_str())
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.http.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -102,18 +100,11 @@ impl BedSearch<'_> {
 impl OverpassClient {
     /// `base_url` is the instance root, e.g. "https://overpass-api.de";
     /// queries go to `{base_url}/api/interpreter`.
-    pub fn new(
-        client: reqwest::Client,
-        base_url: &str,
-        cache: Arc<dyn ResponseCache>,
-        timeout: Duration,
-    ) -> Result<Self, ConfigError> {
+    pub fn new(http: CachedHttp, base_url: &str) -> Result<Self, ConfigError> {
         Ok(Self {
-            http: client,
             interpreter_url: http::endpoint(base_url, &["api", "interpreter"])?,
             status_url: http::endpoint(base_url, &["api", "status"])?,
-            cache,
-            timeout,
+            http,
             one_at_a_time: Arc::new(Semaphore::new(1)),
         })
     }
@@ -164,7 +155,7 @@ impl OverpassClient {
         let body = self.interpret(UPSTREAM, &ql).await?;
         let mut found = parse::parse_answer(&body, types, cell_lat, cell_lon)?;
 
-        cache::put_json(self.cache.as_ref(), &key, &found, CACHE_TTL).await;
+        cache::put_json(self.http.cache.as_ref(), &key, &found, CACHE_TTL).await;
         parse::rank(&mut found, lat, lon);
         Ok(found)
     }
@@ -177,13 +168,14 @@ impl OverpassClient {
             .finish();
         let request = self
             .http
+            .client
             .post(self.interpreter_url.clone())
             .header(
                 CONTENT_TYPE,
                 HeaderValue::from_static("application/x-www-form-urlencoded"),
             )
             .body(form_body);
-        http::send(upstream, request, self.timeout)
+        http::send(upstream, request, self.http.timeout)
             .await?
             .into_success_body(upstream)
     }
@@ -191,8 +183,8 @@ impl OverpassClient {
     /// Whether the instance serves: its `/api/status` answers 2xx (a query slot is not
     /// taken: the status page is free).
     pub async fn probe(&self) -> Result<(), UpstreamError> {
-        let request = self.http.get(self.status_url.clone());
-        http::probe(UPSTREAM, request, self.timeout, false)
+        let request = self.http.client.get(self.status_url.clone());
+        http::probe(UPSTREAM, request, self.http.timeout, false)
             .await
             .map(drop)
     }
@@ -200,7 +192,8 @@ impl OverpassClient {
     /// Cached answers were ranked from the cell's rounded point; distances
     /// are recomputed from the exact one.
     async fn cached(&self, key: &str, lat: f64, lon: f64) -> Option<Vec<Accommodation>> {
-        let mut found = cache::get_json::<Vec<Accommodation>>(self.cache.as_ref(), key).await?;
+        let mut found =
+            cache::get_json::<Vec<Accommodation>>(self.http.cache.as_ref(), key).await?;
         tracing::debug!(%key, "overpass cache hit");
         parse::rank(&mut found, lat, lon);
         Some(found)

@@ -11,7 +11,6 @@
 mod parse;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -19,10 +18,10 @@ use chrono::{Days, NaiveDate};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::cache::{self, ResponseCache};
+use crate::cache;
 use crate::error::{ConfigError, Upstream, UpstreamError};
 use crate::geo::is_valid_position;
-use crate::http;
+use crate::http::{self, CachedHttp};
 
 const UPSTREAM: Upstream = Upstream::Weather;
 const CACHE_TTL: Duration = Duration::from_secs(3 * 3600);
@@ -88,17 +87,15 @@ pub trait Forecasts: Send + Sync + std::fmt::Debug {
 /// The Open-Meteo client.
 #[derive(Clone)]
 pub struct OpenMeteoClient {
-    http: reqwest::Client,
+    http: CachedHttp,
     forecast_url: Url,
-    cache: Arc<dyn ResponseCache>,
-    timeout: Duration,
 }
 
 impl std::fmt::Debug for OpenMeteoClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenMeteoClient")
             .field("forecast_url", &self.forecast_url.as_str())
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.http.timeout)
             .finish_non_exhaustive()
     }
 }
@@ -123,17 +120,10 @@ pub fn within_horizon(date: NaiveDate, today: NaiveDate) -> bool {
 impl OpenMeteoClient {
     /// `base_url` is the service root, e.g. "https://api.open-meteo.com"; forecasts are
     /// read from `{base_url}/v1/forecast`.
-    pub fn new(
-        client: reqwest::Client,
-        base_url: &str,
-        cache: Arc<dyn ResponseCache>,
-        timeout: Duration,
-    ) -> Result<Self, ConfigError> {
+    pub fn new(http: CachedHttp, base_url: &str) -> Result<Self, ConfigError> {
         Ok(Self {
-            http: client,
             forecast_url: http::endpoint(base_url, &["v1", "forecast"])?,
-            cache,
-            timeout,
+            http,
         })
     }
 
@@ -160,7 +150,7 @@ impl OpenMeteoClient {
             .append_pair("timezone", "auto")
             .append_pair("start_date", &first.to_string())
             .append_pair("end_date", &last.to_string());
-        let answer = http::send(UPSTREAM, self.http.get(url), self.timeout).await?;
+        let answer = http::send(UPSTREAM, self.http.client.get(url), self.http.timeout).await?;
         if answer.status == reqwest::StatusCode::BAD_REQUEST {
             // Open-Meteo explains a refusal: {"error": true, "reason": "…"}.
             let reason = parse::error_reason(&answer.body)
@@ -197,7 +187,7 @@ impl Forecasts for OpenMeteoClient {
                 continue;
             }
             let key = cache_key(cell(q.lat), cell(q.lon), q.date);
-            match cache::get_json::<DaySeries>(self.cache.as_ref(), &key).await {
+            match cache::get_json::<DaySeries>(self.http.cache.as_ref(), &key).await {
                 Some(series) => found[i] = Some(series),
                 None => missing.push(i),
             }
@@ -235,7 +225,7 @@ impl Forecasts for OpenMeteoClient {
                 };
                 if let Some(series) = answers.get(position).and_then(|a| a.get(&q.date)) {
                     let key = cache_key(c.0, c.1, q.date);
-                    cache::put_json(self.cache.as_ref(), &key, series, CACHE_TTL).await;
+                    cache::put_json(self.http.cache.as_ref(), &key, series, CACHE_TTL).await;
                     found[i] = Some(series.clone());
                 }
             }
@@ -251,9 +241,14 @@ impl Forecasts for OpenMeteoClient {
             .append_pair("longitude", "0")
             .append_pair("hourly", "temperature_2m")
             .append_pair("forecast_days", "1");
-        http::probe(UPSTREAM, self.http.get(url), self.timeout, false)
-            .await
-            .map(drop)
+        http::probe(
+            UPSTREAM,
+            self.http.client.get(url),
+            self.http.timeout,
+            false,
+        )
+        .await
+        .map(drop)
     }
 
     fn provider(&self) -> &'static str {

@@ -49,7 +49,7 @@ impl OverpassClient {
         &self,
         query: &CorridorQuery,
     ) -> Result<(ChunkFound, bool), UpstreamError> {
-        if let Some(found) = cache::get_json(self.cache.as_ref(), &query.cache_key).await {
+        if let Some(found) = cache::get_json(self.http.cache.as_ref(), &query.cache_key).await {
             return Ok((found, false));
         }
         let Ok(_slot) = self.one_at_a_time.acquire().await else {
@@ -60,13 +60,19 @@ impl OverpassClient {
             ));
         };
         // Another caller may have fetched the same chunk while we queued.
-        if let Some(found) = cache::get_json(self.cache.as_ref(), &query.cache_key).await {
+        if let Some(found) = cache::get_json(self.http.cache.as_ref(), &query.cache_key).await {
             return Ok((found, false));
         }
         tracing::debug!(label = %query.label, bytes = query.ql.len(), "overpass corridor query");
         let body = self.interpret(UPSTREAM, &query.ql).await?;
         let found = parse_chunk(&body)?;
-        cache::put_json(self.cache.as_ref(), &query.cache_key, &found, CACHE_TTL).await;
+        cache::put_json(
+            self.http.cache.as_ref(),
+            &query.cache_key,
+            &found,
+            CACHE_TTL,
+        )
+        .await;
         Ok((found, true))
     }
 }

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use crate::common::{Canned, dead_base_url, expect_failure, fixture, http_client, serve};
 use chrono::NaiveDate;
-use etappe_upstream::{ForecastQuery, Forecasts, MemoryCache, OpenMeteoClient, Upstream};
+use etappe_upstream::{
+    CachedHttp, ForecastQuery, Forecasts, MemoryCache, OpenMeteoClient, Upstream,
+};
 
 fn d(s: &str) -> NaiveDate {
     s.parse().expect("date")
@@ -15,10 +17,12 @@ const TODAY: &str = "2026-07-01";
 
 fn client_for(base_url: &str) -> OpenMeteoClient {
     OpenMeteoClient::new(
-        http_client(),
+        CachedHttp {
+            client: http_client(),
+            cache: Arc::new(MemoryCache::new(100)),
+            timeout: Duration::from_millis(800),
+        },
         base_url,
-        Arc::new(MemoryCache::new(100)),
-        Duration::from_millis(800),
     )
     .expect("valid configuration")
 }

@@ -9,7 +9,7 @@ use crate::common::{Canned, MALFORMED_BODIES, dead_base_url, expect_failure, htt
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use etappe_upstream::{Elevations, MemoryCache, OpenMeteoElevationClient, Upstream};
+use etappe_upstream::{CachedHttp, Elevations, MemoryCache, OpenMeteoElevationClient, Upstream};
 
 /// The stand-in's terrain: a plane rising north and east; west of 0° is sea (no data).
 fn terrain(lat: f64, lon: f64) -> Option<f64> {
@@ -90,10 +90,12 @@ async fn open_meteo() -> (String, Asked) {
 
 fn client_for(base_url: &str) -> OpenMeteoElevationClient {
     OpenMeteoElevationClient::new(
-        http_client(),
+        CachedHttp {
+            client: http_client(),
+            cache: Arc::new(MemoryCache::new(10_000)),
+            timeout: Duration::from_millis(800),
+        },
         base_url,
-        Arc::new(MemoryCache::new(10_000)),
-        Duration::from_millis(800),
     )
     .expect("valid configuration")
 }
@@ -271,10 +273,12 @@ async fn a_base_url_with_a_path_keeps_it() {
     assert_eq!(request.query_value("longitude").as_deref(), Some("13.4100"));
     assert!(
         OpenMeteoElevationClient::new(
-            http_client(),
+            CachedHttp {
+                client: http_client(),
+                cache: Arc::new(MemoryCache::new(1)),
+                timeout: Duration::from_secs(1),
+            },
             "ftp://example.org",
-            Arc::new(MemoryCache::new(1)),
-            Duration::from_secs(1)
         )
         .is_err()
     );

@@ -8,7 +8,7 @@ use crate::common::{
     serve,
 };
 use etappe_upstream::{
-    AccommodationType, BedSearch, MemoryCache, OsmType, OverpassClient, Upstream,
+    AccommodationType, BedSearch, CachedHttp, MemoryCache, OsmType, OverpassClient, Upstream,
 };
 
 const END_LAT: f64 = 47.996_09;
@@ -16,10 +16,12 @@ const END_LON: f64 = 7.849_4;
 
 fn client_for(base_url: &str, timeout: Duration) -> OverpassClient {
     OverpassClient::new(
-        http_client(),
+        CachedHttp {
+            client: http_client(),
+            cache: Arc::new(MemoryCache::new(100)),
+            timeout,
+        },
         base_url,
-        Arc::new(MemoryCache::new(100)),
-        timeout,
     )
     .expect("valid configuration")
 }

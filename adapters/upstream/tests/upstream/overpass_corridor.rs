@@ -16,7 +16,7 @@ use etappe_analysis::osm::{
     SearchPlan, corridors,
 };
 use etappe_upstream::{
-    BedSearch, MemoryCache, OsmFeatures, OverpassClient, Upstream, UpstreamError,
+    BedSearch, CachedHttp, MemoryCache, OsmFeatures, OverpassClient, Upstream, UpstreamError,
 };
 
 /// Metres per degree of latitude on the analysis crate's sphere.
@@ -106,10 +106,12 @@ async fn serve(
 
 fn client_for(base_url: &str, timeout: Duration) -> OverpassClient {
     OverpassClient::new(
-        http_client(),
+        CachedHttp {
+            client: http_client(),
+            cache: Arc::new(MemoryCache::new(1000)),
+            timeout,
+        },
         base_url,
-        Arc::new(MemoryCache::new(1000)),
-        timeout,
     )
     .expect("valid configuration")
 }
