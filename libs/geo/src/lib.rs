@@ -9,6 +9,10 @@
 
 #![forbid(unsafe_code)]
 
+pub mod polyline;
+
+pub use polyline::{Pass, Polyline};
+
 /// Mean Earth radius (IUGG), metres.
 pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
 
