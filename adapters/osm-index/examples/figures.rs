@@ -165,11 +165,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let settings = OsmSettings {
             departure_hour: 8,
             average_speed_kmh: 15.0,
+            reach: Default::default(),
         };
         let alerts = analyse_osm(&stages, &corridors, &settings);
         let rules_s = t.elapsed().as_secs_f64();
         println!(
-            "along run {run}: {:.0} km in {} days: {along_s:.3} s -> {} points, {} ways, {} ferries, uncovered {:?}; corridors() {clip_s:.3} s, {} clipped sections; rules {rules_s:.3} s, {} alerts; analysis {:.3} s in all",
+            "along run {run}: {:.0} km in {} days: {along_s:.3} s -> {} points, {} ways, {} ferries, uncovered {:?}; corridors() {clip_s:.3} s, {} matched sections; rules {rules_s:.3} s, {} alerts; analysis {:.3} s in all",
             plan.length_km(),
             stages.len(),
             found.points.len(),

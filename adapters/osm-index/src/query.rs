@@ -120,14 +120,17 @@ impl LocalIndex {
         }
 
         let mut ways = Vec::new();
-        for (tags, points) in self
+        for (way_id, tags, points) in self
             .ways_near(&datasets, plan, plan.way_radius_m, "road")
             .await?
         {
             let tag = |k: &str| tags.get(k).map(String::as_str);
             if let Some(section) = WaySection::from_tags(0.0, (0.0, 0.0), tag) {
                 ways.push(RawWay {
-                    tags: section,
+                    tags: WaySection {
+                        way_id: Some(way_id),
+                        ..section
+                    },
                     points,
                 });
             }
@@ -136,7 +139,7 @@ impl LocalIndex {
             .ways_near(&datasets, plan, plan.ferry_radius_m, "ferry")
             .await?
             .into_iter()
-            .map(|(tags, points)| FerryLine {
+            .map(|(_, tags, points)| FerryLine {
                 name: tags.get("name").cloned(),
                 points,
             })
@@ -151,14 +154,14 @@ impl LocalIndex {
         })
     }
 
-    /// Ways of `class` with a segment within `radius_m` of a plan line: tags and geometry.
+    /// Ways of `class` with a segment within `radius_m` of a plan line: id, tags and geometry.
     async fn ways_near(
         &self,
         datasets: &[DatasetInfo],
         plan: &SearchPlan,
         radius_m: f64,
         class: &str,
-    ) -> Result<Vec<(HashMap<String, String>, Vec<(f64, f64)>)>, IndexError> {
+    ) -> Result<Vec<(i64, HashMap<String, String>, Vec<(f64, f64)>)>, IndexError> {
         let lines = Segments::new(&plan.lines, radius_m);
         let cells: Vec<i64> = lines
             .by_cell
@@ -185,7 +188,7 @@ impl LocalIndex {
                         continue;
                     }
                     match serde_json::from_str::<HashMap<String, String>>(&row.tags) {
-                        Ok(tags) => out.push((tags, points)),
+                        Ok(tags) => out.push((row.way_id, tags, points)),
                         Err(error) => {
                             tracing::warn!(way = row.way_id, %error, "skipping a way with unreadable tags");
                         }

@@ -433,12 +433,23 @@ pub struct NightNote {
     pub why: String,
 }
 
-/// What a day rides on, from OpenStreetMap: metres of rough surface (as `surface_rough`
-/// counts them) and of busy road (main and secondary roads without cycle infrastructure, as
-/// the traffic rules count them).
+/// What a day rides on, from the ways it is matched to in OpenStreetMap: metres of rough
+/// surface (unpaved or cobbled, as `surface_rough` counts them), of unpaved surface, and of
+/// busy road (main and secondary roads without cycle infrastructure).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RoadMix {
     pub rough_m: f64,
+    /// Absent in days analysed before unpaved and cobbled were told apart: their rough
+    /// metres stand for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unpaved_m: Option<f64>,
     pub busy_m: f64,
+}
+
+impl RoadMix {
+    /// Metres of unpaved surface (rough metres for days analysed before it was told apart).
+    pub fn unpaved_m(&self) -> f64 {
+        self.unpaved_m.unwrap_or(self.rough_m)
+    }
 }

@@ -23,7 +23,9 @@
 
 mod distribute;
 mod found;
+pub mod reach;
 mod geom;
+pub mod matching;
 mod model;
 mod places;
 mod plan;
@@ -36,11 +38,12 @@ pub use distribute::{POINT_REACH_M, distribute};
 pub use found::{Found, FoundCategory, found_along};
 pub use model::{
     AccommodationKind, Corridor, CulturalKind, FEATURE_KEYS, FERRY_KEYS, Feature, FeatureKind,
-    FerryLine, FoodKind, HealthKind, OsmStage, WaySection,
+    FerryLine, FerryRide, FoodKind, HealthKind, OsmStage, WaySection,
 };
 pub use places::{SAME_PLACE_M, distinct_places};
+pub use reach::{PASS_APART_M, Reach};
 pub use plan::{
-    PlaceClass, PlaceSearch, RawWay, RouteFeatures, SearchPlan, THINNING_TOLERANCE_M, WAY_BUFFER_M,
+    ON_WAY_M, PlaceClass, PlaceSearch, RawWay, RouteFeatures, SearchPlan, THINNING_TOLERANCE_M, WAY_BUFFER_M,
     corridors, thin,
 };
 
@@ -68,6 +71,8 @@ pub struct OsmSettings {
     pub departure_hour: u8,
     /// Average moving speed, km/h (at least 5 once slowed by the climbing).
     pub average_speed_kmh: f64,
+    /// How far off the route each kind of place is still on the way.
+    pub reach: Reach,
 }
 
 /// The OpenStreetMap alerts of every day: `corridors[i]` is what was found around
@@ -103,15 +108,16 @@ pub fn analyse_osm(
             alerts.extend(rules::traffic_main_road(stage, c));
             alerts.extend(rules::traffic_secondary_road_fast(stage, c));
             alerts.extend(rules::traffic_secondary_road_slow(stage, c));
-            alerts.extend(rules::resupply_none_on_stage(stage, c));
+            alerts.extend(rules::resupply_none_on_stage(stage, c, &settings.reach));
             alerts.extend(rules::resupply_closed_at_passage(
                 stage,
                 c,
                 settings.departure_hour,
                 settings.average_speed_kmh,
+                &settings.reach,
             ));
             alerts.extend(rules::bike_shop_none_nearby(stage, c, stages.len()));
-            alerts.extend(rules::water_point_gap(stage, c));
+            alerts.extend(rules::water_point_gap(stage, c, &settings.reach));
             alerts.extend(rules::railway_station_none_nearby(stage, c));
             alerts.extend(rules::ferry_crossing(stage, c));
             alerts.extend(rules::ford_crossing_dry(stage, c));

@@ -171,6 +171,10 @@ impl Merged {
             let Some(section) = WaySection::from_tags(0.0, (0.0, 0.0), tag) else {
                 continue;
             };
+            let section = WaySection {
+                way_id: i64::try_from(way.id).ok(),
+                ..section
+            };
             for piece in &way.pieces {
                 self.found.ways.push(RawWay {
                     tags: section.clone(),

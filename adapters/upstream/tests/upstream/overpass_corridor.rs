@@ -543,6 +543,7 @@ async fn a_winding_1000_km_route_stays_within_budget() {
     let settings = etappe_analysis::osm::OsmSettings {
         departure_hour: 8,
         average_speed_kmh: 15.0,
+        reach: Default::default(),
     };
     let alerts = etappe_analysis::osm::analyse_osm(&days, &corridors, &settings);
     let rules = started.elapsed();

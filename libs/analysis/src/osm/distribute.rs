@@ -2,30 +2,25 @@
 //!
 //! A point goes to every day whose line passes within [`POINT_REACH_M`] (the widest rule
 //! radius, the health rule's), or, for a rest day, within that of where the rider stays;
-//! a ferry line to every day it comes within [`FERRY_RADIUS_M`] of. So a shop where one day
-//! ends and the next starts is on both days' lists, as it is on both days' roads; the
-//! trip-wide cultural cap keeps such a point once, on the nearer day. Road ways are not
-//! handled here: the adapter clips them to each day's 20 m buffer and pushes the pieces
-//! into that day's [`Corridor::ways`].
+//! so a shop where one day ends and the next starts is on both days' lists, as it is on both
+//! days' roads; the trip-wide cultural cap keeps such a point once, on the nearer day. Road
+//! ways and ferries are not handled here: [`crate::osm::corridors`] matches each day to the
+//! ways it rides.
 
-use super::geom::{LineIndex, line_to_line};
-use super::model::{Corridor, Feature, FerryLine, OsmStage};
-use super::rules::{FERRY_RADIUS_M, HEALTH_RADIUS_M};
+use super::geom::line_of;
+use super::model::{Corridor, Feature, OsmStage};
+use super::rules::HEALTH_RADIUS_M;
 use crate::geo::haversine_m;
 
 /// How far from a day's line a point is kept for it, metres.
 pub const POINT_REACH_M: f64 = HEALTH_RADIUS_M;
 
-/// One corridor per day (same order as `stages`), with empty `ways`.
-pub fn distribute(
-    stages: &[OsmStage<'_>],
-    points: &[Feature],
-    ferries: &[FerryLine],
-) -> Vec<Corridor> {
+/// One corridor per day (same order as `stages`), with no ways or ferries yet.
+pub fn distribute(stages: &[OsmStage<'_>], points: &[Feature]) -> Vec<Corridor> {
     stages
         .iter()
         .map(|stage| {
-            let line = LineIndex::new(stage.points);
+            let line = line_of(stage.points);
             let reach = |p: (f64, f64)| {
                 let d = if stage.points.is_empty() {
                     haversine_m(stage.start, p)
@@ -42,14 +37,7 @@ pub fn distribute(
                     .cloned()
                     .collect(),
                 ways: Vec::new(),
-                ferries: ferries
-                    .iter()
-                    .filter(|f| {
-                        line_to_line(&f.points, stage.points)
-                            .is_some_and(|(d, _)| d <= FERRY_RADIUS_M)
-                    })
-                    .cloned()
-                    .collect(),
+                ferries: Vec::new(),
             }
         })
         .collect()

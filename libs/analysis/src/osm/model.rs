@@ -321,13 +321,18 @@ impl Feature {
     }
 }
 
-/// A road way clipped to the day's 20 m buffer.
+/// A stretch of a day ridden on one road way (see [`crate::osm::matching`]); before it is
+/// matched, a way's tags as a source holds them (length and place not yet known).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct WaySection {
-    /// Clipped length, metres.
+    /// Metres ridden on the way in this stretch.
     pub length_m: f64,
-    /// Centroid of the clipped part.
+    /// Centroid of the stretch.
     pub centroid: (f64, f64),
+    /// Metres from the day's start where the stretch begins.
+    pub from_m: f64,
+    /// The OpenStreetMap way, when the source gives its id.
+    pub way_id: Option<i64>,
     pub highway: String,
     pub surface: Option<String>,
     pub tracktype: Option<String>,
@@ -381,6 +386,8 @@ impl WaySection {
         Some(Self {
             length_m,
             centroid,
+            from_m: 0.0,
+            way_id: None,
             highway,
             surface: own("surface"),
             tracktype: own("tracktype"),
@@ -408,15 +415,27 @@ pub struct FerryLine {
     pub points: Vec<(f64, f64)>,
 }
 
+/// A stretch of a day ridden on a ferry.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FerryRide {
+    pub name: Option<String>,
+    /// Metres ridden on the ferry line.
+    pub length_m: f64,
+    /// Metres from the day's start where the ferry is boarded.
+    pub from_m: f64,
+    /// The middle of the crossing, (lat, lon).
+    pub at: (f64, f64),
+}
+
 /// What was found around one day: points within 15 km of its line (the widest radius, the
-/// health rule's; each rule applies its own), its road ways clipped to 20 m, ferry lines
-/// near it. [`crate::osm::distribute`] builds one per day from route-wide results; a point
-/// where two days meet belongs to both.
+/// health rule's; each rule applies its own), the stretches it rides on road ways and on
+/// ferries, in order along the day. [`crate::osm::corridors`] builds one per day from
+/// route-wide results; a point where two days meet belongs to both.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Corridor {
     pub points: Vec<Feature>,
     pub ways: Vec<WaySection>,
-    pub ferries: Vec<FerryLine>,
+    pub ferries: Vec<FerryRide>,
 }
 
 impl<'a> From<&crate::model::StageInput<'a>> for OsmStage<'a> {

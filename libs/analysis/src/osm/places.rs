@@ -10,7 +10,7 @@
 //! is one place while an unnamed point between two differently named shops cannot glue
 //! them together: it joins the nearer one.
 
-use super::geom::{LineIndex, METRES_PER_DEGREE};
+use super::geom::{METRES_PER_DEGREE, line_of};
 use super::model::{Corridor, Feature, FeatureKind};
 use crate::geo::haversine_m;
 use crate::model::StagePoint;
@@ -164,7 +164,7 @@ pub fn distinct_places(points: &[Feature], line: &[StagePoint]) -> Vec<Feature> 
         members[r].push(i);
     }
 
-    let index = LineIndex::new(line);
+    let index = line_of(line);
     let off_route = |i: usize| {
         let d = index.distance_m((points[i].lat, points[i].lon));
         if d.is_finite() { d } else { f64::INFINITY }

@@ -9,20 +9,20 @@
 //! full-resolution line, here, so both sources clip alike.
 
 use super::distribute::distribute;
-use super::geom::{LineIndex, METRES_PER_DEGREE, midpoint};
-use super::model::{Corridor, Feature, FeatureKind, FerryLine, OsmStage, WaySection};
+use super::geom::{METRES_PER_DEGREE, midpoint};
+use super::matching;
+use super::model::{Corridor, Feature, FeatureKind, FerryLine, FerryRide, OsmStage, WaySection};
 use super::rules::{
     ACCOMMODATION_RADIUS_M, CORRIDOR_M, FERRY_RADIUS_M, HEALTH_RADIUS_M, STATION_RADIUS_M,
 };
 use crate::geo::haversine_m;
 
-/// A road way counts for a day along this much of the day's line on either side, metres.
-pub const WAY_BUFFER_M: f64 = 20.0;
+/// Road ways are searched this far from a day's line, metres: a day is matched to a way
+/// within [`matching::MATCH_RADIUS_M`] of it.
+pub const WAY_BUFFER_M: f64 = matching::MATCH_RADIUS_M;
 /// How far a thinned line may stray from the real one, metres; every search radius is grown
 /// by it, so thinning never loses what the full line would find.
 pub const THINNING_TOLERANCE_M: f64 = 25.0;
-/// Pieces a way is cut into to measure how much of it lies in the buffer, metres.
-const CLIP_STEP_M: f64 = 5.0;
 
 /// The point families searched around a place rather than along the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,89 +158,69 @@ pub struct RouteFeatures {
     pub requests: u32,
 }
 
-/// One corridor per day (same order as `stages`): the points and ferries handed out by
-/// [`distribute`], the ways clipped to [`WAY_BUFFER_M`] of the day's full-resolution line.
+/// One corridor per day (same order as `stages`): the points handed out by [`distribute`],
+/// and the stretches the day rides on road ways and ferries, matched on the day's
+/// full-resolution line ([`matching::ride`]): each metre of the day on at most one way.
+/// A ford counts for a day only on a way it rides (see [`on_a_ridden_way`]).
 pub fn corridors(stages: &[OsmStage<'_>], found: &RouteFeatures) -> Vec<Corridor> {
-    let mut out = distribute(stages, &found.points, &found.ferries);
+    let mut out = distribute(stages, &found.points);
     for (stage, corridor) in stages.iter().zip(out.iter_mut()) {
         if stage.is_rest_day || stage.points.len() < 2 {
             continue;
         }
-        let line = LineIndex::new(stage.points);
-        let bbox = Bounds::of(stage.points.iter().map(|p| (p.lat, p.lon))).grown(WAY_BUFFER_M);
-        for way in &found.ways {
-            if !bbox.overlaps(&Bounds::of(way.points.iter().copied())) {
-                continue;
-            }
-            if let Some((length_m, centroid)) = clip(&way.points, &line) {
+        let bbox = Bounds::of(stage.points.iter().map(|p| (p.lat, p.lon)))
+            .grown(matching::MATCH_RADIUS_M);
+        let near = |points: &[(f64, f64)]| bbox.overlaps(&Bounds::of(points.iter().copied()));
+        let roads: Vec<&RawWay> = found.ways.iter().filter(|w| near(&w.points)).collect();
+        let ferries: Vec<&FerryLine> = found.ferries.iter().filter(|f| near(&f.points)).collect();
+        let lines: Vec<&[(f64, f64)]> = roads
+            .iter()
+            .map(|w| w.points.as_slice())
+            .chain(ferries.iter().map(|f| f.points.as_slice()))
+            .collect();
+        let mut ridden_roads: Vec<usize> = Vec::new();
+        for run in matching::ride(stage.points, &lines) {
+            if let Some(way) = roads.get(run.line) {
                 corridor.ways.push(WaySection {
-                    length_m,
-                    centroid,
+                    length_m: run.length_m,
+                    centroid: run.centroid,
+                    from_m: run.from_m,
                     ..way.tags.clone()
+                });
+                ridden_roads.push(run.line);
+            } else if let Some(ferry) = ferries.get(run.line - roads.len()) {
+                corridor.ferries.push(FerryRide {
+                    name: ferry.name.clone(),
+                    length_m: run.length_m,
+                    from_m: run.from_m,
+                    at: run.centroid,
                 });
             }
         }
+        ridden_roads.sort_unstable();
+        ridden_roads.dedup();
+        let ridden: Vec<&[(f64, f64)]> = ridden_roads
+            .iter()
+            .map(|&i| roads[i].points.as_slice())
+            .collect();
+        corridor
+            .points
+            .retain(|f| f.kind != FeatureKind::Ford || on_a_ridden_way((f.lat, f.lon), &ridden));
     }
     out
 }
 
-/// The length of `way` within [`WAY_BUFFER_M`] of the line, metres, and the centroid of that
-/// part; `None` when no part of it is inside.
-///
-/// The distance to the line changes by at most a metre per metre along the way, so a piece
-/// whose middle is more than half its length inside (or outside) the buffer lies wholly
-/// inside (or outside) it; other pieces are halved, down to [`CLIP_STEP_M`], where the
-/// middle decides. Exact to a few metres — what OSM geometry is worth — with a handful of
-/// distance lookups for a piece that is plainly in or out, instead of one every 5 m.
-fn clip(way: &[(f64, f64)], line: &LineIndex<'_>) -> Option<(f64, (f64, f64))> {
-    let mut inside = Inside::default();
-    for w in way.windows(2) {
-        let length = haversine_m(w[0], w[1]);
-        if length.is_finite() && length > 0.0 {
-            inside.piece(line, w[0], w[1], length);
-        }
-    }
-    (inside.length_m > 0.0).then(|| {
-        (
-            inside.length_m,
-            (
-                inside.sum_lat / inside.length_m,
-                inside.sum_lon / inside.length_m,
-            ),
-        )
+/// A ford is a node of the way that crosses the water (or that way itself, given at its
+/// middle): it lies on the way, to [`ON_WAY_M`]. One on a street beside the route or on a
+/// path it crosses is not on a way the day rides.
+pub const ON_WAY_M: f64 = 3.0;
+
+fn on_a_ridden_way(p: (f64, f64), ridden: &[&[(f64, f64)]]) -> bool {
+    ridden.iter().any(|way| {
+        way.windows(2)
+            .any(|w| super::geom::point_segment(p, w[0], w[1]).0 <= ON_WAY_M)
+            || way.first().is_some_and(|v| haversine_m(p, *v) <= ON_WAY_M)
     })
-}
-
-/// What [`clip`] has found inside so far: its length and its length-weighted coordinates.
-#[derive(Default)]
-struct Inside {
-    length_m: f64,
-    sum_lat: f64,
-    sum_lon: f64,
-}
-
-impl Inside {
-    fn piece(&mut self, line: &LineIndex<'_>, a: (f64, f64), b: (f64, f64), length: f64) {
-        let middle = ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0);
-        let d = line.distance_m(middle);
-        if !d.is_finite() {
-            return;
-        }
-        let half = length / 2.0;
-        let all_in = d + half <= WAY_BUFFER_M;
-        let all_out = d - half > WAY_BUFFER_M;
-        if all_out || (length <= CLIP_STEP_M && d > WAY_BUFFER_M) {
-            return;
-        }
-        if all_in || length <= CLIP_STEP_M {
-            self.length_m += length;
-            self.sum_lat += middle.0 * length;
-            self.sum_lon += middle.1 * length;
-            return;
-        }
-        self.piece(line, a, middle, half);
-        self.piece(line, middle, b, half);
-    }
 }
 
 /// Douglas–Peucker on a flat projection: keeps the ends and every vertex farther than

@@ -8,7 +8,9 @@ use chrono::{NaiveDateTime, NaiveTime, TimeDelta};
 use opening_hours::{Context, OpeningHours, RuleKind, localization::Country};
 use serde_json::{Value, json};
 
-use super::geom::{LineIndex, at_km, line_to_line, midpoint};
+use super::found::passes_of;
+use super::geom::{at_km, line_of, midpoint};
+use super::reach::Reach;
 use super::model::{Corridor, Feature, FeatureKind, OsmStage, WaySection};
 use super::places::distinct_places;
 use crate::catalogue::*;
@@ -19,7 +21,7 @@ use crate::rules::alert;
 
 /// Rough sections add up to at least this on a day, metres.
 pub const ROUGH_SURFACE_M: f64 = 500.0;
-/// A busy-road way counts from this clipped length, metres.
+/// A stretch of busy road counts from this length, metres.
 pub const TRAFFIC_WAY_M: f64 = 500.0;
 /// A secondary road above this limit is fast, km/h.
 pub const SECONDARY_FAST_KMH: f64 = 50.0;
@@ -43,8 +45,11 @@ pub const CULTURAL_PER_TRIP: usize = 100;
 pub const STATION_RADIUS_M: f64 = 10_000.0;
 /// A pharmacy, hospital or clinic this close to the midpoint, metres.
 pub const HEALTH_RADIUS_M: f64 = 15_000.0;
-/// A ferry line this close to the day's line is taken, metres.
+/// Ferry lines are searched this close to the day's line, metres (whether the day rides one
+/// is the match's to say).
 pub const FERRY_RADIUS_M: f64 = 100.0;
+/// A day rides a ferry when it rides this much of a ferry line, metres.
+pub const FERRY_RIDDEN_M: f64 = 50.0;
 /// A ford this close to the day's line is crossed, metres.
 pub const FORD_RADIUS_M: f64 = 25.0;
 /// Accommodation candidates this close to the day's end, metres.
@@ -52,46 +57,105 @@ pub const ACCOMMODATION_RADIUS_M: f64 = 5_000.0;
 /// Candidates judged for seasonal closure (the nearest).
 pub const ACCOMMODATION_CANDIDATES: usize = 5;
 
-/// Highways whose surface is judged.
-const SURFACE_HIGHWAYS: &[&str] = &[
-    "primary",
-    "secondary",
-    "tertiary",
-    "unclassified",
-    "residential",
-    "living_street",
-    "service",
-    "track",
-    "path",
-    "cycleway",
-    "footway",
-    "bridleway",
-];
-const ROUGH_SURFACES: &[&str] = &[
+/// `surface` values that are not paved: loose or natural ground.
+const UNPAVED_SURFACES: &[&str] = &[
     "unpaved",
     "gravel",
+    "fine_gravel",
+    "compacted",
+    "pebblestone",
     "dirt",
+    "earth",
     "ground",
     "grass",
     "sand",
     "mud",
-    "compacted",
-    "fine_gravel",
-    "pebblestone",
-    "earth",
     "clay",
     "rock",
-    "stone",
     "woodchips",
-    "wood",
-    "metal",
+    "snow",
+    "ice",
+];
+/// `surface` values that are paved but rough to ride: stones with gaps.
+const COBBLED_SURFACES: &[&str] = &[
     "sett",
     "cobblestone",
     "unhewn_cobblestone",
+    "cobblestone:flattened",
+    "stone",
+];
+/// `surface` values that are paved and smooth enough.
+const PAVED_SURFACES: &[&str] = &[
+    "paved",
+    "asphalt",
+    "chipseal",
+    "concrete",
+    "concrete:plates",
+    "concrete:lanes",
     "paving_stones",
+    "paving_stones:lanes",
+    "bricks",
+    "metal",
+    "wood",
+    "rubber",
+    "tartan",
+    "artificial_turf",
 ];
 const ROUGH_SMOOTHNESS: &[&str] = &["bad", "very_bad", "horrible", "very_horrible", "impassable"];
-const ROUGH_TRACKTYPES: &[&str] = &["grade3", "grade4", "grade5"];
+/// Highways that are paths for all but a few: without a `surface`, they are taken as
+/// unpaved (as Valhalla takes them, and as they mostly are outside towns).
+const UNPAVED_BY_DEFAULT: &[&str] = &["track", "path", "bridleway", "footway"];
+
+/// What a way is to ride on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    Paved,
+    /// Paved with stones (sett, cobbles) or in bad repair.
+    Cobbled,
+    Unpaved,
+    /// A `surface` value this list does not know.
+    Unknown,
+}
+
+impl Surface {
+    /// Rough to ride: unpaved or cobbled (what `surface_rough` counts).
+    pub fn is_rough(self) -> bool {
+        matches!(self, Self::Unpaved | Self::Cobbled)
+    }
+}
+
+/// The surface of a way: its `surface` (any unpaved `;`-part makes it unpaved, else any
+/// cobbled part cobbled); without one, a `tracktype` (grade1 paved, grade2–5 unpaved), else
+/// the highway's usual surface (tracks, paths, bridleways and footways unpaved, roads
+/// paved). Only without a `surface`, a `smoothness` bad or worse makes it rough (cobbled):
+/// a way's own surface says more than a judgement of its repair.
+pub fn surface_of(way: &WaySection) -> Surface {
+    let rough_smoothness = way
+        .smoothness
+        .as_deref()
+        .is_some_and(|s| ROUGH_SMOOTHNESS.contains(&s));
+    if way.surface.is_none() && rough_smoothness {
+        return Surface::Cobbled;
+    }
+    match (&way.surface, way.tracktype.as_deref()) {
+        (Some(surface), _) => {
+            let parts: Vec<&str> = surface.split(';').map(str::trim).collect();
+            if parts.iter().any(|p| UNPAVED_SURFACES.contains(p)) {
+                Surface::Unpaved
+            } else if parts.iter().any(|p| COBBLED_SURFACES.contains(p)) {
+                Surface::Cobbled
+            } else if parts.iter().any(|p| PAVED_SURFACES.contains(p)) {
+                Surface::Paved
+            } else {
+                Surface::Unknown
+            }
+        }
+        (None, Some("grade1")) => Surface::Paved,
+        (None, Some("grade2" | "grade3" | "grade4" | "grade5")) => Surface::Unpaved,
+        (None, _) if UNPAVED_BY_DEFAULT.contains(&way.highway.as_str()) => Surface::Unpaved,
+        (None, _) => Surface::Paved,
+    }
+}
 
 fn action_point(feature: &Feature, kind: &str) -> Value {
     json!({ "kind": kind, "name": feature.name, "lat": feature.lat, "lon": feature.lon })
@@ -107,66 +171,90 @@ fn nearest<'f>(
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// Whether a section is rough: any `;`-part of `surface` is rough; only without `surface`,
-/// a `tracktype` grade3–5 or a `smoothness` bad or worse.
+/// Whether a section is rough to ride ([`surface_of`]: unpaved or cobbled).
 pub fn is_rough(way: &WaySection) -> bool {
-    if !SURFACE_HIGHWAYS.contains(&way.highway.as_str()) {
-        return false;
-    }
-    match &way.surface {
-        Some(surface) => surface
-            .split(';')
-            .any(|part| ROUGH_SURFACES.contains(&part.trim())),
-        None => {
-            way.tracktype
-                .as_deref()
-                .is_some_and(|t| ROUGH_TRACKTYPES.contains(&t))
-                || way
-                    .smoothness
-                    .as_deref()
-                    .is_some_and(|s| ROUGH_SMOOTHNESS.contains(&s))
+    surface_of(way).is_rough()
+}
+
+/// What a day rides on, metres: unpaved, cobbled, and busy road (main and secondary roads
+/// without cycle infrastructure, every metre of them: the traffic alerts then count only
+/// the long stretches).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RoadMix {
+    pub unpaved_m: f64,
+    pub cobbled_m: f64,
+    pub busy_m: f64,
+}
+
+/// The day's [`RoadMix`], from the stretches it rides ([`Corridor::ways`]).
+pub fn road_mix(corridor: &Corridor) -> RoadMix {
+    let mut mix = RoadMix::default();
+    for way in corridor
+        .ways
+        .iter()
+        .filter(|w| w.length_m.is_finite() && w.length_m > 0.0)
+    {
+        match surface_of(way) {
+            Surface::Unpaved => mix.unpaved_m += way.length_m,
+            Surface::Cobbled => mix.cobbled_m += way.length_m,
+            Surface::Paved | Surface::Unknown => {}
+        }
+        if is_busy(way, BUSY_HIGHWAYS) {
+            mix.busy_m += way.length_m;
         }
     }
+    mix
 }
 
-/// Metres of a day on rough surface and on busy road, counted as [`surface_rough`] and the
-/// traffic rules count them (busy: main and secondary roads of [`TRAFFIC_WAY_M`] or more
-/// without cycle infrastructure, whatever their limit), so the day's figures and its alerts
-/// agree.
-pub fn road_mix(corridor: &Corridor) -> (f64, f64) {
-    let rough = corridor
-        .ways
-        .iter()
-        .filter(|w| w.length_m.is_finite() && w.length_m > 0.0 && is_rough(w))
-        .map(|w| w.length_m)
-        .sum();
-    let busy = busy(corridor, &["primary", "trunk", "secondary"], |_| true)
-        .iter()
-        .map(|w| w.length_m)
-        .sum();
-    (rough, busy)
-}
+/// Rough stretches listed in a `surface_rough` alert, the longest.
+pub const ROUGH_SECTIONS_LISTED: usize = 10;
 
-/// `surface_rough`: rough sections add up to [`ROUGH_SURFACE_M`] or more (a day total, not
-/// one section); at the day's start, with the sections.
+/// `surface_rough`: the day rides [`ROUGH_SURFACE_M`] or more on rough surface (unpaved or
+/// cobbled, a day total), at the day's start. Its `sections` are the stretches in order
+/// along the day (consecutive rough ways of one kind are one stretch), the
+/// [`ROUGH_SECTIONS_LISTED`] longest, each with its km, length, kind and middle.
 pub fn surface_rough(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert> {
-    let rough: Vec<&WaySection> = corridor
-        .ways
-        .iter()
-        .filter(|w| w.length_m.is_finite() && w.length_m > 0.0 && is_rough(w))
-        .collect();
-    let total: f64 = rough.iter().map(|w| w.length_m).sum();
+    let mix = road_mix(corridor);
+    let total = mix.unpaved_m + mix.cobbled_m;
     if total < ROUGH_SURFACE_M {
         return None;
     }
-    let sections: Vec<Value> = rough
+    // (kind, from, length, end, centroid·length sums)
+    let mut stretches: Vec<(Surface, f64, f64, f64, (f64, f64))> = Vec::new();
+    for way in corridor
+        .ways
         .iter()
-        .map(|w| {
+        .filter(|w| w.length_m.is_finite() && w.length_m > 0.0)
+    {
+        let kind = surface_of(way);
+        if !kind.is_rough() {
+            continue;
+        }
+        let weighted = (way.centroid.0 * way.length_m, way.centroid.1 * way.length_m);
+        match stretches.last_mut() {
+            Some(last) if last.0 == kind && (way.from_m - last.3).abs() <= STRETCH_JOIN_M => {
+                last.2 += way.length_m;
+                last.3 = way.from_m + way.length_m;
+                last.4 = (last.4.0 + weighted.0, last.4.1 + weighted.1);
+            }
+            _ => stretches.push((kind, way.from_m, way.length_m, way.from_m + way.length_m, weighted)),
+        }
+    }
+    let count = stretches.len();
+    let mut longest: Vec<usize> = (0..count).collect();
+    longest.sort_by(|&a, &b| stretches[b].2.total_cmp(&stretches[a].2));
+    longest.truncate(ROUGH_SECTIONS_LISTED);
+    longest.sort_unstable();
+    let sections: Vec<Value> = longest
+        .iter()
+        .map(|&i| {
+            let (kind, from, length, _, sum) = stretches[i];
             json!({
-                "lengthM": w.length_m.round(),
-                "surface": w.surface.as_deref().or(w.smoothness.as_deref()).or(w.tracktype.as_deref()),
-                "lat": w.centroid.0,
-                "lon": w.centroid.1,
+                "km": round1(from / 1000.0),
+                "lengthM": length.round(),
+                "surface": if kind == Surface::Unpaved { "unpaved" } else { "cobbled" },
+                "lat": sum.0 / length,
+                "lon": sum.1 / length,
             })
         })
         .collect();
@@ -175,11 +263,17 @@ pub fn surface_rough(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert>
         Severity::Warning,
         GROUP_ROAD,
         format!(
-            "Day {} has {} m of rough surface.",
+            "Day {} has {} m of rough surface ({} m unpaved, {} m cobbled).",
             stage.day_number,
-            int_sep(total)
+            int_sep(total),
+            int_sep(mix.unpaved_m),
+            int_sep(mix.cobbled_m),
         ),
-        json!({ "lengthM": total.round(), "thresholdM": ROUGH_SURFACE_M, "sections": sections }),
+        json!({
+            "lengthM": total.round(), "unpavedM": mix.unpaved_m.round(),
+            "cobbledM": mix.cobbled_m.round(), "thresholdM": ROUGH_SURFACE_M,
+            "sectionCount": count, "sections": sections,
+        }),
         Some(stage.start),
     ))
 }
@@ -212,23 +306,57 @@ pub fn maxspeed_kmh(raw: &str) -> Option<f64> {
     }
 }
 
-/// The ways of `highways` long enough to count, without cycle infrastructure, whose speed
-/// limit passes `speed`.
+/// Main and secondary roads: busy where they have no cycle infrastructure.
+const BUSY_HIGHWAYS: &[&str] = &["primary", "trunk", "secondary"];
+
+/// A way of `highways` without cycle infrastructure.
+fn is_busy(way: &WaySection, highways: &[&str]) -> bool {
+    highways.contains(&way.highway.as_str()) && !has_cycle_infrastructure(way)
+}
+
+/// The stretches of [`TRAFFIC_WAY_M`] or more the day rides on ways of `highways` without
+/// cycle infrastructure whose speed limit passes `speed`: consecutive ways of the day (a
+/// main road is many OSM ways, split at each bridge and junction) are one stretch. Each is
+/// returned as one section (its length, its first way's tags and centroid, the highest
+/// limit).
 fn busy(
     corridor: &Corridor,
     highways: &[&str],
     speed: impl Fn(Option<f64>) -> bool,
 ) -> Vec<WaySection> {
-    corridor
-        .ways
-        .iter()
-        .filter(|w| highways.contains(&w.highway.as_str()))
-        .filter(|w| w.length_m.is_finite() && w.length_m >= TRAFFIC_WAY_M)
-        .filter(|w| !has_cycle_infrastructure(w))
-        .filter(|w| speed(w.maxspeed.as_deref().and_then(maxspeed_kmh)))
-        .cloned()
-        .collect()
+    let passes = |w: &WaySection| {
+        w.length_m.is_finite()
+            && w.length_m > 0.0
+            && is_busy(w, highways)
+            && speed(w.maxspeed.as_deref().and_then(maxspeed_kmh))
+    };
+    let mut stretches: Vec<WaySection> = Vec::new();
+    let mut end_m: Option<f64> = None;
+    for way in &corridor.ways {
+        if !passes(way) {
+            end_m = None;
+            continue;
+        }
+        let joins = end_m.is_some_and(|e| (way.from_m - e).abs() <= STRETCH_JOIN_M);
+        match stretches.last_mut() {
+            Some(stretch) if joins => {
+                stretch.length_m += way.length_m;
+                let limit = |w: &WaySection| w.maxspeed.as_deref().and_then(maxspeed_kmh);
+                if limit(way) > limit(stretch) {
+                    stretch.maxspeed.clone_from(&way.maxspeed);
+                }
+            }
+            _ => stretches.push(way.clone()),
+        }
+        end_m = Some(way.from_m + way.length_m);
+    }
+    stretches.retain(|s| s.length_m >= TRAFFIC_WAY_M);
+    stretches
 }
+
+/// Two ridden ways this close along the day are one stretch, metres (a junction's few
+/// metres matched to the crossing street do not cut a main road in two).
+const STRETCH_JOIN_M: f64 = 30.0;
 
 fn traffic_alert(
     stage: &OsmStage<'_>,
@@ -355,23 +483,25 @@ pub fn bike_shop_none_nearby(
     ))
 }
 
-/// Resupply points within [`CORRIDOR_M`] of the line, with their km from the start.
-fn resupply_on_line<'c>(stage: &OsmStage<'_>, corridor: &'c Corridor) -> Vec<(&'c Feature, f64)> {
-    let line = LineIndex::new(stage.points);
-    corridor
-        .points
-        .iter()
-        .filter(|f| f.kind.is_resupply())
-        .filter(|f| line.distance_m((f.lat, f.lon)) <= CORRIDOR_M)
-        .filter_map(|f| line.nearest_vertex((f.lat, f.lon)).map(|(km, _)| (f, km)))
-        .collect()
+/// Resupply points within the food reach of the line, with their km from the start (at
+/// each pass).
+fn resupply_on_line<'c>(
+    stage: &OsmStage<'_>,
+    corridor: &'c Corridor,
+    reach: &Reach,
+) -> Vec<(&'c Feature, f64)> {
+    passes_of(stage, corridor, reach.food_m, |f| f.kind.is_resupply())
 }
 
 /// `resupply_none_on_stage`: a day of [`RESUPPLY_MIN_DAY_KM`] or more with no food on the way.
-pub fn resupply_none_on_stage(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert> {
+pub fn resupply_none_on_stage(
+    stage: &OsmStage<'_>,
+    corridor: &Corridor,
+    reach: &Reach,
+) -> Option<Alert> {
     if stage.distance_km.is_nan()
         || stage.distance_km < RESUPPLY_MIN_DAY_KM
-        || !resupply_on_line(stage, corridor).is_empty()
+        || !resupply_on_line(stage, corridor, reach).is_empty()
     {
         return None;
     }
@@ -380,12 +510,12 @@ pub fn resupply_none_on_stage(stage: &OsmStage<'_>, corridor: &Corridor) -> Opti
         Severity::Nudge,
         GROUP_POIS,
         format!(
-            "Day {}: no food shop or restaurant within {} km of the route over {} km.",
+            "Day {}: no food shop or restaurant within {} m of the route over {} km.",
             stage.day_number,
-            int_sep(CORRIDOR_M / 1000.0),
+            int_sep(reach.food_m),
             one_decimal(stage.distance_km)
         ),
-        json!({ "stage": stage.day_number, "distanceKm": round1(stage.distance_km) }),
+        json!({ "stage": stage.day_number, "distanceKm": round1(stage.distance_km), "reachM": reach.food_m.round() }),
         Some(stage.start),
     ))
 }
@@ -441,8 +571,9 @@ pub fn resupply_closed_at_passage(
     corridor: &Corridor,
     departure_hour: u8,
     average_speed_kmh: f64,
+    reach: &Reach,
 ) -> Option<Alert> {
-    let points = resupply_on_line(stage, corridor);
+    let points = resupply_on_line(stage, corridor, reach);
     if points.is_empty() {
         return None;
     }
@@ -538,7 +669,7 @@ pub fn accommodation_seasonal_closure(stage: &OsmStage<'_>, corridor: &Corridor)
 /// [`CORRIDOR_M`] — start to first, between two, last to end; no water at all on a day
 /// longer than that. One alert per day with every gap; the water point nearest the
 /// midpoint is the action point.
-pub fn water_point_gap(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert> {
+pub fn water_point_gap(stage: &OsmStage<'_>, corridor: &Corridor, reach: &Reach) -> Option<Alert> {
     let length = stage
         .points
         .last()
@@ -546,14 +677,9 @@ pub fn water_point_gap(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Aler
     if !length.is_finite() {
         return None;
     }
-    let line = LineIndex::new(stage.points);
-    let water: Vec<(&Feature, f64)> = corridor
-        .points
-        .iter()
-        .filter(|f| f.kind == FeatureKind::DrinkingWater)
-        .filter(|f| line.distance_m((f.lat, f.lon)) <= CORRIDOR_M)
-        .filter_map(|f| line.nearest_vertex((f.lat, f.lon)).map(|(km, _)| (f, km)))
-        .collect();
+    let water = passes_of(stage, corridor, reach.water_m, |f| {
+        f.kind == FeatureKind::DrinkingWater
+    });
     let mut kms: Vec<f64> = water.iter().map(|(_, km)| *km).collect();
     kms.sort_by(f64::total_cmp);
     let mut stops = vec![0.0];
@@ -574,11 +700,12 @@ pub fn water_point_gap(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Aler
         Severity::Nudge,
         GROUP_WATER_POINT,
         format!(
-            "Day {}: more than {} km without drinking water on the way.",
+            "Day {}: more than {} km without drinking water within {} m of the route.",
             stage.day_number,
-            int_sep(WATER_GAP_KM)
+            int_sep(WATER_GAP_KM),
+            int_sep(reach.water_m)
         ),
-        json!({ "stage": stage.day_number, "thresholdKm": WATER_GAP_KM, "gaps": gaps, "actionPoint": action }),
+        json!({ "stage": stage.day_number, "thresholdKm": WATER_GAP_KM, "reachM": reach.water_m.round(), "gaps": gaps, "actionPoint": action }),
         Some(mid),
     ))
 }
@@ -602,14 +729,14 @@ pub(crate) fn cultural_candidates<'c>(
     if stage.is_rest_day {
         return Vec::new();
     }
-    let line = LineIndex::new(stage.points);
+    let line = line_of(stage.points);
     corridor
         .points
         .iter()
         .filter(|f| matches!(f.kind, FeatureKind::Cultural(_)))
         .filter_map(|f| {
-            line.nearest_vertex((f.lat, f.lon))
-                .map(|(km, d)| (f, km, d))
+            line.nearest((f.lat, f.lon))
+                .map(|pass| (f, pass.along_m / 1000.0, pass.off_m))
         })
         .filter(|(_, _, d)| *d <= CULTURAL_RADIUS_M)
         .map(|(feature, km, distance_m)| CulturalCandidate {
@@ -727,16 +854,15 @@ pub fn health_service_none_nearby(stage: &OsmStage<'_>, corridor: &Corridor) -> 
     ))
 }
 
-/// `ferry_crossing`: a ferry line within [`FERRY_RADIUS_M`] of the day's line; one alert
-/// per distinct name (per line when unnamed), at the ferry's point closest to the day.
+/// `ferry_crossing`: the day rides [`FERRY_RIDDEN_M`] or more on a ferry line (the match of
+/// the day to what it rides, [`crate::osm::corridors`]: a ferry passing beside the route, or
+/// under a bridge it takes, is not ridden); one alert per distinct name (per crossing when
+/// unnamed), in the middle of the crossing.
 pub fn ferry_crossing(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Alert> {
     let mut out: Vec<Alert> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
     for ferry in &corridor.ferries {
-        let Some((d, at)) = line_to_line(&ferry.points, stage.points) else {
-            continue;
-        };
-        if d > FERRY_RADIUS_M {
+        if !(ferry.length_m >= FERRY_RIDDEN_M) {
             continue;
         }
         if let Some(name) = ferry.name.as_deref() {
@@ -750,11 +876,15 @@ pub fn ferry_crossing(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Alert> {
             Severity::Warning,
             GROUP_FERRY,
             format!(
-                "Day {} takes a ferry: check its timetable.",
-                stage.day_number
+                "Day {} takes a ferry at km {}: check its timetable.",
+                stage.day_number,
+                one_decimal(ferry.from_m / 1000.0)
             ),
-            json!({ "stage": stage.day_number, "name": ferry.name, "distanceM": d.round() }),
-            Some(at),
+            json!({
+                "stage": stage.day_number, "name": ferry.name,
+                "km": round1(ferry.from_m / 1000.0), "lengthM": ferry.length_m.round(),
+            }),
+            Some(ferry.at),
         ));
     }
     out
@@ -765,7 +895,7 @@ pub fn ferry_crossing(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Alert> {
 pub fn ford_crossing_dry(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Alert> {
     let mut out = Vec::new();
     let mut names: Vec<&str> = Vec::new();
-    let line = LineIndex::new(stage.points);
+    let line = line_of(stage.points);
     for ford in corridor
         .points
         .iter()

@@ -76,7 +76,13 @@ fn way(highway: &str, length_m: f64, tags: &[(&str, &str)]) -> WaySection {
     .expect("present")
 }
 
-fn ways(list: Vec<WaySection>) -> Corridor {
+/// The day riding `list` one after the other from its start.
+fn ways(mut list: Vec<WaySection>) -> Corridor {
+    let mut from = 0.0;
+    for way in &mut list {
+        way.from_m = from;
+        from += way.length_m;
+    }
     Corridor {
         ways: list,
         ..Corridor::default()
@@ -96,13 +102,16 @@ fn surface_rough_sums_sections_from_500_m() {
     assert!(surface_rough(&s, &ways(vec![gravel(250.0), gravel(249.0)])).is_none());
     let a = surface_rough(&s, &ways(vec![gravel(250.0), gravel(251.0)])).expect("present");
     assert_eq!(a.parameters["lengthM"], 501.0);
-    assert_eq!(
-        a.parameters["sections"].as_array().expect("present").len(),
-        2
-    );
+    assert_eq!(a.parameters["unpavedM"], 501.0);
+    // Two gravel ways one after the other are one rough stretch, at km 0.
+    let sections = a.parameters["sections"].as_array().expect("present");
+    assert_eq!(sections.len(), 1);
+    assert_eq!(sections[0]["km"], 0.0);
+    assert_eq!(sections[0]["surface"], "unpaved");
     assert_eq!((a.lat, a.lon), (Some(s.start.0), Some(s.start.1)));
     // A `;` list is rough if any part is; a paved surface hides a bad smoothness; without a
-    // surface, smoothness and tracktype decide; a motorway is not judged.
+    // surface, smoothness and tracktype decide (grade2 is compacted: unpaved), then the
+    // highway's usual surface.
     assert!(
         surface_rough(
             &s,
@@ -131,7 +140,38 @@ fn surface_rough_sums_sections_from_500_m() {
     assert!(
         surface_rough(
             &s,
+            &ways(vec![way("track", 501.0, &[("tracktype", "grade1")])])
+        )
+        .is_none()
+    );
+    assert!(
+        surface_rough(
+            &s,
             &ways(vec![way("track", 501.0, &[("tracktype", "grade2")])])
+        )
+        .is_some()
+    );
+    assert!(surface_rough(&s, &ways(vec![way("track", 501.0, &[])])).is_some());
+    assert!(surface_rough(&s, &ways(vec![way("residential", 501.0, &[])])).is_none());
+    assert!(surface_rough(&s, &ways(vec![way("cycleway", 501.0, &[])])).is_none());
+    // Paving stones are paved; setts are cobbles; an unknown value is neither.
+    assert!(
+        surface_rough(
+            &s,
+            &ways(vec![way("residential", 501.0, &[("surface", "paving_stones")])])
+        )
+        .is_none()
+    );
+    let cobbles = surface_rough(
+        &s,
+        &ways(vec![way("residential", 501.0, &[("surface", "sett")])]),
+    )
+    .expect("present");
+    assert_eq!(cobbles.parameters["cobbledM"], 501.0);
+    assert!(
+        surface_rough(
+            &s,
+            &ways(vec![way("residential", 501.0, &[("surface", "something_new")])])
         )
         .is_none()
     );
@@ -141,13 +181,6 @@ fn surface_rough_sums_sections_from_500_m() {
             &ways(vec![way("track", 501.0, &[("tracktype", "grade3")])])
         )
         .is_some()
-    );
-    assert!(
-        surface_rough(
-            &s,
-            &ways(vec![way("motorway", 501.0, &[("surface", "gravel")])])
-        )
-        .is_none()
     );
 }
 
@@ -162,13 +195,25 @@ fn main_road_from_500_m_without_cycle_infrastructure() {
     )
     .expect("present");
     assert_eq!(a.severity.as_str(), "critical");
-    assert_eq!(a.parameters["count"], 2);
+    // One stretch: a main road is many ways one after the other.
+    assert_eq!(a.parameters["count"], 1);
     assert_eq!(a.parameters["lengthM"], 1101.0);
-    // Two short ways do not add up: the threshold is per way.
     assert!(
         traffic_main_road(
             &s,
             &ways(vec![way("primary", 300.0, &[]), way("primary", 300.0, &[])])
+        )
+        .is_some()
+    );
+    // Two short stretches apart do not add up: the threshold is per stretch.
+    assert!(
+        traffic_main_road(
+            &s,
+            &ways(vec![
+                way("primary", 300.0, &[]),
+                way("residential", 1_000.0, &[]),
+                way("primary", 300.0, &[])
+            ])
         )
         .is_none()
     );
@@ -261,19 +306,19 @@ fn resupply_none_from_40_km() {
     let short = line(39.9);
     let long = line(40.0);
     let none = Corridor::default();
-    assert!(resupply_none_on_stage(&stage(&short), &none).is_none());
-    assert!(resupply_none_on_stage(&stage(&long), &none).is_some());
-    // A pub is not resupply; a bakery 1.9 km off the route is; 2.1 km off is not.
+    let reach = Reach::default();
+    let run = |l: &[StagePoint], c: &Corridor| resupply_none_on_stage(&stage(l), c, &reach);
+    assert!(run(&short, &none).is_none());
+    assert!(run(&long, &none).is_some());
+    // A pub is not resupply; a bakery 490 m off the route is; 510 m off is not (the food
+    // reach), unless the rider's reach is wider.
     let pubs = points(vec![feature(FeatureKind::Food(FoodKind::Pub), 20.0, 0.0)]);
-    assert!(resupply_none_on_stage(&stage(&long), &pubs).is_some());
-    assert!(
-        resupply_none_on_stage(&stage(&long), &points(vec![feature(BAKERY, 20.0, 1_900.0)]))
-            .is_none()
-    );
-    assert!(
-        resupply_none_on_stage(&stage(&long), &points(vec![feature(BAKERY, 20.0, 2_100.0)]))
-            .is_some()
-    );
+    assert!(run(&long, &pubs).is_some());
+    assert!(run(&long, &points(vec![feature(BAKERY, 20.0, 490.0)])).is_none());
+    let far = points(vec![feature(BAKERY, 20.0, 510.0)]);
+    let a = run(&long, &far).expect("present");
+    assert_eq!(a.parameters["reachM"], 500.0);
+    assert!(resupply_none_on_stage(&stage(&long), &far, &Reach::scaled(2.0)).is_none());
 }
 
 fn bakery_with(hours: Option<&str>, km: f64) -> Feature {
@@ -295,7 +340,7 @@ fn resupply_closed_only_when_every_point_is_known_closed() {
             .to_string(),
         "10:40"
     );
-    let run = |c: &Corridor| resupply_closed_at_passage(&s, c, 8, 15.0);
+    let run = |c: &Corridor| resupply_closed_at_passage(&s, c, 8, 15.0, &Reach::default());
     let closed = points(vec![bakery_with(Some("Mo-Fr 14:00-18:00"), 30.0)]);
     let a = run(&closed).expect("present");
     assert_eq!(a.parameters["points"][0]["passage"], "10:40");
@@ -322,7 +367,7 @@ fn resupply_closed_only_when_every_point_is_known_closed() {
         date: None,
         ..s.clone()
     };
-    assert!(resupply_closed_at_passage(&undated, &closed, 8, 15.0).is_none());
+    assert!(resupply_closed_at_passage(&undated, &closed, 8, 15.0, &Reach::default()).is_none());
     // Public holidays apply with the country: 14 July in France.
     let bastille = NaiveDate::from_ymd_opt(2026, 7, 14)
         .expect("present")
@@ -347,7 +392,8 @@ fn resupply_closed_only_when_every_point_is_known_closed() {
             &french,
             &points(vec![bakery_with(Some(hours), 30.0)]),
             8,
-            15.0
+            15.0,
+            &Reach::default()
         )
         .is_some()
     );
@@ -404,43 +450,44 @@ fn water_at(kms: &[f64]) -> Corridor {
 fn water_gaps_over_30_km() {
     let l60 = line(60.0);
     let s = stage(&l60);
-    assert!(water_point_gap(&s, &water_at(&[29.0, 58.0])).is_none());
+    assert!(water_point_gap(&s, &water_at(&[29.0, 58.0]), &Reach::default()).is_none());
     // Start → first.
-    let a = water_point_gap(&s, &water_at(&[31.0, 58.0])).expect("present");
+    let a = water_point_gap(&s, &water_at(&[31.0, 58.0]), &Reach::default()).expect("present");
     assert_eq!(a.parameters["gaps"][0]["fromKm"], 0.0);
     assert_eq!(a.parameters["gaps"][0]["toKm"], 31.0);
     // Between two.
-    assert!(water_point_gap(&s, &water_at(&[10.0, 39.0, 55.0])).is_none());
-    let a = water_point_gap(&s, &water_at(&[10.0, 41.0, 55.0])).expect("present");
+    assert!(water_point_gap(&s, &water_at(&[10.0, 39.0, 55.0]), &Reach::default()).is_none());
+    let a = water_point_gap(&s, &water_at(&[10.0, 41.0, 55.0]), &Reach::default()).expect("present");
     assert_eq!(a.parameters["gaps"][0]["lengthKm"], 31.0);
     // Last → end.
     let l58 = line(58.0);
-    assert!(water_point_gap(&stage(&l58), &water_at(&[29.0])).is_none());
-    let a = water_point_gap(&s, &water_at(&[29.0])).expect("present");
+    assert!(water_point_gap(&stage(&l58), &water_at(&[29.0]), &Reach::default()).is_none());
+    let a = water_point_gap(&s, &water_at(&[29.0]), &Reach::default()).expect("present");
     assert_eq!(a.parameters["gaps"][0]["toKm"], 60.0);
     // The action point is the water nearest the midpoint.
-    let a = water_point_gap(&s, &water_at(&[5.0, 29.0])).expect("present");
+    let a = water_point_gap(&s, &water_at(&[5.0, 29.0]), &Reach::default()).expect("present");
     assert_eq!(a.parameters["actionPoint"]["lat"], at(29.0, 50.0).0);
     // None at all.
     let l31 = line(31.0);
     let l29 = line(29.0);
-    assert!(water_point_gap(&stage(&l31), &Corridor::default()).is_some());
-    assert!(water_point_gap(&stage(&l29), &Corridor::default()).is_none());
+    assert!(water_point_gap(&stage(&l31), &Corridor::default(), &Reach::default()).is_some());
+    assert!(water_point_gap(&stage(&l29), &Corridor::default(), &Reach::default()).is_none());
     assert!(
-        water_point_gap(&stage(&l31), &Corridor::default())
+        water_point_gap(&stage(&l31), &Corridor::default(), &Reach::default())
             .expect("present")
             .parameters["actionPoint"]
             .is_null()
     );
     // Water 2.1 km off the route does not count.
     let far = points(vec![feature(WATER, 15.0, 2_100.0)]);
-    assert!(water_point_gap(&stage(&l31), &far).is_some());
+    assert!(water_point_gap(&stage(&l31), &far, &Reach::default()).is_some());
 }
 
 fn settings() -> OsmSettings {
     OsmSettings {
         departure_hour: 8,
         average_speed_kmh: 15.0,
+        reach: Reach::default(),
     }
 }
 
@@ -579,28 +626,34 @@ fn ferry(name: Option<&str>, from: (f64, f64), to: (f64, f64)) -> FerryLine {
     }
 }
 
+fn ride(name: Option<&str>, km: f64, length_m: f64) -> FerryRide {
+    FerryRide {
+        name: name.map(str::to_owned),
+        length_m,
+        from_m: km * 1000.0,
+        at: at(km, 0.0),
+    }
+}
+
 #[test]
-fn ferry_within_100_m() {
+fn a_ferry_alert_only_for_a_ferry_ridden() {
     let l = line(20.0);
     let s = stage(&l);
-    let parallel = |east| Corridor {
-        ferries: vec![ferry(None, at(10.0, east), at(10.5, east))],
+    let rides = |list| Corridor {
+        ferries: list,
         ..Corridor::default()
     };
-    assert_eq!(ferry_crossing(&s, &parallel(99.0)).len(), 1);
-    assert!(ferry_crossing(&s, &parallel(101.0)).is_empty());
-    // A ferry crossing the route between two vertices is at 0 m; two pieces of one named
-    // line give one alert.
-    let crossing = Corridor {
-        ferries: vec![
-            ferry(Some("Bac"), at(10.05, -500.0), at(10.05, 500.0)),
-            ferry(Some("Bac"), at(12.05, -500.0), at(12.05, 500.0)),
-        ],
-        ..Corridor::default()
-    };
-    let out = ferry_crossing(&s, &crossing);
+    let out = ferry_crossing(&s, &rides(vec![ride(None, 10.0, 800.0)]));
     assert_eq!(out.len(), 1);
-    assert_eq!(out[0].parameters["distanceM"], 0.0);
+    assert_eq!(out[0].parameters["km"], 10.0);
+    assert_eq!(out[0].parameters["lengthM"], 800.0);
+    assert!(ferry_crossing(&s, &rides(vec![ride(None, 10.0, 20.0)])).is_empty());
+    // Two crossings of one named line give one alert.
+    let out = ferry_crossing(
+        &s,
+        &rides(vec![ride(Some("Bac"), 5.0, 300.0), ride(Some("Bac"), 12.0, 300.0)]),
+    );
+    assert_eq!(out.len(), 1);
 }
 
 #[test]
@@ -673,10 +726,14 @@ fn found_along_the_day_in_km_order() {
         feature(FeatureKind::Food(FoodKind::Pub), 13.0, 0.0),
         feature(FeatureKind::BikeShop { repair: false }, 40.0, 3_000.0),
         feature(FeatureKind::RepairStation, 45.0, 10.0),
-        feature(FeatureKind::RailwayStation, 70.0, 5_000.0),
+        feature(FeatureKind::RailwayStation, 70.0, 1_500.0),
         feature(MUSEUM, 20.0, 0.0),
+        // Beyond their kind's reach: water 310 m off, a bakery 600 m, a station 7.6 km.
+        feature(WATER, 50.0, 310.0),
+        feature(BAKERY, 55.0, 600.0),
+        feature(FeatureKind::RailwayStation, 30.0, 7_600.0),
     ]);
-    let found = found_along(&s, &c);
+    let found = found_along(&s, &c, &Reach::default());
     let summary: Vec<(FoundCategory, f64)> = found.iter().map(|f| (f.category, f.km)).collect();
     assert_eq!(
         summary,
@@ -696,9 +753,32 @@ fn found_along_the_day_in_km_order() {
     let rest = OsmStage {
         is_rest_day: true,
         points: &[],
-        ..s
+        ..s.clone()
     };
-    assert!(found_along(&rest, &c).is_empty());
+    assert!(found_along(&rest, &c, &Reach::default()).is_empty());
+    // A wider reach lists the bakery 600 m off, at the km where the rider leaves the route.
+    let wide = found_along(&s, &c, &Reach::scaled(2.0));
+    let bakery = wide.iter().find(|f| f.km == 55.0).expect("listed");
+    assert_eq!(bakery.off_route_m, 600.0);
+}
+
+#[test]
+fn an_out_and_back_lists_a_place_at_each_pass() {
+    // 10 km north and back on the same line: the tap beside km 3 is at km 3 and km 17.
+    let out = line(10.0);
+    let mut l = out.clone();
+    l.extend(out.iter().rev().skip(1).map(|p| StagePoint {
+        distance_m: 20_000.0 - p.distance_m,
+        ..*p
+    }));
+    let s = stage(&l);
+    let c = points(vec![feature(WATER, 3.0, 40.0)]);
+    let found = found_along(&s, &c, &Reach::default());
+    let kms: Vec<f64> = found.iter().map(|f| f.km).collect();
+    assert_eq!(kms, vec![3.0, 17.0]);
+    assert!(found.iter().all(|f| f.off_route_m == 40.0));
+    // And the water rule sees both: no 30 km gap on a 20 km day anyway, but 14 km apart.
+    assert!(water_point_gap(&s, &c, &Reach::default()).is_none());
 }
 
 #[test]
@@ -783,7 +863,7 @@ fn a_whole_trip_emits_only_catalogued_codes_in_order_and_rest_days_skip_features
             way("secondary", 700.0, &[]),
             way("track", 900.0, &[("surface", "dirt")]),
         ],
-        ferries: vec![ferry(None, at(20.0, -50.0), at(20.0, 50.0))],
+        ferries: vec![ride(None, 20.0, 100.0)],
     };
     let corridors = vec![busy; stages.len()];
     let out = analyse_osm(&stages, &corridors, &settings());
@@ -856,7 +936,12 @@ fn non_finite_inputs_stay_silent() {
             way("primary", f64::NAN, &[]),
             way("track", f64::INFINITY, &[("surface", "dirt")]),
         ],
-        ferries: vec![ferry(None, (f64::NAN, 0.0), (0.0, f64::NAN))],
+        ferries: vec![FerryRide {
+            name: None,
+            length_m: f64::NAN,
+            from_m: f64::NAN,
+            at: (f64::NAN, 0.0),
+        }],
     };
     let out = analyse_osm(
         std::slice::from_ref(&s),
@@ -866,7 +951,7 @@ fn non_finite_inputs_stay_silent() {
     for alert in out.iter().flatten() {
         assert!(serde_json::to_string(alert).is_ok());
     }
-    assert!(found_along(&s, &c).is_empty());
+    assert!(found_along(&s, &c, &Reach::default()).is_empty());
     assert!(passage_time(&s, 1.0, 8, 15.0).is_none());
 }
 
@@ -913,7 +998,7 @@ fn a_long_day_with_a_dense_corridor_is_fast_enough() {
                 )
             })
             .collect(),
-        ferries: vec![ferry(None, at(70.0, -300.0), at(70.0, 300.0))],
+        ferries: vec![ride(None, 70.0, 300.0)],
     };
     let started = std::time::Instant::now();
     let out = analyse_osm(
@@ -921,7 +1006,7 @@ fn a_long_day_with_a_dense_corridor_is_fast_enough() {
         std::slice::from_ref(&c),
         &settings(),
     );
-    let found = found_along(&s, &c);
+    let found = found_along(&s, &c, &Reach::default());
     let elapsed = started.elapsed();
     eprintln!("150 km day, 3,000 points, 1,000 ways: {elapsed:?}");
     assert!(!out[0].is_empty() && !found.is_empty());
@@ -931,7 +1016,7 @@ fn a_long_day_with_a_dense_corridor_is_fast_enough() {
 
 #[test]
 fn the_line_index_agrees_with_a_brute_force_scan() {
-    use super::geom::{LineIndex, point_segment};
+    use super::geom::{line_of, point_segment};
     // A wiggly 30 km line with uneven spacing, and points up to 20 km off it.
     let l: Vec<StagePoint> = (0..1_000)
         .map(|i| {
@@ -944,7 +1029,7 @@ fn the_line_index_agrees_with_a_brute_force_scan() {
             }
         })
         .collect();
-    let index = LineIndex::new(&l);
+    let index = line_of(&l);
     for k in 0..300 {
         let p = at(
             f64::from(k) * 0.1 - 0.5,
@@ -961,18 +1046,12 @@ fn the_line_index_agrees_with_a_brute_force_scan() {
             "{k}: {} vs {brute}",
             index.distance_m(p)
         );
-        let (_, vertex) = index.nearest_vertex(p).expect("a vertex");
-        let brute_vertex = l
-            .iter()
-            .map(|v| crate::geo::haversine_m(p, (v.lat, v.lon)))
-            .fold(f64::INFINITY, f64::min);
-        assert!(
-            (vertex - brute_vertex).abs() < 0.5,
-            "{k}: {vertex} vs {brute_vertex}"
-        );
+        // The foot is where the distance is measured: along the line, between its vertices.
+        let pass = index.nearest(p).expect("a foot");
+        assert!(pass.along_m >= 0.0 && pass.along_m <= l[l.len() - 1].distance_m);
     }
-    assert!(LineIndex::new(&[]).distance_m((45.0, 5.0)).is_infinite());
-    assert!(LineIndex::new(&[]).nearest_vertex((45.0, 5.0)).is_none());
+    assert!(line_of(&[]).distance_m((45.0, 5.0)).is_infinite());
+    assert!(line_of(&[]).nearest((45.0, 5.0)).is_none());
 }
 
 #[test]
@@ -1000,15 +1079,12 @@ fn distribute_gives_each_day_what_is_within_reach() {
         feature(BAKERY, 20.0, 0.0),     // where day 1 ends and day 2 starts
         feature(FeatureKind::Health(HealthKind::Pharmacy), 62.0, 0.0), // the rest day's town
     ];
-    let ferries = vec![ferry(None, at(30.0, -200.0), at(30.0, 200.0))];
-    let out = distribute(&[s1.clone(), s2.clone(), rest.clone()], &found, &ferries);
+    let out = distribute(&[s1.clone(), s2.clone(), rest.clone()], &found);
     let counts: Vec<usize> = out.iter().map(|c| c.points.len()).collect();
     assert_eq!(counts, vec![2, 2, 1]);
     assert_eq!(out[0].points[0], found[0]);
     assert_eq!(out[1].points[0], found[1]);
-    assert!(out[0].ferries.is_empty());
-    assert_eq!(out[1].ferries.len(), 1);
-    assert!(out.iter().all(|c| c.ways.is_empty()));
+    assert!(out.iter().all(|c| c.ways.is_empty() && c.ferries.is_empty()));
     // The From conversion keeps what the rules read.
     let input = crate::StageInput {
         day_number: 4,
@@ -1093,46 +1169,111 @@ fn raw_way(highway: &str, points: Vec<(f64, f64)>) -> RawWay {
 }
 
 #[test]
-fn ways_are_clipped_to_the_20_m_buffer_of_each_day() {
+fn a_day_rides_the_ways_it_follows_and_no_other() {
     let points = line(10.0);
     let day = stage(&points);
     let found = RouteFeatures {
         ways: vec![
-            // Along the route 15 m east, from km 2 to km 3: 1,000 m inside.
+            // Along the route 15 m east, from km 2 to km 3 (a recorded track beside it).
             raw_way("primary", vec![at(2.0, 15.0), at(3.0, 15.0)]),
-            // Along the route 25 m east: outside the buffer.
+            // Along the route 25 m east: farther than a way followed.
             raw_way("secondary", vec![at(4.0, 25.0), at(5.0, 25.0)]),
-            // Crossing the route at km 6: 40 m inside.
+            // Crossing the route at km 6: crossed, not ridden.
             raw_way("track", vec![at(6.0, -500.0), at(6.0, 500.0)]),
             // Far away: skipped by its box.
             raw_way("primary", vec![at(60.0, 0.0), at(61.0, 0.0)]),
+            // The road the day follows from km 7 to km 9, with a cobbled street 12 m east
+            // beside it: only the nearer is ridden.
+            raw_way("residential", vec![at(7.0, 0.0), at(9.0, 0.0)]),
+            raw_way("residential", vec![at(7.0, 12.0), at(9.0, 12.0)]),
         ],
         ..RouteFeatures::default()
     };
     let corridor = corridors(&[day], &found).remove(0);
-    let by_highway: Vec<(&str, f64)> = corridor
+    let by_highway: Vec<(&str, f64, f64)> = corridor
         .ways
         .iter()
-        .map(|w| (w.highway.as_str(), w.length_m))
+        .map(|w| (w.highway.as_str(), w.from_m, w.length_m))
         .collect();
     assert_eq!(by_highway.len(), 2, "{by_highway:?}");
     assert_eq!(by_highway[0].0, "primary");
-    assert!((by_highway[0].1 - 1000.0).abs() < 6.0, "{by_highway:?}");
-    assert_eq!(by_highway[1].0, "track");
-    assert!((by_highway[1].1 - 40.0).abs() < 6.0, "{by_highway:?}");
+    assert!((by_highway[0].1 - 2_000.0).abs() < 25.0, "{by_highway:?}");
+    assert!((by_highway[0].2 - 1_000.0).abs() < 40.0, "{by_highway:?}");
+    assert_eq!(by_highway[1].0, "residential");
+    // A way that ends where the day goes on over no way is ridden a few metres past its end.
+    assert!((by_highway[1].2 - 2_000.0).abs() < 45.0, "{by_highway:?}");
     let centroid = corridor.ways[0].centroid;
-    assert!(crate::geo::haversine_m(centroid, at(2.5, 15.0)) < 5.0);
+    assert!(crate::geo::haversine_m(centroid, at(2.5, 0.0)) < 25.0);
+    // Each metre of the day on at most one way.
+    let ridden: f64 = corridor.ways.iter().map(|w| w.length_m).sum();
+    assert!(ridden <= 10_000.0);
 }
 
 #[test]
-fn clipping_decides_the_500_m_main_road_threshold() {
+fn a_ferry_beside_the_route_is_not_taken_and_one_ridden_is() {
+    // The day rides a road north to km 4, a ferry across the water to km 6, a road on.
+    let points = line(10.0);
+    let day = stage(&points);
+    let found = RouteFeatures {
+        ways: vec![
+            raw_way("unclassified", vec![at(0.0, 0.0), at(4.0, 0.0)]),
+            raw_way("unclassified", vec![at(6.0, 0.0), at(10.0, 0.0)]),
+        ],
+        ferries: vec![
+            ferry(Some("Fähre"), at(4.0, 0.0), at(6.0, 0.0)),
+            // Another ferry line 45 m off the road, along it.
+            ferry(Some("Ausflugsschiff"), at(0.5, 45.0), at(3.5, 45.0)),
+            // One under a bridge the road takes.
+            ferry(Some("Quer"), at(8.0, -800.0), at(8.0, 800.0)),
+        ],
+        ..RouteFeatures::default()
+    };
+    let corridor = corridors(std::slice::from_ref(&day), &found).remove(0);
+    let names: Vec<Option<&str>> = corridor.ferries.iter().map(|f| f.name.as_deref()).collect();
+    assert_eq!(names, vec![Some("Fähre")]);
+    let alerts = rules::ferry_crossing(&day, &corridor);
+    assert_eq!(alerts.len(), 1);
+    assert!((corridor.ferries[0].length_m - 2_000.0).abs() < 25.0);
+    // Without the ferry line the day rides it is no ferry day.
+    let without = RouteFeatures {
+        ferries: found.ferries[1..].to_vec(),
+        ..found.clone()
+    };
+    let corridor = corridors(std::slice::from_ref(&day), &without).remove(0);
+    assert!(rules::ferry_crossing(&day, &corridor).is_empty());
+}
+
+#[test]
+fn a_ford_counts_only_on_a_way_ridden() {
+    let points = line(10.0);
+    let day = stage(&points);
+    let ford = |km: f64, east: f64| feature(FeatureKind::Ford, km, east);
+    let found = RouteFeatures {
+        points: vec![ford(2.0, 0.0), ford(5.0, 18.0)],
+        ways: vec![
+            raw_way("track", vec![at(0.0, 0.0), at(10.0, 0.0)]),
+            // A path beside the route with its own ford, 18 m east.
+            raw_way("path", vec![at(4.5, 18.0), at(5.5, 18.0)]),
+        ],
+        ..RouteFeatures::default()
+    };
+    let corridor = corridors(std::slice::from_ref(&day), &found).remove(0);
+    let fords = rules::ford_crossing_dry(&day, &corridor);
+    assert_eq!(fords.len(), 1, "{fords:?}");
+    assert_eq!((fords[0].lat, fords[0].lon), (Some(at(2.0, 0.0).0), Some(at(2.0, 0.0).1)));
+}
+
+#[test]
+fn the_500_m_main_road_threshold_counts_what_is_ridden() {
     let points = line(10.0);
     let alerts_for = |metres: f64| {
+        let end = 1.0 + metres / 1000.0;
         let found = RouteFeatures {
-            ways: vec![raw_way(
-                "primary",
-                vec![at(1.0, 10.0), at(1.0 + metres / 1000.0, 10.0)],
-            )],
+            ways: vec![
+                raw_way("residential", vec![at(0.0, 0.0), at(1.0, 0.0)]),
+                raw_way("primary", vec![at(1.0, 0.0), at(end, 0.0)]),
+                raw_way("residential", vec![at(end, 0.0), at(10.0, 0.0)]),
+            ],
             ..RouteFeatures::default()
         };
         let day = stage(&points);
@@ -1211,7 +1352,7 @@ fn six_pumps_of_one_station_are_one_place() {
         })
         .collect();
     assert_eq!(distinct_places(&pumps, &l).len(), 1);
-    let found = found_along(&s, &points(pumps));
+    let found = found_along(&s, &points(pumps), &Reach::default());
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(
         (found[0].kind, found[0].km, found[0].off_route_m),
@@ -1230,7 +1371,7 @@ fn three_unnamed_taps_within_20_m_are_one_water_point() {
         place(WATER, 34.01, 30.0, None),
         place(WATER, 34.0, 45.0, None),
     ]);
-    let found = found_along(&s, &taps);
+    let found = found_along(&s, &taps, &Reach::default());
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!((found[0].km, found[0].off_route_m), (34.0, 30.0));
 }
@@ -1251,7 +1392,7 @@ fn a_building_and_its_node_with_the_same_name_are_one_shop_with_both_tags() {
         merged[0].opening_hours.as_deref(),
         Some("Mo-Sa 08:00-20:00")
     );
-    let found = found_along(&stage(&l), &points(merged));
+    let found = found_along(&stage(&l), &points(merged), &Reach::default());
     assert_eq!(found[0].off_route_m, 35.0);
 }
 
@@ -1263,7 +1404,7 @@ fn two_differently_named_bakeries_next_door_are_two_places() {
         place(BAKERY, 12.0, 130.0, Some("Chez Marie")),
     ];
     assert_eq!(distinct_places(&two, &l).len(), 2);
-    assert_eq!(found_along(&stage(&l), &points(two)).len(), 2);
+    assert_eq!(found_along(&stage(&l), &points(two), &Reach::default()).len(), 2);
 }
 
 #[test]
