@@ -63,6 +63,15 @@ pub struct NightRules {
 }
 
 impl NightRules {
+    /// The cap a day is held to, km: none (infinite) when dates force longer days.
+    pub fn effective_cap_km(&self) -> f64 {
+        if self.over_cap_allowed || !(self.cap_km > 0.0) {
+            f64::INFINITY
+        } else {
+            self.cap_km
+        }
+    }
+
     /// The rules for days planned as `lengths_km` under a cap of `cap_km`: the cap gives
     /// way only where the plan itself had to exceed it (dates forcing longer days).
     pub fn for_plan(cap_km: f64, lengths_km: &[f64]) -> Self {
@@ -80,10 +89,12 @@ pub enum Night {
     /// At `bed` (an index into the beds), the best of those that fit; `passed_over` are the
     /// others that fit, best first.
     AtBed { bed: usize, passed_over: Vec<usize> },
-    /// No bed fits: the planned cut stands; the nearest beds before and after the window.
+    /// No bed fits: the planned cut stands; the nearest beds before and after the window,
+    /// and the bed in the window that only the daily cap rules out (nearest the target).
     NoBed {
         before: Option<usize>,
         after: Option<usize>,
+        capped: Option<usize>,
     },
     /// Given as fixed (kept by a re-flow): at `bed` when it is at one.
     Kept { bed: Option<usize> },
@@ -99,6 +110,8 @@ pub struct PlacedNight {
     /// Ridden metres from the start where the day ends.
     pub end_m: f64,
     pub night: Night,
+    /// The daily cap the night was placed under, km (infinite when dates lift it).
+    pub cap_km: f64,
 }
 
 /// A night a re-flow keeps: where it ends, and at which bed if any.
@@ -134,6 +147,7 @@ pub fn place_nights(
                 window_m: (search.low_m, search.high_m),
                 end_m: keep.end_m,
                 night: Night::Kept { bed: keep.bed },
+                cap_km: rules.effective_cap_km(),
             });
             start_m = keep.end_m;
             continue;
@@ -147,13 +161,14 @@ pub fn place_nights(
                     passed_over: rest.to_vec(),
                 },
             ),
-            None => (search.target_m, search.nearest_outside(beds)),
+            None => (search.target_m, search.nearest_outside(beds, rules)),
         };
         placed.push(PlacedNight {
             target_m: search.target_m,
             window_m: (search.low_m, search.high_m),
             end_m,
             night,
+            cap_km: rules.effective_cap_km(),
         });
         start_m = end_m;
     }
@@ -226,8 +241,8 @@ impl Search {
     }
 
     /// The night when no bed fits: the nearest beds near the route before the window (past
-    /// the day's start) and after it (before the leg's end).
-    fn nearest_outside(&self, beds: &[Bed]) -> Night {
+    /// the day's start) and after it (before the leg's end), and the one the cap rules out.
+    fn nearest_outside(&self, beds: &[Bed], rules: &NightRules) -> Night {
         let near = |i: &usize| beds[*i].off_route_m <= MAX_OFF_ROUTE_M;
         let before = (0..beds.len())
             .filter(|i| near(i) && beds[*i].along_m < self.low_m && beds[*i].along_m > self.start_m)
@@ -237,7 +252,20 @@ impl Search {
                 near(i) && beds[*i].along_m > self.high_m && beds[*i].along_m < self.until_m
             })
             .min_by(|&a, &b| beds[a].along_m.total_cmp(&beds[b].along_m));
-        Night::NoBed { before, after }
+        let uncapped = NightRules {
+            over_cap_allowed: true,
+            ..*rules
+        };
+        let capped = self.fitting_beds(beds, &uncapped).into_iter().min_by(|&a, &b| {
+            (beds[a].along_m - self.target_m)
+                .abs()
+                .total_cmp(&(beds[b].along_m - self.target_m).abs())
+        });
+        Night::NoBed {
+            before,
+            after,
+            capped,
+        }
     }
 }
 
@@ -314,7 +342,11 @@ pub fn night_outcome(
     };
     match &placed.night {
         Night::AtBed { bed, passed_over } => terms.at_bed(*bed, passed_over),
-        Night::NoBed { before, after } => (None, Some(terms.no_bed(*before, *after))),
+        Night::NoBed {
+            before,
+            after,
+            capped,
+        } => (None, Some(terms.no_bed(*before, *after, *capped))),
         Night::Kept { .. } => (None, None),
     }
 }
@@ -408,19 +440,50 @@ impl DayTerms<'_> {
         (Some(place), Some(note))
     }
 
-    /// The night when no bed fits: the planned cut, naming the nearest beds before and after
-    /// the window.
-    fn no_bed(&self, before: Option<usize>, after: Option<usize>) -> NightNote {
+    /// The night when no bed fits: the planned cut, saying why — a bed in the window that
+    /// the daily cap rules out, beds in the window of types the rider has not enabled, or
+    /// none in the window at all — and naming the nearest beds before and after it.
+    fn no_bed(
+        &self,
+        before: Option<usize>,
+        after: Option<usize>,
+        capped: Option<usize>,
+    ) -> NightNote {
         let before = before.and_then(|i| self.candidate(i));
         let after = after.and_then(|i| self.candidate(i));
         let window = self.window_km();
-        let mut why = format!(
-            "No place to sleep of your types within ±{} % of the planned {} km (km {}–{} of the day): the day ends at the planned cut.",
-            tolerance_pct(),
-            self.km(self.placed.target_m),
-            window[0],
-            window[1]
-        );
+        let planned = self.km(self.placed.target_m);
+        let mut why = match capped.and_then(|i| self.candidate(i)) {
+            Some(bed) => format!(
+                "{} at km {} of the day is within ±{} % of the planned {planned} km, but riding to it ({} km with the way off the route) is over your daily maximum of {} km: the day ends at the planned cut. Raise the maximum or choose it.",
+                named(&bed),
+                bed.km,
+                tolerance_pct(),
+                round1(bed.km + bed.off_route_m / 1000.0),
+                round1(self.placed.cap_km),
+            ),
+            None => {
+                let others = self.other_types_in_window();
+                let mut why = format!(
+                    "No place to sleep of your types within ±{} % of the planned {planned} km (km {}–{} of the day): the day ends at the planned cut.",
+                    tolerance_pct(),
+                    window[0],
+                    window[1]
+                );
+                if let Some(first) = others.first() {
+                    why.push_str(&format!(
+                        " {} place{} of other types lie{} there ({} at km {}): enable {} to sleep there.",
+                        others.len(),
+                        if others.len() == 1 { "" } else { "s" },
+                        if others.len() == 1 { "s" } else { "" },
+                        named(first),
+                        first.km,
+                        first.kind.replace('_', " "),
+                    ));
+                }
+                why
+            }
+        };
         let sides: Vec<String> = [("before", &before), ("after", &after)]
             .into_iter()
             .filter_map(|(side, c)| {
@@ -438,6 +501,41 @@ impl DayTerms<'_> {
         note.nearest_after = after;
         note
     }
+
+    /// The beds in the window, near enough the route, of types the rider has not enabled
+    /// (the route job reads every type so that a night can say so), nearest the target first.
+    fn other_types_in_window(&self) -> Vec<NightCandidate> {
+        let (low, high) = self.placed.window_m;
+        let mut others: Vec<(f64, NightCandidate)> = self
+            .beds
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.index.contains(i))
+            .filter(|(_, b)| b.along_m >= low && b.along_m <= high && b.off_route_m <= MAX_OFF_ROUTE_M)
+            .map(|(_, b)| {
+                let a = &b.accommodation;
+                (
+                    (b.along_m - self.placed.target_m).abs(),
+                    NightCandidate {
+                        name: a.name.clone(),
+                        kind: a.kind.clone(),
+                        km: self.km(b.along_m),
+                        off_route_m: b.off_route_m.round(),
+                        price_min_eur: a.price_min_eur,
+                        lat: a.lat,
+                        lon: a.lon,
+                    },
+                )
+            })
+            .collect();
+        others.sort_by(|a, b| a.0.total_cmp(&b.0));
+        others.into_iter().map(|(_, c)| c).collect()
+    }
+}
+
+/// To 0.1.
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
 }
 
 /// The tolerance, in percent, as a note states it.
@@ -500,7 +598,8 @@ mod tests {
             outside[0].night,
             Night::NoBed {
                 before: Some(0),
-                after: Some(1)
+                after: Some(1),
+                capped: None,
             }
         );
         assert_eq!(ends(&outside), [60.0], "the planned cut stands");
@@ -548,7 +647,7 @@ mod tests {
         let lengths = [100.0, 100.0];
         let beds = [bed(100.0, 0, None)];
         let capped = place_nights(200_000.0, &lengths, &beds, &RULES, &[]);
-        assert!(matches!(capped[0].night, Night::NoBed { .. }));
+        assert!(matches!(capped[0].night, Night::NoBed { capped: None, .. }));
         assert_eq!(ends(&capped), [80.0], "the cap is a hard limit");
         let forced = place_nights(
             200_000.0,
@@ -561,6 +660,55 @@ mod tests {
             &[],
         );
         assert!(matches!(forced[0].night, Night::AtBed { bed: 0, .. }));
+    }
+
+    fn on_route(kind: &str, name: &str, km: f64) -> BedOnRoute {
+        BedOnRoute {
+            accommodation: Accommodation {
+                name: Some(name.to_owned()),
+                kind: kind.to_owned(),
+                lat: 47.0,
+                lon: 9.0,
+                distance_to_end_m: None,
+                price_min_eur: None,
+                price_max_eur: None,
+                exact_price: false,
+                url: None,
+                phone: None,
+                address: None,
+                source: "osm".to_owned(),
+                chosen_by: None,
+            },
+            point_index: 0,
+            along_m: km * 1000.0,
+            off_route_m: 200.0,
+        }
+    }
+
+    fn why_of(beds: &[BedOnRoute], types: &[AccommodationType], lengths: &[f64]) -> String {
+        let (pacer, index) = pacer_beds(beds, types);
+        let total: f64 = lengths.iter().sum::<f64>() * 1000.0;
+        let nights = place_nights(total, lengths, &pacer, &RULES, &[]);
+        let (_, note) = night_outcome(&nights[0], 0.0, &index, beds);
+        note.expect("a note").why
+    }
+
+    #[test]
+    fn a_night_without_a_bed_names_the_real_reason() {
+        let camping = [AccommodationType::CampSite];
+        // Two 80 km days under the 80 km cap: the window runs to 92 km; a camp site at
+        // 86 km is in it, but the day to it is over the cap.
+        let why = why_of(&[on_route("camp_site", "Seeblick", 86.0)], &camping, &[80.0, 80.0]);
+        assert!(why.contains("over your daily maximum of 80 km"), "{why}");
+        assert!(why.contains("Seeblick"), "{why}");
+        // A hotel in the window, while the rider sleeps only at camp sites: the types.
+        let why = why_of(&[on_route("hotel", "Post", 60.0)], &camping, &[60.0, 60.0]);
+        assert!(why.contains("1 place of other types lies there (Post (hotel) at km 60)"), "{why}");
+        assert!(why.contains("enable hotel"), "{why}");
+        // Nothing in the window: the window.
+        let why = why_of(&[on_route("camp_site", "Far", 20.0)], &camping, &[60.0, 60.0]);
+        assert!(why.contains("No place to sleep of your types within ±15 %"), "{why}");
+        assert!(why.contains("Far (camp site) at km 20 (before)"), "{why}");
     }
 
     #[test]

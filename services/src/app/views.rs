@@ -233,7 +233,7 @@ impl StageSummary {
                     .collect()
             }),
             night: stage.night.as_ref().map(clean_night),
-            unpaved_share: stage.road.map(|r| share(r.rough_m, stage.distance_km)),
+            unpaved_share: stage.road.map(|r| share(r.unpaved_m(), stage.distance_km)),
             busy_share: stage.road.map(|r| share(r.busy_m, stage.distance_km)),
         }
     }
@@ -244,7 +244,8 @@ fn share(metres: f64, km: f64) -> f64 {
     if !km.is_finite() || km <= 0.0 || !metres.is_finite() {
         return 0.0;
     }
-    ((metres / (km * 1000.0)).clamp(0.0, 1.0) * 100.0).round() / 100.0
+    // `+ 0.0` turns a negative zero (an empty sum of f64 is -0.0) into 0.
+    ((metres / (km * 1000.0)).clamp(0.0, 1.0) * 100.0).round() / 100.0 + 0.0
 }
 
 /// A night's note with the third-party names it carries made safe to show.

@@ -16,10 +16,11 @@ use etappe_domain::trip::nights::{
     BedOnRoute, MAX_OFF_ROUTE_M, NightNote, NightRules, PlacedNight, night_outcome, pacer_beds,
     place_nights,
 };
-use etappe_domain::trip::settings::TripSettings;
+use etappe_analysis::osm::PASS_APART_M;
+use etappe_domain::trip::settings::{AccommodationType, TripSettings};
+use etappe_geo::Polyline;
 use etappe_domain::trip::stage::Accommodation;
 use etappe_route::geometry::cumulative_distances;
-use etappe_route::gpx::TrackPoint;
 use etappe_route::pieces::JoinedRoute;
 use etappe_upstream::BedSearch;
 
@@ -110,7 +111,7 @@ impl Pipeline {
         let cumulative = route.cumulative_m();
         let total_m = cumulative.last().copied().unwrap_or_default();
         let rules = NightRules::for_plan(settings.max_distance_per_day, &lengths_km);
-        let (beds, unavailable) = match self.beds_along(route, &cumulative, settings).await? {
+        let (beds, unavailable) = match self.beds_along(route, &cumulative).await? {
             Ok(beds) => (beds, None),
             Err(reason) => (Vec::new(), Some(reason)),
         };
@@ -125,21 +126,20 @@ impl Pipeline {
         })
     }
 
-    /// The places to sleep of the trip's types within [`MAX_OFF_ROUTE_M`] of the route, in
-    /// route order; `Err` with the reason when none could be looked for.
+    /// The places to sleep within [`MAX_OFF_ROUTE_M`] of the route, of every type (the pacer
+    /// keeps the rider's; a night with none names the others it passed), once per pass of
+    /// the route, in route order; `Err` with the reason when none could be looked for.
     async fn beds_along(
         &self,
         route: &JoinedRoute,
         cumulative: &[f64],
-        settings: &TripSettings,
     ) -> Result<Result<Vec<BedOnRoute>, String>, JobError> {
         let Some(source) = self.upstreams.osm_source().await else {
             return Ok(Err(self.upstreams.no_osm_source_reason()));
         };
-        let types = &settings.enabled_accommodation_types;
         let samples = sample_indices(cumulative, SAMPLE_EVERY_M);
         let mut seen = HashSet::new();
-        let mut beds = Vec::new();
+        let mut places = Vec::new();
         let mut failed = 0usize;
         let mut first_failure = None;
         for &at in &samples {
@@ -149,7 +149,7 @@ impl Pipeline {
                     lat: p.lat,
                     lon: p.lon,
                     radius_m: SAMPLE_RADIUS_M,
-                    types,
+                    types: &AccommodationType::ALL,
                 })
                 .await
             {
@@ -162,27 +162,11 @@ impl Pipeline {
                     continue;
                 }
             };
-            for place in found {
-                if !seen.insert((place.osm_type, place.osm_id)) {
-                    continue;
-                }
-                let Some((along_m, off_route_m)) =
-                    project(&route.points, cumulative, at, place.lat, place.lon)
-                else {
-                    continue;
-                };
-                if off_route_m > MAX_OFF_ROUTE_M {
-                    continue;
-                }
-                let mut accommodation = to_candidate(&place);
-                accommodation.distance_to_end_m = Some(off_route_m.round());
-                beds.push(BedOnRoute {
-                    accommodation,
-                    point_index: 0,
-                    along_m,
-                    off_route_m,
-                });
-            }
+            places.extend(
+                found
+                    .into_iter()
+                    .filter(|place| seen.insert((place.osm_type, place.osm_id))),
+            );
         }
         if !samples.is_empty() && failed == samples.len() {
             return Ok(Err(format!(
@@ -191,9 +175,37 @@ impl Pipeline {
                 first_failure.unwrap_or_default()
             )));
         }
-        beds.sort_by(|a, b| a.along_m.total_cmp(&b.along_m));
-        Ok(Ok(beds))
+        Ok(Ok(beds_at_every_pass(route, cumulative, &places)))
     }
+}
+
+/// Each place projected on the route at every pass within [`MAX_OFF_ROUTE_M`], in route
+/// order: a hotel on a lap is a bed at every lap, a hut beside a hairpin is found where the
+/// road passes nearest it (not at the first point of the route that happens to be close).
+fn beds_at_every_pass(
+    route: &JoinedRoute,
+    cumulative: &[f64],
+    places: &[etappe_upstream::Accommodation],
+) -> Vec<BedOnRoute> {
+    let line = Polyline::new(
+        route.points.iter().map(|p| (p.lat, p.lon)).collect(),
+        cumulative.to_vec(),
+    );
+    let mut beds = Vec::new();
+    for place in places {
+        for pass in line.passes((place.lat, place.lon), MAX_OFF_ROUTE_M, PASS_APART_M) {
+            let mut accommodation = to_candidate(place);
+            accommodation.distance_to_end_m = Some(pass.off_m.round());
+            beds.push(BedOnRoute {
+                accommodation,
+                point_index: pass.segment,
+                along_m: pass.along_m,
+                off_route_m: pass.off_m,
+            });
+        }
+    }
+    beds.sort_by(|a, b| a.along_m.total_cmp(&b.along_m));
+    beds
 }
 
 /// Indices of the points about `every_m` apart along the route, the first and last included.
@@ -214,59 +226,10 @@ fn sample_indices(cumulative: &[f64], every_m: f64) -> Vec<usize> {
     out
 }
 
-/// Where a place lies along the route: the ridden metres to the foot of its perpendicular
-/// on the nearest segment within reach of the sample at `around`, and its distance from it.
-fn project(
-    points: &[TrackPoint],
-    cumulative: &[f64],
-    around: usize,
-    lat: f64,
-    lon: f64,
-) -> Option<(f64, f64)> {
-    // A place found within 3 km of the sample lies nearest a segment within 3 km + 2 km
-    // of it along the route; 6 km leaves room for a winding road.
-    const REACH_M: f64 = 6_000.0;
-    let here = *cumulative.get(around)?;
-    let first = cumulative.partition_point(|d| *d < here - REACH_M);
-    let last = cumulative
-        .partition_point(|d| *d <= here + REACH_M)
-        .min(points.len());
-    // Metres on a plane tangent at the place: exact enough within a few kilometres.
-    let m_per_deg = 6_371_008.8_f64.to_radians();
-    let cos = lat.to_radians().cos();
-    let xy = |p: &TrackPoint| ((p.lon - lon) * cos * m_per_deg, (p.lat - lat) * m_per_deg);
-    let mut best: Option<(f64, f64)> = None;
-    for j in first..last {
-        let a = &points[j];
-        let (ax, ay) = xy(a);
-        let (along, dist) = match points.get(j + 1).filter(|_| j + 1 < last) {
-            Some(b) if cumulative[j + 1] > cumulative[j] => {
-                let (bx, by) = xy(b);
-                let (dx, dy) = (bx - ax, by - ay);
-                let len2 = dx * dx + dy * dy;
-                let t = if len2 > 0.0 {
-                    (-(ax * dx + ay * dy) / len2).clamp(0.0, 1.0)
-                } else {
-                    0.0
-                };
-                let (px, py) = (ax + t * dx, ay + t * dy);
-                (
-                    cumulative[j] + t * (cumulative[j + 1] - cumulative[j]),
-                    (px * px + py * py).sqrt(),
-                )
-            }
-            _ => (cumulative[j], (ax * ax + ay * ay).sqrt()),
-        };
-        if best.is_none_or(|(_, d)| dist < d) {
-            best = Some((along, dist));
-        }
-    }
-    best
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use etappe_route::gpx::TrackPoint;
 
     fn line(n: usize) -> (Vec<TrackPoint>, Vec<f64>) {
         let points: Vec<TrackPoint> = (0..n)
@@ -281,17 +244,6 @@ mod tests {
     }
 
     #[test]
-    fn a_place_projects_to_the_foot_of_its_perpendicular() {
-        let (points, cumulative) = line(101);
-        // Half way between points 40 and 41, 1 km east.
-        let lat: f64 = 45.0 + 40.5 * 0.009;
-        let lon = 6.0 + 1000.0 / (6_371_008.8_f64.to_radians() * lat.to_radians().cos());
-        let (along, off) = project(&points, &cumulative, 41, lat, lon).expect("near");
-        assert!((along - cumulative[40] - 500.5).abs() < 5.0, "{along}");
-        assert!((off - 1000.0).abs() < 5.0, "{off}");
-    }
-
-    #[test]
     fn samples_cover_the_route_to_its_end() {
         let (_, cumulative) = line(101);
         let samples = sample_indices(&cumulative, SAMPLE_EVERY_M);
@@ -301,5 +253,58 @@ mod tests {
             let gap = cumulative[pair[1]] - cumulative[pair[0]];
             assert!(gap <= SAMPLE_EVERY_M + 1_001.0, "{gap}");
         }
+    }
+
+    fn hotel_at(lat: f64, lon: f64) -> etappe_upstream::Accommodation {
+        etappe_upstream::Accommodation {
+            name: Some("Lap Hotel".into()),
+            kind: AccommodationType::Hotel,
+            lat,
+            lon,
+            distance_to_end_m: 0.0,
+            price_min_eur: 80.0,
+            price_max_eur: 120.0,
+            exact_price: false,
+            website: None,
+            phone: None,
+            address: None,
+            opening_hours: None,
+            osm_type: etappe_upstream::OsmType::Node,
+            osm_id: 7,
+        }
+    }
+
+    #[test]
+    fn an_out_and_back_finds_its_hotel_on_both_passes_at_the_true_foot() {
+        // 10 km north, then the same road back south; the hotel sits 100 m east of km 5.
+        let (mut points, _) = line(11);
+        let back: Vec<TrackPoint> = points.iter().rev().skip(1).cloned().collect();
+        points.extend(back);
+        let route = JoinedRoute {
+            points,
+            gaps: Vec::new(),
+        };
+        let cumulative = route.cumulative_m();
+        let beds = beds_at_every_pass(&route, &cumulative, &[hotel_at(45.045, 6.00127)]);
+        assert_eq!(beds.len(), 2, "{beds:?}");
+        let total = cumulative.last().copied().unwrap_or_default();
+        assert!((beds[0].along_m - 5_004.0).abs() < 50.0, "{}", beds[0].along_m);
+        assert!((beds[1].along_m - (total - 5_004.0)).abs() < 50.0, "{}", beds[1].along_m);
+        for bed in &beds {
+            assert!((bed.off_route_m - 100.0).abs() < 5.0, "{}", bed.off_route_m);
+        }
+    }
+
+    #[test]
+    fn a_place_beyond_reach_is_no_bed() {
+        let (points, _) = line(11);
+        let route = JoinedRoute {
+            points,
+            gaps: Vec::new(),
+        };
+        let cumulative = route.cumulative_m();
+        // 0.03° of longitude at 45° N is about 2.4 km: beyond the 2 km reach.
+        let beds = beds_at_every_pass(&route, &cumulative, &[hotel_at(45.045, 6.03)]);
+        assert!(beds.is_empty(), "{beds:?}");
     }
 }

@@ -10,6 +10,7 @@
 //! gets no OpenStreetMap alert and no "found" list: absent means "never ran", never "none".
 
 use etappe_analysis::osm::{
+    Reach,
     Found, FoundCategory, OsmSettings, OsmStage, SearchPlan, analyse_osm, corridors, found_along,
     rules::{nearest_charger_action, road_mix},
 };
@@ -52,6 +53,7 @@ pub(crate) async fn trip_osm(
     let settings = OsmSettings {
         departure_hour: trip.settings.departure_hour.min(23),
         average_speed_kmh: trip.settings.average_speed,
+        reach: Reach::default(),
     };
     let alerts = analyse_osm(&stages, &corridors, &settings);
     for (i, (((stage, corridor), osm_alerts), day)) in stages
@@ -82,13 +84,14 @@ pub(crate) async fn trip_osm(
             }
         }
         day.alerts.extend(osm_alerts.into_iter().map(domain_alert));
-        let (rough_m, busy_m) = road_mix(corridor);
+        let mix = road_mix(corridor);
         day.road = Some(RoadMix {
-            rough_m: rough_m.round(),
-            busy_m: busy_m.round(),
+            rough_m: (mix.unpaved_m + mix.cobbled_m).round() + 0.0,
+            unpaved_m: Some(mix.unpaved_m.round() + 0.0),
+            busy_m: mix.busy_m.round() + 0.0,
         });
         day.found = Some(
-            found_along(stage, corridor)
+            found_along(stage, corridor, &settings.reach)
                 .iter()
                 .map(to_found_along)
                 .collect(),
