@@ -113,6 +113,9 @@ pub struct AnalysisSettings {
     pub average_speed_kmh: f64,
     /// Enables the e-bike range rule.
     pub ebike_mode: bool,
+    /// Metres of climbing that cost as much as one flat km (`elevationPenalty`): a day's
+    /// riding time is its effort at the average speed (`etappe_geo::effort`).
+    pub climb_m_per_flat_km: f64,
 }
 
 impl Default for AnalysisSettings {
@@ -124,6 +127,7 @@ impl Default for AnalysisSettings {
             departure_hour: 8,
             average_speed_kmh: 15.0,
             ebike_mode: false,
+            climb_m_per_flat_km: etappe_geo::effort::DEFAULT_CLIMB_M_PER_FLAT_KM,
         }
     }
 }

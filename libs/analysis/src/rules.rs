@@ -51,6 +51,8 @@ pub struct Sanitized {
     pub average_speed_kmh: f64,
     /// Whether the e-bike rule runs.
     pub ebike_mode: bool,
+    /// Metres of climbing worth one flat km (non-positive: climbing adds no time).
+    pub climb_m_per_flat_km: f64,
 }
 
 impl Sanitized {
@@ -65,6 +67,7 @@ impl Sanitized {
                 MIN_AVERAGE_SPEED_KMH
             },
             ebike_mode: settings.ebike_mode,
+            climb_m_per_flat_km: settings.climb_m_per_flat_km,
         }
     }
 }
@@ -226,8 +229,9 @@ fn utc_offset(stage: &StageInput<'_>) -> Option<(i32, &'static str)> {
 }
 
 /// When a day's ride ends, as the sunset rule reckons it: leaving at the departure hour and
-/// riding the day's distance at the average speed (no climbing, no stops: the rule's own
-/// simple measure, which the rider's page shows beside the day so the two agree).
+/// riding the day's effort (its distance plus its climbing in flat km, `etappe_geo::effort`)
+/// at the average speed, without stops; the rider's page shows it beside the day so the two
+/// agree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RideTiming {
     /// Hours in the saddle.
@@ -240,14 +244,15 @@ pub struct RideTiming {
     pub arrival_day_offset: i64,
 }
 
-/// The ride timing of a day of `distance_km` under `settings`.
-pub fn ride_timing(distance_km: f64, settings: &Sanitized) -> RideTiming {
-    let distance = if distance_km.is_finite() {
-        distance_km.max(0.0)
-    } else {
-        0.0
-    };
-    let riding_hours = distance / settings.average_speed_kmh;
+/// The ride timing of a day of `distance_km` climbing `ascent_m` (unknown: none counted)
+/// under `settings`.
+pub fn ride_timing(distance_km: f64, ascent_m: Option<f64>, settings: &Sanitized) -> RideTiming {
+    let riding_hours = etappe_geo::effort::riding_hours(
+        distance_km,
+        ascent_m,
+        settings.climb_m_per_flat_km,
+        settings.average_speed_kmh,
+    );
     let arrival_minutes = f64::from(settings.departure_hour) * 60.0 + riding_hours * 60.0;
     let (arrival_local, arrival_day_offset) = clock(arrival_minutes);
     RideTiming {
@@ -260,7 +265,7 @@ pub fn ride_timing(distance_km: f64, settings: &Sanitized) -> RideTiming {
 
 /// `sunset_arrival_after_twilight`.
 ///
-/// Arrival (local) = departure hour + distance / average speed. The alert
+/// Arrival (local) = departure hour + riding hours ([`ride_timing`]: effort / speed). The alert
 /// fires when arrival is strictly later than civil dusk at the end point on
 /// the stage date. No dusk because the Sun stays above −6° all night (white
 /// nights, polar day): no alert. No civil daylight at all (civil polar
@@ -279,7 +284,7 @@ pub fn sunset(stage: &StageInput<'_>, settings: &Sanitized) -> Option<Alert> {
         arrival_minutes: arrival_min,
         arrival_local: arrival_clock,
         arrival_day_offset: arrival_day,
-    } = ride_timing(distance, settings);
+    } = ride_timing(distance, stage.ascent_m, settings);
     let date_text = date.format("%Y-%m-%d").to_string();
 
     match solar::civil_dusk(date, lat, lon)? {

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod effort;
 pub mod polyline;
 
 pub use polyline::{Pass, Polyline};

@@ -108,6 +108,51 @@ pub fn day_climb(points: &[TrackPoint], breaks: &[usize]) -> (f64, f64) {
     (gain, loss)
 }
 
+/// Climbing from the first point to each point, metres (one value per point, starting at 0,
+/// never decreasing): where along the route the climbing lies, for cutting days by effort.
+/// Each piece between `breaks` is smoothed as [`day_climb`] smooths it and its rises are
+/// summed point by point; the whole is then scaled so the last value is [`day_climb`]'s gain,
+/// so the days' share of the climbing adds up to the figure the rider sees. Points without a
+/// height climb nothing.
+pub fn cumulative_ascent(points: &[TrackPoint], breaks: &[usize]) -> Vec<f64> {
+    let cumulative = cumulative_distances(points);
+    let mut rises = vec![0.0; points.len()];
+    let mut start = 0;
+    for &b in breaks.iter().chain(std::iter::once(&points.len())) {
+        let end = b.min(points.len());
+        if end <= start {
+            continue;
+        }
+        let heights: Vec<(usize, f64, f64)> = (start..end)
+            .filter_map(|i| {
+                let e = points.get(i)?.ele.filter(|e| e.is_finite())?;
+                Some((i, *cumulative.get(i)?, e))
+            })
+            .collect();
+        if heights.len() >= 2 {
+            let samples: Vec<(f64, f64)> = heights.iter().map(|&(_, d, e)| (d, e)).collect();
+            let smoothed = smooth(&samples, SMOOTHING_WINDOW_M * 0.5);
+            for (pair, &(i, _, _)) in smoothed.windows(2).zip(heights.iter().skip(1)) {
+                if let ([a, b], Some(rise)) = (pair, rises.get_mut(i)) {
+                    *rise += (b - a).max(0.0);
+                }
+            }
+        }
+        start = end;
+    }
+    let raw: f64 = rises.iter().sum();
+    let (gain, _) = day_climb(points, breaks);
+    let scale = if raw > 0.0 { gain / raw } else { 0.0 };
+    let mut total = 0.0;
+    rises
+        .iter()
+        .map(|r| {
+            total += r * scale;
+            total
+        })
+        .collect()
+}
+
 /// [`day_climb`] when every point has a height, else `None`: climbing is unknown rather than
 /// the sum of whatever heights happen to be there (a route without elevation is not flat).
 pub fn known_climb(points: &[TrackPoint], breaks: &[usize]) -> Option<(f64, f64)> {

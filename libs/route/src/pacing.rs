@@ -1,8 +1,11 @@
-//! Cutting a route into cycling days: [`pace`] implements the product's
-//! original rule exactly; [`pace_balanced`] fixes that rule's overlong last
-//! day; [`pace_route`] is what the planner runs (the balanced lengths on a
-//! joined route, breaks not counted, cuts interpolated between sparse
-//! points); [`one_day_per_track`] paces a Komoot collection (one tour = one
+//! Cutting a route into cycling days: [`pace_route`] is what the planner runs
+//! (effort-aware day lengths from [`day_lengths_km`]: climbing makes days
+//! shorter, see [`etappe_geo::effort`]; breaks not counted, cuts interpolated
+//! between sparse points); [`pace`] implements the upstream product's
+//! original rule exactly and [`pace_balanced`] fixes its overlong last day:
+//! both are kept as the reference the findings below were measured on (the
+//! rule's climbing penalty only reshapes days, never adds one), not as
+//! something the planner runs; [`one_day_per_track`] paces a Komoot collection (one tour = one
 //! day).
 //!
 //! `maxDistancePerDay` is a hard cap for [`pace_route`]: without dates no day
@@ -48,11 +51,17 @@
 use serde::Serialize;
 
 use crate::TrackPoint;
-use crate::geometry::{cumulative_distances, day_climb, elevation_gain_loss_with};
+use crate::geometry::{
+    cumulative_ascent, cumulative_distances, day_climb, elevation_gain_loss_with,
+};
 use crate::pieces::{Gap, JoinedRoute};
 
-/// Shortest day the rule plans, km.
+/// Shortest day the upstream rule ([`pace`], [`pace_balanced`]) plans, km.
 pub const MIN_DAY_KM: f64 = 30.0;
+/// Shortest day the planner ([`day_lengths_km`]) makes, km of effort: families and loaded
+/// tourers in the mountains ride 20 km days, so only a day too short to be one is refused;
+/// a trip given N days gets N days even when that makes them shorter still.
+pub const SHORTEST_DAY_KM: f64 = 10.0;
 /// Slack when comparing distances, metres (see the module documentation).
 pub const CUT_TOLERANCE_M: f64 = 1e-3;
 
@@ -231,20 +240,91 @@ pub fn pace_route(route: &JoinedRoute, settings: &PacingSettings) -> (JoinedRout
 
 /// The days' lengths [`pace_route`] cuts, km, in order (they add up to the route's ridden
 /// length); `None` for a route of fewer than two points.
+///
+/// Effort-aware (see [`etappe_geo::effort`]): the route is measured in effort, its distance
+/// plus its climbing over `elevation_penalty` (metres per flat km), point by point, so the
+/// climbing counts where it lies. Then, in effort km E:
+/// - N = the caller's `days` when set (exactly that many days), else ⌈E / cap⌉;
+/// - the days' efforts keep the fatigue shape (day n wishes f^n) scaled by one factor so they
+///   add up to E, each within [min(10 km, E/N), cap] (as [`pace_balanced`] does; when dates
+///   leave more than N·cap every day gets E/N);
+/// - each day ends where the route's running effort reaches the running sum of those
+///   efforts, interpolated between points.
+///
+/// A flat route is paced exactly as by distance; a hilly one gets more, shorter days, and
+/// the climbing days of a trip are the short ones. Without heights (or with no penalty) the
+/// climbing counts nothing: unknown is not made up.
 pub fn day_lengths_km(route: &JoinedRoute, settings: &PacingSettings) -> Option<Vec<f64>> {
     let points = &route.points;
-    let breaks = route.breaks();
+    if points.len() < 2 {
+        return None;
+    }
     let cumulative = route.cumulative_m();
-    let (ascent_m, _) = day_climb(points, &breaks);
-    let plan = plan_with_ascent(points, &cumulative, ascent_m, settings)?;
+    let per_flat_km = positive(settings.elevation_penalty);
+    let effort_m: Vec<f64> = match per_flat_km {
+        Some(m) => cumulative_ascent(points, &route.breaks())
+            .iter()
+            .zip(&cumulative)
+            .map(|(ascent, distance)| distance + ascent / m * 1000.0)
+            .collect(),
+        None => cumulative.clone(),
+    };
+    let total_effort_km = effort_m.last().copied().unwrap_or_default() / 1000.0;
     let total_km = cumulative.last().copied().unwrap_or_default() / 1000.0;
-    let n = plan.days;
-    Some(if total_km < f64::from(n) * plan.floor_km {
-        (0..n).map(|i| plan.target_km(i)).collect()
-    } else {
-        let wishes: Vec<f64> = (0..n).map(|i| plan.wish_km(i)).collect();
-        balanced_lengths(&wishes, total_km, plan.floor_km, plan.cap_km)
-    })
+    let cap_km = positive(settings.max_distance_per_day_km).unwrap_or(f64::INFINITY);
+    let fatigue = positive(settings.fatigue_factor).unwrap_or(1.0);
+    let days = match settings.days {
+        Some(d) => d.max(1),
+        None => {
+            let n = ((total_effort_km - DAY_COUNT_SLACK_KM) / cap_km).ceil();
+            if n.is_finite() && n >= 1.0 {
+                n as u32
+            } else {
+                1
+            }
+        }
+    };
+    let days = days.min(u32::try_from(points.len() - 1).unwrap_or(u32::MAX).max(1));
+    let floor_km = SHORTEST_DAY_KM
+        .min(cap_km)
+        .min(total_effort_km / f64::from(days));
+    let wishes: Vec<f64> = (0..days).map(|i| fatigue.powf(f64::from(i))).collect();
+    let efforts = balanced_lengths(&wishes, total_effort_km, floor_km, cap_km);
+    // Each day's end: where the running effort reaches the running sum, as a distance.
+    let mut ends_km = Vec::with_capacity(efforts.len());
+    let mut running = 0.0;
+    for effort in efforts.iter().take(efforts.len().saturating_sub(1)) {
+        running += effort * 1000.0;
+        ends_km.push(distance_at_effort(&effort_m, &cumulative, running) / 1000.0);
+    }
+    ends_km.push(total_km);
+    let mut previous = 0.0;
+    Some(
+        ends_km
+            .into_iter()
+            .map(|end| {
+                let length = (end - previous).max(0.0);
+                previous = end.max(previous);
+                length
+            })
+            .collect(),
+    )
+}
+
+/// The ridden distance (metres) where the running effort reaches `goal_m`, interpolated
+/// linearly between the two points around it.
+fn distance_at_effort(effort_m: &[f64], cumulative: &[f64], goal_m: f64) -> f64 {
+    let j = effort_m.partition_point(|&e| e < goal_m);
+    match (
+        j.checked_sub(1)
+            .and_then(|i| Some((effort_m.get(i)?, cumulative.get(i)?))),
+        effort_m.get(j).zip(cumulative.get(j)),
+    ) {
+        (Some((e0, d0)), Some((e1, d1))) if e1 > e0 => d0 + (goal_m - e0) / (e1 - e0) * (d1 - d0),
+        (_, Some((_, d))) => *d,
+        (Some((_, d)), None) => *d,
+        (None, None) => 0.0,
+    }
 }
 
 /// The route cut into days at `goals_m` (ridden metres from the start, ascending): each goal
@@ -940,5 +1020,88 @@ mod tests {
         assert!((paced.days[1].distance_m - 45_000.0).abs() < 1e-6);
         assert!((paced.days[1].ascent_m - 500.0).abs() < 1.0);
         assert!(one_day_per_track(&[]).days.is_empty());
+    }
+
+    // ---------- effort-aware days ----------
+
+    /// An 82 km route: flat, or climbing `height_m` every 10 km (the loop climbs
+    /// 3,235 m over 82 km).
+    fn eighty_two_km(height_m: f64) -> JoinedRoute {
+        let profile = if height_m > 0.0 {
+            Profile::Climbs {
+                height_m,
+                period_km: 10.0,
+            }
+        } else {
+            Profile::Flat
+        };
+        joined(synthetic_route(82.0, 50.0, profile))
+    }
+
+    #[test]
+    fn a_hilly_trip_gets_more_shorter_days_and_a_flat_one_is_paced_by_distance() {
+        let s = settings(30.0, 1.0, 50.0, None);
+        let flat = day_lengths_km(&eighty_two_km(0.0), &s).expect("days");
+        // Flat: ⌈82 / 30⌉ = 3 days of 27.3 km, as by distance.
+        assert_eq!(flat.len(), 3);
+        assert!(
+            flat.iter().all(|d| (d - 82.0 / 3.0).abs() < 0.01),
+            "{flat:?}"
+        );
+        // 8.2 climbs of 400 m ≈ 3,280 m: effort 82 + 65.6 = 147.6 km, so 5 days.
+        let hilly = day_lengths_km(&eighty_two_km(400.0), &s).expect("days");
+        assert_eq!(hilly.len(), 5, "{hilly:?}");
+        assert!(hilly.iter().all(|d| *d < 20.0), "{hilly:?}");
+        let total: f64 = hilly.iter().sum();
+        assert!(
+            (total - 82.0).abs() < 1e-6,
+            "the days cover the route: {total}"
+        );
+    }
+
+    #[test]
+    fn the_climbing_day_is_the_short_one() {
+        // 40 km flat, then 40 km climbing 1,000 m: at 60 km of effort a day, the flat half
+        // takes more km than the climb.
+        let mut points = synthetic_route(40.0, 50.0, Profile::Flat);
+        let climb = synthetic_route(40.0, 50.0, Profile::Ramp { gain_m: 1_000.0 });
+        let offset = points.last().map_or(0.0, |p| p.lon) - climb[0].lon;
+        points.extend(climb.iter().skip(1).map(|p| TrackPoint {
+            lon: p.lon + offset,
+            ..*p
+        }));
+        let days = day_lengths_km(&joined(points), &settings(60.0, 1.0, 50.0, None)).expect("days");
+        assert_eq!(days.len(), 2, "effort 80 + 20 = 100 km: {days:?}");
+        assert!(days[0] > 45.0 && days[1] < 35.0, "{days:?}");
+    }
+
+    #[test]
+    fn dates_give_exactly_that_many_days_even_short_ones() {
+        // 576 km over 30 dates at 30 km a day: 30 days of 19.2 km (the old 30 km floor made 20).
+        let route = joined(synthetic_route(576.0, 200.0, Profile::Flat));
+        let days = day_lengths_km(&route, &settings(30.0, 1.0, 50.0, Some(30))).expect("days");
+        assert_eq!(days.len(), 30);
+        assert!(days.iter().all(|d| (d - 19.2).abs() < 0.01), "{days:?}");
+        // And a 20 km daily maximum is honoured without dates.
+        let days = day_lengths_km(&route, &settings(20.0, 1.0, 50.0, None)).expect("days");
+        assert_eq!(days.len(), 29);
+        assert!(days.iter().all(|d| *d <= 20.0 + 1e-6), "{days:?}");
+    }
+
+    #[test]
+    fn unknown_heights_count_as_no_climbing() {
+        let mut points = synthetic_route(
+            82.0,
+            50.0,
+            Profile::Climbs {
+                height_m: 400.0,
+                period_km: 10.0,
+            },
+        );
+        for p in &mut points {
+            p.ele = None;
+        }
+        let days = day_lengths_km(&joined(points), &settings(30.0, 1.0, 50.0, None)).expect("days");
+        assert_eq!(days.len(), 3);
     }
 }

@@ -175,10 +175,12 @@ impl StageSummary {
         let timing = (!stage.is_rest_day).then(|| {
             etappe_analysis::rules::ride_timing(
                 stage.distance_km,
+                stage.ascent_m,
                 &etappe_analysis::rules::Sanitized::new(&etappe_analysis::AnalysisSettings {
                     departure_hour: settings.departure_hour,
                     average_speed_kmh: settings.average_speed,
                     ebike_mode: settings.ebike_mode,
+                    climb_m_per_flat_km: settings.elevation_penalty,
                 }),
             )
         });
@@ -328,6 +330,9 @@ pub struct TripDetail {
     /// Where the days end: `anywhere` (by distance and climbing), or `at_accommodation` (at a
     /// place to sleep of the enabled types near each day's planned end).
     pub nights: NightsMode,
+    /// The number of days asked without dates; null when the dates or the daily maximum
+    /// decide.
+    pub days: Option<u32>,
     /// `draft` until the days exist, then `ready`.
     pub status: &'static str,
     pub partial: bool,
@@ -437,6 +442,7 @@ impl TripDetail {
             departure_hour: s.departure_hour,
             ebike_mode: s.ebike_mode,
             nights: s.nights,
+            days: s.days,
             enabled_accommodation_types: s.enabled_accommodation_types.clone(),
             status: status(trip),
             partial: trip.is_partial(),

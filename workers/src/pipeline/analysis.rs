@@ -247,6 +247,7 @@ pub fn analyse_trip(
         departure_hour: trip.settings.departure_hour,
         average_speed_kmh: trip.settings.average_speed,
         ebike_mode: trip.settings.ebike_mode,
+        climb_m_per_flat_km: trip.settings.elevation_penalty,
     };
     let slices = stage_slices(trip, stored, detoured);
     let inputs = stage_inputs(trip, &slices);

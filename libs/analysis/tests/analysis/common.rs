@@ -41,6 +41,7 @@ pub(crate) fn settings() -> AnalysisSettings {
         departure_hour: 8,
         average_speed_kmh: 15.0,
         ebike_mode: false,
+        climb_m_per_flat_km: 50.0,
     }
 }
 

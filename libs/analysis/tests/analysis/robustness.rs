@@ -106,6 +106,7 @@ fn extreme_but_finite_inputs_do_not_panic() {
                         departure_hour: hours[(k / 3) % hours.len()],
                         average_speed_kmh: speeds[(k / 5) % speeds.len()],
                         ebike_mode: k % 2 == 0,
+                        climb_m_per_flat_km: 50.0,
                     };
                     let out = analyse(&[s.clone(), rest, s], &set);
                     assert_eq!(out.len(), 3);

@@ -94,8 +94,29 @@ fn paris_stage(distance_km: f64, offset: Option<i32>) -> StageInput<'static> {
         start: (48.8566, 2.3522),
         date: Some(date(2026, 6, 21)),
         utc_offset_minutes: offset,
+        // Flat: the timing below is distance over speed alone.
+        ascent_m: Some(0.0),
         ..stage(7)
     }
+}
+
+#[test]
+fn climbing_makes_the_day_longer_and_the_arrival_later() {
+    // 210 km flat arrives at 22:00, before dusk; with 1,000 m of climbing it rides
+    // 210 + 1,000 / 50 = 230 km of effort: 15 h 20, arriving 23:20, after dusk.
+    assert!(sunset_alert(paris_stage(210.0, Some(120)), &settings()).is_none());
+    let hilly = StageInput {
+        ascent_m: Some(1_000.0),
+        ..paris_stage(210.0, Some(120))
+    };
+    let a = sunset_alert(hilly, &settings()).expect("alert");
+    assert_eq!(a.parameters["arrivalLocal"], "23:20");
+    // Unknown climbing is not made up: the day is timed by its distance.
+    let unknown = StageInput {
+        ascent_m: None,
+        ..paris_stage(210.0, Some(120))
+    };
+    assert!(sunset_alert(unknown, &settings()).is_none());
 }
 
 fn sunset_alert(s: StageInput<'_>, set: &AnalysisSettings) -> Option<etappe_analysis::Alert> {
