@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::settings::{
-    AVERAGE_SPEED, AccommodationType, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR,
+    AVERAGE_SPEED, AccommodationType, DAYS, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR,
     MAX_DISTANCE_PER_DAY, NightsMode, Range, SettingField, SettingsPatch, TITLE_MAX_CHARS,
 };
 use crate::text::{quote, strip_controls};
@@ -160,6 +160,7 @@ pub fn parse_settings(
             },
             SettingField::EnabledAccommodationTypes => parse_accommodation_types(name, value)
                 .map(|v| patch.enabled_accommodation_types = Some(v)),
+            SettingField::Days => parse_days(name, value).map(|v| patch.days = Some(v)),
             SettingField::Nights => match value.as_str().and_then(NightsMode::parse) {
                 Some(mode) => {
                     patch.nights = Some(mode);
@@ -310,6 +311,24 @@ fn parse_hour(name: &str, value: &Value) -> Result<u8, FieldError> {
     }
 }
 
+/// `days`: a whole number of days; `null` clears it (on an update).
+fn parse_days(name: &str, value: &Value) -> Result<Option<u32>, FieldError> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    match whole_number(value) {
+        Some(n) if DAYS.contains(n as f64) => Ok(u32::try_from(n).ok()),
+        _ => Err(FieldError::new(
+            name,
+            format!(
+                "{name} must be a whole number of days {} (or null to let maxDistancePerDay decide; with both dates set, the dates decide); got {}",
+                DAYS.describe(),
+                describe(value)
+            ),
+        )),
+    }
+}
+
 fn parse_accommodation_types(
     name: &str,
     value: &Value,
@@ -441,7 +460,7 @@ mod tests {
         assert_eq!(fields[0].field, "maxDistancePerDay");
         assert_eq!(
             fields[0].message,
-            "maxDistancePerDay must be a number from 30 to 300; got 500"
+            "maxDistancePerDay must be a number from 10 to 300; got 500"
         );
     }
 

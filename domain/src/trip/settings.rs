@@ -144,7 +144,9 @@ pub const ELEVATION_PENALTY: Range = Range {
     min_inclusive: false,
 };
 /// `maxDistancePerDay`, km.
-pub const MAX_DISTANCE_PER_DAY: Range = Range::inclusive(30.0, 300.0);
+pub const MAX_DISTANCE_PER_DAY: Range = Range::inclusive(10.0, 300.0);
+/// `days`, a number of days asked without dates.
+pub const DAYS: Range = Range::inclusive(1.0, 365.0);
 /// `averageSpeed`, km/h.
 pub const AVERAGE_SPEED: Range = Range::inclusive(5.0, 50.0);
 /// `departureHour`, local hour of the day.
@@ -170,6 +172,10 @@ pub struct TripSettings {
     /// Where the days end (absent in settings stored before it existed: anywhere).
     #[serde(default)]
     pub nights: NightsMode,
+    /// How many days, asked without dates ("in 6 days"); with both dates set, the dates rule.
+    /// Left out of stored events when unset, so events written before it keep their shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub days: Option<u32>,
 }
 
 impl Default for TripSettings {
@@ -186,6 +192,7 @@ impl Default for TripSettings {
             ebike_mode: false,
             enabled_accommodation_types: AccommodationType::ALL.to_vec(),
             nights: NightsMode::Anywhere,
+            days: None,
         }
     }
 }
@@ -205,11 +212,12 @@ pub enum SettingField {
     EbikeMode,
     EnabledAccommodationTypes,
     Nights,
+    Days,
 }
 
 impl SettingField {
     /// Every setting.
-    pub const ALL: [SettingField; 11] = [
+    pub const ALL: [SettingField; 12] = [
         Self::Title,
         Self::StartDate,
         Self::EndDate,
@@ -221,6 +229,7 @@ impl SettingField {
         Self::EbikeMode,
         Self::EnabledAccommodationTypes,
         Self::Nights,
+        Self::Days,
     ];
 
     /// The wire (JSON) name.
@@ -237,6 +246,7 @@ impl SettingField {
             Self::EbikeMode => "ebikeMode",
             Self::EnabledAccommodationTypes => "enabledAccommodationTypes",
             Self::Nights => "nights",
+            Self::Days => "days",
         }
     }
 
@@ -261,6 +271,8 @@ pub struct SettingsPatch {
     pub ebike_mode: Option<bool>,
     pub enabled_accommodation_types: Option<Vec<AccommodationType>>,
     pub nights: Option<NightsMode>,
+    /// `Some(None)` clears the number of days.
+    pub days: Option<Option<u32>>,
 }
 
 impl SettingsPatch {
@@ -305,6 +317,9 @@ impl SettingsPatch {
         if let Some(v) = self.nights {
             s.nights = v;
         }
+        if let Some(v) = self.days {
+            s.days = v;
+        }
         s
     }
 }
@@ -344,6 +359,7 @@ impl TripSettings {
                     self.enabled_accommodation_types != other.enabled_accommodation_types
                 }
                 SettingField::Nights => self.nights != other.nights,
+                SettingField::Days => self.days != other.days,
             })
             .collect()
     }
@@ -353,6 +369,15 @@ impl TripSettings {
         match (self.start_date, self.end_date) {
             (Some(s), Some(e)) => Some((e - s).num_days() + 1),
             _ => None,
+        }
+    }
+
+    /// The number of days the rider asked for: the dates' when both are set, else `days`;
+    /// `None` lets the daily maximum decide.
+    pub fn asked_day_count(&self) -> Option<u32> {
+        match self.dated_day_count() {
+            Some(n) => u32::try_from(n).ok(),
+            None => self.days,
         }
     }
 }
@@ -378,6 +403,12 @@ impl Invalidation {
                 | SettingField::FatigueFactor
                 | SettingField::ElevationPenalty
                 | SettingField::MaxDistancePerDay => inv.repace = true,
+                // Only when it decides: with both dates set they rule.
+                SettingField::Days => {
+                    if before.asked_day_count() != after.asked_day_count() {
+                        inv.repace = true;
+                    }
+                }
                 SettingField::StartDate => {
                     if before.dated_day_count() != after.dated_day_count() {
                         inv.repace = true;
@@ -451,7 +482,7 @@ mod tests {
         assert!(FATIGUE_FACTOR.contains(0.5) && FATIGUE_FACTOR.contains(1.0));
         assert!(!FATIGUE_FACTOR.contains(0.49) && !FATIGUE_FACTOR.contains(f64::NAN));
         assert!(!ELEVATION_PENALTY.contains(0.0) && ELEVATION_PENALTY.contains(0.1));
-        assert_eq!(MAX_DISTANCE_PER_DAY.describe(), "from 30 to 300");
+        assert_eq!(MAX_DISTANCE_PER_DAY.describe(), "from 10 to 300");
         assert_eq!(FATIGUE_FACTOR.describe(), "from 0.5 to 1");
     }
 

@@ -4,7 +4,7 @@
 
 use etappe_domain::trip::plan::MAX_VIA;
 use etappe_domain::trip::settings::{
-    AVERAGE_SPEED, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
+    AVERAGE_SPEED, DAYS, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
     TITLE_MAX_CHARS, TripSettings,
 };
 
@@ -150,6 +150,14 @@ const LODGING: Field = field(
 /// The wire names of the domain's `NightsMode::ALL` (a test holds them equal).
 pub(crate) const NIGHTS_MODES: [&str; 2] = ["anywhere", "at_accommodation"];
 const NIGHTS: Field = field("nights", Kind::OneOf(&NIGHTS_MODES), "");
+const DAY_COUNT: Field = field(
+    "days",
+    Kind::Integer {
+        min: DAYS.min as i64,
+        max: DAYS.max as i64,
+    },
+    "Without dates",
+);
 const fn date(name: &'static str, nullable: bool) -> Field {
     field(name, Kind::Date { nullable }, "")
 }
@@ -157,11 +165,12 @@ const fn date(name: &'static str, nullable: bool) -> Field {
 /// The settings an agent gives when it creates a trip: what most trips are planned with.
 /// The others are one `update_trip_settings` call away, so `create_trip` does not carry all
 /// eleven in every conversation's `tools/list`.
-pub(super) const CREATE_SETTINGS: [Field; 5] = [
+pub(super) const CREATE_SETTINGS: [Field; 6] = [
     TITLE,
     date("startDate", false),
     date("endDate", false),
     MAX_DISTANCE,
+    DAY_COUNT,
     NIGHTS,
 ];
 
@@ -169,7 +178,7 @@ pub(super) const CREATE_SETTINGS: [Field; 5] = [
 /// that re-cut the days: the domain's `Invalidation::repace`). Published by name in
 /// `tools/list` ([`Kind::Named`]): eleven typed settings with their ranges would take about
 /// 245 of the tool's 260 tokens; `etappe_help` types each one, with its range and default.
-pub(super) const ALL_SETTINGS: [Field; 11] = [
+pub(super) const ALL_SETTINGS: [Field; 12] = [
     TITLE,
     date("startDate", true),
     date("endDate", true),
@@ -181,6 +190,7 @@ pub(super) const ALL_SETTINGS: [Field; 11] = [
     EBIKE,
     LODGING,
     NIGHTS,
+    DAY_COUNT,
 ];
 
 /// The wire names of the domain's `RideProfile::ALL` (a test holds them equal).

@@ -327,7 +327,7 @@ mod tests {
     fn ranges_become_keywords() {
         assert_eq!(
             render(Kind::Number(MAX_DISTANCE_PER_DAY), "km", false),
-            json!({"type": "number", "minimum": 30, "maximum": 300, "description": "km"})
+            json!({"type": "number", "minimum": 10, "maximum": 300, "description": "km"})
         );
         assert_eq!(
             render(Kind::Number(ELEVATION_PENALTY), "", false),

@@ -230,7 +230,7 @@ impl Pipeline {
                 } else {
                     0.0
                 },
-                days: s.dated_day_count().and_then(|d| u32::try_from(d).ok()),
+                days: s.asked_day_count(),
             };
             // With nights at accommodation the planned days end at beds (one night each).
             let planned = day_lengths_km(&joined, &settings);

@@ -15,7 +15,7 @@ use etappe_domain::trip::edits::LABEL_MAX_CHARS;
 use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
 use etappe_domain::trip::plan::{MAX_VIA, PLACE_NAME_MAX_CHARS, RideProfile};
 use etappe_domain::trip::settings::{
-    AVERAGE_SPEED, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
+    AVERAGE_SPEED, DAYS, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
     NightsMode, Range, SettingField, TITLE_MAX_CHARS, TripSettings,
 };
 use etappe_domain::trip::source::SOURCE_URL_MAX_CHARS;
@@ -128,7 +128,7 @@ fn setting(field: SettingField, nulls: NullMeans) -> Value {
         SettingField::MaxDistancePerDay => number_in(
             MAX_DISTANCE_PER_DAY,
             d.max_distance_per_day,
-            "Kilometres, a hard cap per day.",
+            "Kilometres of effort, a hard cap per day: a day's distance plus its climbing over elevationPenalty (flat days ride exactly this far, hilly ones less).",
         ),
         SettingField::AverageSpeed => {
             number_in(AVERAGE_SPEED, d.average_speed, "km/h, for arrival times.")
@@ -142,6 +142,9 @@ fn setting(field: SettingField, nulls: NullMeans) -> Value {
             "type": "array", "minItems": 1,
             "items": {"$ref": "#/components/schemas/AccommodationType"},
             "description": "Which kinds of places to sleep a scan looks for, in order of preference (with nights at_accommodation the first type wins a tie). Default: all."}),
+        SettingField::Days => json!({
+            "type": ["integer", "null"], "minimum": DAYS.min, "maximum": DAYS.max,
+            "description": "How many days, without dates (\"in 6 days\"): the route is cut into exactly that many. With both dates set, the dates decide; null lets maxDistancePerDay decide."}),
         SettingField::Nights => json!({
             "type": "string",
             "enum": NightsMode::ALL.map(NightsMode::as_str),
