@@ -6,6 +6,7 @@
 
 use etappe_domain::trip::Category;
 use etappe_domain::trip::nights::{ChosenBy, NightOutcome};
+use etappe_domain::trip::stage::FoundAlong;
 use etappe_store::{Page, TripFilter};
 use serde_json::{Map, Value, json};
 
@@ -14,7 +15,10 @@ use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
 use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, MAX_PAGE};
 use crate::app::views::TripDetail;
 
+mod day;
 mod writes;
+
+pub use self::day::{DEFAULT_PER_CATEGORY, MAX_PER_CATEGORY};
 
 use self::writes::{
     add_waypoint, analyze_trip, choose_accommodation, create_trip, delete_trip, edit_stages,
@@ -94,6 +98,14 @@ pub fn digest(detail: &TripDetail) -> Value {
         .filter(|(_, s)| **s != etappe_domain::trip::ComputationStatus::Pending)
         .map(|(c, s)| (json!(c).as_str().unwrap_or_default().to_owned(), json!(s)))
         .collect();
+    let beds_scanned = detail.computation_status.get(&Category::Accommodations)
+        == Some(&etappe_domain::trip::ComputationStatus::Done);
+    let last_day = detail
+        .stages
+        .iter()
+        .map(|s| s.day_number)
+        .max()
+        .unwrap_or(0);
     let days: Vec<Value> = detail
         .stages
         .iter()
@@ -140,6 +152,16 @@ pub fn digest(detail: &TripDetail) -> Value {
                 .is_some_and(|n| n.outcome == NightOutcome::NoBedInWindow)
             {
                 day["night"] = json!("no bed near the planned end");
+            } else if beds_scanned && !s.is_rest_day && s.day_number < last_day {
+                day["night"] = json!(if s.accommodations.is_empty() {
+                    "none found near the end".to_owned()
+                } else {
+                    format!("not chosen, {} near the end", s.accommodations.len())
+                });
+            }
+            // What a rider asks first: where the water, the food and a bike shop are.
+            if let Some(found) = &s.found {
+                day["along"] = json!(along_token(found));
             }
             if !critical.is_empty() {
                 day["critical"] = json!(critical);
@@ -166,6 +188,7 @@ pub fn digest(detail: &TripDetail) -> Value {
             "departureHour": detail.departure_hour,
             "ebikeMode": detail.ebike_mode,
             "nights": detail.nights,
+            "days": detail.days,
         },
         "categoryStatus": status,
         "unavailable": detail.unavailable,
@@ -174,6 +197,30 @@ pub fn digest(detail: &TripDetail) -> Value {
         "stages": days,
         "nextAction": next_after_reading(detail),
     })
+}
+
+/// Water, food and a bike shop in a few tokens: the km of the first of each along the day,
+/// or that there is none ("water km 0.4, food km 2.1, no bike shop").
+fn along_token(found: &[FoundAlong]) -> String {
+    [
+        ("water", "water"),
+        ("resupply", "food"),
+        ("bike_shop", "bike shop"),
+    ]
+    .iter()
+    .map(|(category, label)| {
+        match found
+            .iter()
+            .filter(|f| f.category == *category)
+            .map(|f| f.km)
+            .reduce(f64::min)
+        {
+            Some(km) => format!("{label} km {km:.1}"),
+            None => format!("no {label}"),
+        }
+    })
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 /// A day's weather in a few tokens: "12–19°C, rain 60%, headwind 28" for a forecast (rain
@@ -230,9 +277,14 @@ async fn get_stage(call: &Call<'_>) -> Answer {
         .stage_detail(&call.caller.principal, day.trip.id, day.stage)
         .await
         .map_err(refusal(Some(&day.trip.raw)))?;
-    let mut value = json!(stage);
-    value["version"] = json!(version);
-    Ok(value)
+    let ask = day::Ask {
+        kind: match call.args.get("kind") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(string(call.args, "kind")?),
+        },
+        limit: count(call.args, "limit", DEFAULT_PER_CATEGORY, MAX_PER_CATEGORY)?,
+    };
+    Ok(day::bounded_day(&stage, version, &ask))
 }
 
 async fn search_places(call: &Call<'_>) -> Answer {
