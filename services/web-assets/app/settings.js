@@ -13,7 +13,8 @@ export const SETTINGS = [
   // name, label, type, min, max, step
   ['startDate', T.startDate, 'date'],
   ['endDate', T.endDate, 'date'],
-  ['maxDistancePerDay', T.maxDistance, 'number', 30, 300, 1],
+  ['days', T.days, 'number', 1, 365, 1],
+  ['maxDistancePerDay', T.maxDistance, 'number', 10, 300, 1],
   ['averageSpeed', T.speed, 'number', 5, 50, 0.5],
   ['fatigueFactor', T.fatigue, 'number', 0.5, 1, 0.05],
   ['elevationPenalty', T.penalty, 'number', 0, 10000, 1],
@@ -79,12 +80,13 @@ export function settingsFields(prefix, values = {}) {
   return [presets, h('div', { class: 'grid' }, rows)];
 }
 
-/// The settings a form holds (empty fields left out; on an edit, a cleared date is null).
+/// The settings a form holds (empty fields left out; on an edit, a cleared date or number
+/// of days is null).
 export function readSettings(form, { clearDates = false } = {}) {
   const out = {};
   for (const [name, , type] of SETTINGS) {
     const v = form.elements[name].value.trim();
-    if (v === '') { if (clearDates && type === 'date') out[name] = null; continue; }
+    if (v === '') { if (clearDates && (type === 'date' || name === 'days')) out[name] = null; continue; }
     out[name] = type === 'number' ? Number(v) : v;
   }
   out.ebikeMode = form.elements.ebikeMode.checked;

@@ -18,6 +18,7 @@ export const T = {
   title: 'Title',
   startDate: 'First day',
   endDate: 'Last day',
+  days: 'Number of days',
   maxDistance: 'Daily maximum (km)',
   speed: 'Average speed (km/h)',
   fatigue: 'Fatigue factor',
@@ -27,7 +28,8 @@ export const T = {
   meaning: {
     startDate: 'Gives each day its date and its weather.',
     endDate: 'With a first day too, the route is cut into exactly that many days.',
-    maxDistancePerDay: 'The longest a day may be. Default 80 km.',
+    days: 'Without dates: the route is cut into exactly that many days. With a first and a last day, the dates decide.',
+    maxDistancePerDay: 'The longest a flat day may be; climbing counts (see the climbing penalty), so a hilly day rides fewer km and takes longer. Default 80 km.',
     averageSpeed: 'Your pace on the road, breaks left out: riding and arrival times come from it. Default 15 km/h.',
     fatigueFactor: (v) => `Each day is ${Math.round((v || 0.9) * 100)} % of the previous one (1: every day as long as the first). Default 0.9.`,
     elevationPenalty: (v) => `Metres of climbing that weigh like 1 km more: ${v || 50} → 500 m of climbing count as ${Math.round(500 / (v || 50))} km. Default 50.`,
