@@ -117,7 +117,9 @@ impl Pipeline {
     /// day's own track near the point, reaches it by the configured router, comes back, and
     /// keeps the rest of the day. Without a router (or when it finds no way), a straight spur
     /// out and back from the nearest point, flagged estimated. The spur's heights come from
-    /// the elevation source; without them the day's climbing is unknown.
+    /// the elevation source as the route's do (`pipeline::heights`), so a day whose climbing
+    /// was known stays known, the spur's climbing included; a source failing for now retries
+    /// the job. Only where no source gives a height is the day's climbing unknown.
     pub(crate) async fn reroute_stage(
         &self,
         scope: JobScope<'_>,
@@ -173,8 +175,9 @@ impl Pipeline {
                 (points, junction, true, "offline")
             }
         };
-        // Only the spur lacks heights: the day's own points keep theirs.
-        self.fill_heights(&mut points).await;
+        // Only the spur lacks heights (the router gives none, or some): the day's own points
+        // keep theirs. Before anything is written, so a retry leaves nothing behind.
+        self.fill_heights_or_retry(&mut points).await?;
         let climb = known_climb(&points, &[]);
         let original = stage
             .detour
@@ -333,6 +336,9 @@ fn straight_spur(day: &[TrackPoint], via: RoutePoint) -> (Vec<TrackPoint>, Junct
     };
     (points, junction)
 }
+
+#[cfg(test)]
+mod detour_heights;
 
 #[cfg(test)]
 mod tests {

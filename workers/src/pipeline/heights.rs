@@ -3,15 +3,17 @@
 //! SRTM tiles first, then Open-Meteo), the points between samples interpolated; short gaps
 //! with no source are bridged between the heights either side. What is still missing stays
 //! missing, and the days it touches have unknown climbing: a route without elevation is not
-//! flat.
+//! flat. A detour's spur gets its heights here too ([`Pipeline::fill_heights_or_retry`]), so
+//! a day's climbing is read the same way before and after it.
 
 use etappe_domain::trip::stage::ElevationInfo;
 use etappe_route::elevation::{
     SAMPLE_SPACING_M, SHORT_GAP_M, fill, interpolate_short_gaps, sample_plan,
 };
 use etappe_route::gpx::TrackPoint;
+use etappe_upstream::UpstreamError;
 
-use super::Pipeline;
+use super::{JobError, Pipeline};
 
 /// Points asked of the source in one call (the Open-Meteo client cuts them into its own
 /// batches of 100).
@@ -23,6 +25,30 @@ pub(crate) const HOW_TO_GET_HEIGHTS: &str = "configure an elevation source: ETAP
 impl Pipeline {
     /// Fills the missing heights of `points` in place and says where they came from.
     pub(crate) async fn fill_heights(&self, points: &mut [TrackPoint]) -> ElevationInfo {
+        self.look_up_heights(points).await.0
+    }
+
+    /// [`Pipeline::fill_heights`] for work that can wait for its source (a detour): when the
+    /// source failed in a way worth retrying and left points without a height, the job is
+    /// tried again rather than record as unknown a climbing the source will give. What no
+    /// source can give (none configured, none covering the points) stays unknown at once.
+    pub(crate) async fn fill_heights_or_retry(
+        &self,
+        points: &mut [TrackPoint],
+    ) -> Result<ElevationInfo, JobError> {
+        match self.look_up_heights(points).await {
+            (info, Some(failure)) if failure.retryable && info.missing_points > 0 => Err(
+                JobError::Transient(format!("the elevation source failed: {failure}")),
+            ),
+            (info, _) => Ok(info),
+        }
+    }
+
+    /// The look-up behind both: the report, and the source's failure when it failed.
+    async fn look_up_heights(
+        &self,
+        points: &mut [TrackPoint],
+    ) -> (ElevationInfo, Option<UpstreamError>) {
         let known = |points: &[TrackPoint]| {
             points
                 .iter()
@@ -63,7 +89,7 @@ impl Pipeline {
                     }
                     Err(error) => {
                         tracing::warn!(%error, "elevation lookup failed; climbing stays unknown where heights are missing");
-                        failure = Some(error.to_string());
+                        failure = Some(error);
                         break;
                     }
                 }
@@ -75,7 +101,7 @@ impl Pipeline {
         }
         interpolate_short_gaps(points, SHORT_GAP_M);
         let missing_points = points.len() - known(points);
-        let missing_reason = (missing_points > 0).then(|| match (&source, failure) {
+        let missing_reason = (missing_points > 0).then(|| match (&source, &failure) {
             (_, Some(failure)) => format!(
                 "{missing_points} of {} points have no height: the elevation source failed ({failure}); the climbing of the days they touch is unknown",
                 points.len()
@@ -90,13 +116,14 @@ impl Pipeline {
                 points.len()
             ),
         });
-        ElevationInfo {
+        let info = ElevationInfo {
             sources,
             missing_points,
             points: points.len(),
             missing_reason,
             paced_without_climbing: false,
-        }
+        };
+        (info, failure)
     }
 }
 
