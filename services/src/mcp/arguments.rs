@@ -156,8 +156,11 @@ const DAY_COUNT: Field = field(
         min: DAYS.min as i64,
         max: DAYS.max as i64,
     },
-    "Without dates",
+    "",
 );
+/// The title where tokens are tight (`create_trip`): without length keywords, the domain
+/// refuses an empty or overlong one by name; `etappe_help` and the settings tool give them.
+const TITLE_UNBOUNDED: Field = field("title", Kind::Text { min: 0, max: 0 }, "");
 const fn date(name: &'static str, nullable: bool) -> Field {
     field(name, Kind::Date { nullable }, "")
 }
@@ -166,7 +169,7 @@ const fn date(name: &'static str, nullable: bool) -> Field {
 /// The others are one `update_trip_settings` call away, so `create_trip` does not carry all
 /// eleven in every conversation's `tools/list`.
 pub(super) const CREATE_SETTINGS: [Field; 6] = [
-    TITLE,
+    TITLE_UNBOUNDED,
     date("startDate", false),
     date("endDate", false),
     MAX_DISTANCE,

@@ -313,6 +313,13 @@ answer!(
                 ),
             ),
             req(
+                "days",
+                nullable_doc(
+                    count(1),
+                    "The number of days asked without dates; null when the dates or the daily maximum decide.",
+                ),
+            ),
+            req(
                 "status",
                 doc(trip_status(), "`draft` until the days exist, then `ready`."),
             ),

@@ -45,7 +45,7 @@ async fn wait_for_route(app: &TestApp, token: &str, id: &str, within: Duration) 
 
 async fn create(app: &TestApp, token: &str, url: &str) -> String {
     let created = app
-        .create_trip(token, &json!({"sourceUrl": url, "maxDistancePerDay": 100}))
+        .create_trip(token, &json!({"sourceUrl": url, "maxDistancePerDay": 140}))
         .await;
     assert_eq!(created.status, StatusCode::ACCEPTED, "{}", created.body);
     assert_eq!(created.body["partial"], json!(true));

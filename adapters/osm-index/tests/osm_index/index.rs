@@ -125,15 +125,16 @@ async fn scenario(db: IndexDb) {
     assert_eq!(report.name, "route");
     // 15 tagged nodes the rules read (the bench and the tree are not) + the camp site area.
     assert_eq!(report.points, 16, "{report:?}");
-    // 9 roads along the route + 1 five km east; the building is not a road.
-    assert_eq!(report.ways, 10, "{report:?}");
-    assert_eq!(report.ferries, 1);
+    // 10 roads along the route (the last one broken by the ferry) + 1 five km east; the
+    // building is not a road.
+    assert_eq!(report.ways, 11, "{report:?}");
+    assert_eq!(report.ferries, 2, "the crossing and the one ridden");
     assert_eq!((report.bbox.south, report.bbox.north), (44.95, 45.6));
     let status = index.status().await.expect("status");
     assert_eq!(status.len(), 1);
     assert_eq!(
         (status[0].points, status[0].ways, status[0].ferries),
-        (16, 10, 1)
+        (16, 11, 2)
     );
     assert_eq!(status[0].id, report.dataset_id);
     assert!(status[0].input_bytes > 1000);
@@ -205,7 +206,7 @@ async fn scenario(db: IndexDb) {
     let again = noisy_import(&db, &fixture("route.osm.pbf"))
         .await
         .expect("re-import");
-    assert_eq!((again.points, again.ways, again.ferries), (16, 10, 1));
+    assert_eq!((again.points, again.ways, again.ferries), (16, 11, 2));
     let status = index.status().await.expect("status");
     assert_eq!(status.len(), 1, "{status:?}");
     assert_eq!(status[0].id, again.dataset_id);
@@ -387,10 +388,11 @@ fn check_route_features(found: &RouteFeatures, stages: &[OsmStage<'_>]) {
     assert_eq!(count(FeatureKind::Ford), 1);
     assert_eq!(found.points.len(), 14, "{:#?}", found.points);
 
-    // Road ways near the line, whole; the primary 5 km east is not among them.
+    // Road ways near the line, whole (ten: the last is broken by the ferry); the primary 5 km
+    // east is not among them.
     assert_eq!(
         found.ways.len(),
-        9,
+        10,
         "{:#?}",
         found
             .ways
@@ -417,8 +419,10 @@ fn check_route_features(found: &RouteFeatures, stages: &[OsmStage<'_>]) {
         .find(|w| w.tags.highway == "secondary")
         .expect("secondary");
     assert_eq!(secondary.tags.maxspeed.as_deref(), Some("80"));
-    assert_eq!(found.ferries.len(), 1);
-    assert_eq!(found.ferries[0].name.as_deref(), Some("Bac du Rhône"));
+    // The crossing ferry and the one the route rides from km 52.
+    let mut ferries: Vec<_> = found.ferries.iter().map(|f| f.name.as_deref()).collect();
+    ferries.sort_unstable();
+    assert_eq!(ferries, vec![Some("Bac de l'Isère"), Some("Bac du Rhône")]);
 
     // Clipped to the day's 20 m buffer, the sections have their real lengths.
     let corridor = &corridors(stages, found)[0];
@@ -441,7 +445,14 @@ fn check_route_features(found: &RouteFeatures, stages: &[OsmStage<'_>]) {
         length("track")
     );
     assert!((length("secondary") - 1000.0).abs() < 15.0);
-    assert_eq!(corridor.ferries.len(), 1);
+    // The Rhône ferry crosses the route at right angles: found nearby, never ridden; the
+    // Isère ferry is ridden for its 300 m.
+    assert_eq!(corridor.ferries.len(), 1, "{:?}", corridor.ferries);
+    assert!(
+        (corridor.ferries[0].length_m - 300.0).abs() < 15.0,
+        "{:?}",
+        corridor.ferries
+    );
 }
 
 #[tokio::test]
@@ -534,8 +545,8 @@ async fn search_radii_hold_at_their_edges() {
     };
 
     // The route's own roads lie on the line: 40 m away they are within 45 m, 50 m away not.
-    assert_eq!(along(40.0).await.ways.len(), 9);
-    assert_eq!(along(-40.0).await.ways.len(), 9);
+    assert_eq!(along(40.0).await.ways.len(), 10);
+    assert_eq!(along(-40.0).await.ways.len(), 10);
     assert_eq!(along(50.0).await.ways.len(), 0);
     // Water points lie 50 m east of the route: 2,015 m from a line 1,965 m west, in the
     // 2,025 m corridor; 2,035 m from a line 1,985 m west, outside.

@@ -1037,7 +1037,7 @@ fn settings_and_changes_are_typed_with_the_domains_ranges() {
                 &p["maxDistancePerDay"]["minimum"],
                 &p["maxDistancePerDay"]["maximum"]
             ),
-            (&json!(30), &json!(300))
+            (&json!(10), &json!(300))
         );
     }
     assert_eq!(create["startDate"]["format"], json!("date"));

@@ -113,7 +113,7 @@ async fn a_trip_from_a_gpx_link_gets_its_days_and_alerts_and_progress_is_live() 
     assert_eq!(
         stages.len(),
         3,
-        "300 km at up to 100 km a day: {distances:?}"
+        "300 km climbing 6,000 m (420 km of effort) at up to 140 a day: {distances:?}"
     );
     let total: f64 = stages
         .iter()
@@ -267,7 +267,8 @@ async fn an_uploaded_gpx_takes_the_same_path() {
         )
         .text(
             "settings",
-            json!({"title": "Uploaded", "maxDistancePerDay": 80}).to_string(),
+            // 150 km climbing 3,000 m: 210 km of effort, two days of 105.
+            json!({"title": "Uploaded", "maxDistancePerDay": 105}).to_string(),
         );
     let response = app
         .client
@@ -347,7 +348,7 @@ async fn a_trip_and_its_days_export_as_gpx_and_fit() {
     let id = app
         .create_trip(
             &token,
-            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 100}),
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 140}),
         )
         .await
         .body["id"]
@@ -476,7 +477,7 @@ async fn a_share_link_is_public_until_revoked_and_not_guessable() {
     let id = app
         .create_trip(
             &token,
-            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 100}),
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 140}),
         )
         .await
         .body["id"]

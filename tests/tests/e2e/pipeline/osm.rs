@@ -33,7 +33,7 @@ async fn trip(app: &TestApp, token: &str) -> (String, Value) {
     let created = app
         .create_trip(
             token,
-            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 100,
+            &json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 140,
                     "startDate": start}),
         )
         .await;

@@ -180,7 +180,7 @@ async fn days_outside_the_extract_are_named_and_the_others_analysed() {
         let detail = trip(
             &app,
             &token,
-            json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 100}),
+            json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 140}),
         )
         .await;
         assert_eq!(

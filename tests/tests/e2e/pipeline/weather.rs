@@ -34,7 +34,7 @@ async fn apps(weather_url: Option<String>) -> Vec<TestApp> {
 /// Creates a 300 km trip (three days of 100 km) and waits until the weather is settled.
 async fn trip(app: &TestApp, token: &str, start: Option<String>) -> (String, Value) {
     let fixtures = fixtures::start().await;
-    let mut body = json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 100});
+    let mut body = json!({"sourceUrl": fixtures.url("/route.gpx"), "maxDistancePerDay": 140});
     if let Some(start) = start {
         body["startDate"] = json!(start);
     }
