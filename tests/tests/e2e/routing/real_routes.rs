@@ -667,9 +667,8 @@ async fn the_found_list_has_one_entry_per_place(app: TestApp) {
                 );
                 // A place passed twice (a loop coming back) is listed at each pass, a
                 // kilometre of route apart at least; never twice at one pass.
-                let same_pass = (a["km"].as_f64().unwrap_or(0.0) - b["km"].as_f64().unwrap_or(0.0))
-                    .abs()
-                    < 1.0;
+                let same_pass =
+                    (a["km"].as_f64().unwrap_or(0.0) - b["km"].as_f64().unwrap_or(0.0)).abs() < 1.0;
                 assert!(
                     !(same_kind && same_name && apart <= 50.0 && same_pass),
                     "listed twice at one pass: {a} and {b} ({apart:.0} m apart)"
