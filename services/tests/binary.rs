@@ -314,13 +314,13 @@ fn osm_import_and_status_report_what_is_loaded_and_refuse_broken_files() {
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("imported \"route\": 16 points, 10 road ways, 1 ferry lines"),
+        stdout.contains("imported \"route\": 16 points, 11 road ways, 2 ferry lines"),
         "{stdout}"
     );
     assert!(String::from_utf8_lossy(&output.stderr).contains("pass 3/3"));
     let status = run(&dir, &["osm", "status"]);
     assert!(
-        status.starts_with("route: 16 points, 10 road ways, 1 ferry lines"),
+        status.starts_with("route: 16 points, 11 road ways, 2 ferry lines"),
         "{status}"
     );
     let json: serde_json::Value =

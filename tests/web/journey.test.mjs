@@ -241,8 +241,8 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     const d1 = await openDay(page, 1);
     await d1.locator('ul.found').waitFor({ timeout: 20000 });
     const along = await d1.locator('ul.found').textContent();
-    assert.match(along, /Water: km 0\.5 \(Fontaine\)/, along);
-    assert.match(along, /Food: km 10 \(Boulangerie\)/, along);
+    assert.match(along, /Water: km 0\.5 \(Fontaine, \d+ m off\)/, along);
+    assert.match(along, /Food: km 10 \(Boulangerie, \d+ m off\)/, along);
     assert.equal(await d1.locator('li.alert:has-text("museum") button').count(), 1, 'the suggested museum can be added as a detour');
     // A day reads like a day: its figures, its files, its profile.
     const facts = await d1.locator('.facts').textContent();

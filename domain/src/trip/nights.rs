@@ -63,9 +63,11 @@ pub struct NightRules {
 }
 
 impl NightRules {
-    /// The cap a day is held to, km: none (infinite) when dates force longer days.
+    /// The cap a day is held to, km: none (infinite) when dates force longer days, or when
+    /// the cap is not a positive number.
     pub fn effective_cap_km(&self) -> f64 {
-        if self.over_cap_allowed || !(self.cap_km > 0.0) {
+        let positive = self.cap_km.is_finite() && self.cap_km > 0.0;
+        if self.over_cap_allowed || !positive {
             f64::INFINITY
         } else {
             self.cap_km
@@ -256,11 +258,14 @@ impl Search {
             over_cap_allowed: true,
             ..*rules
         };
-        let capped = self.fitting_beds(beds, &uncapped).into_iter().min_by(|&a, &b| {
-            (beds[a].along_m - self.target_m)
-                .abs()
-                .total_cmp(&(beds[b].along_m - self.target_m).abs())
-        });
+        let capped = self
+            .fitting_beds(beds, &uncapped)
+            .into_iter()
+            .min_by(|&a, &b| {
+                (beds[a].along_m - self.target_m)
+                    .abs()
+                    .total_cmp(&(beds[b].along_m - self.target_m).abs())
+            });
         Night::NoBed {
             before,
             after,
@@ -511,7 +516,9 @@ impl DayTerms<'_> {
             .iter()
             .enumerate()
             .filter(|(i, _)| !self.index.contains(i))
-            .filter(|(_, b)| b.along_m >= low && b.along_m <= high && b.off_route_m <= MAX_OFF_ROUTE_M)
+            .filter(|(_, b)| {
+                b.along_m >= low && b.along_m <= high && b.off_route_m <= MAX_OFF_ROUTE_M
+            })
             .map(|(_, b)| {
                 let a = &b.accommodation;
                 (
@@ -698,16 +705,30 @@ mod tests {
         let camping = [AccommodationType::CampSite];
         // Two 80 km days under the 80 km cap: the window runs to 92 km; a camp site at
         // 86 km is in it, but the day to it is over the cap.
-        let why = why_of(&[on_route("camp_site", "Seeblick", 86.0)], &camping, &[80.0, 80.0]);
+        let why = why_of(
+            &[on_route("camp_site", "Seeblick", 86.0)],
+            &camping,
+            &[80.0, 80.0],
+        );
         assert!(why.contains("over your daily maximum of 80 km"), "{why}");
         assert!(why.contains("Seeblick"), "{why}");
         // A hotel in the window, while the rider sleeps only at camp sites: the types.
         let why = why_of(&[on_route("hotel", "Post", 60.0)], &camping, &[60.0, 60.0]);
-        assert!(why.contains("1 place of other types lies there (Post (hotel) at km 60)"), "{why}");
+        assert!(
+            why.contains("1 place of other types lies there (Post (hotel) at km 60)"),
+            "{why}"
+        );
         assert!(why.contains("enable hotel"), "{why}");
         // Nothing in the window: the window.
-        let why = why_of(&[on_route("camp_site", "Far", 20.0)], &camping, &[60.0, 60.0]);
-        assert!(why.contains("No place to sleep of your types within ±15 %"), "{why}");
+        let why = why_of(
+            &[on_route("camp_site", "Far", 20.0)],
+            &camping,
+            &[60.0, 60.0],
+        );
+        assert!(
+            why.contains("No place to sleep of your types within ±15 %"),
+            "{why}"
+        );
         assert!(why.contains("Far (camp site) at km 20 (before)"), "{why}");
     }
 
@@ -753,5 +774,54 @@ mod tests {
             &[],
         );
         assert!(matches!(nights[0].night, Night::NoBed { .. }));
+    }
+
+    /// A feasible night always lands at a bed: over random plans and beds, whenever a bed
+    /// lies in the first night's window, near enough the route and within the cap (the way
+    /// off included), the night is at a bed; and a night at a bed is at one that fits.
+    #[test]
+    fn a_feasible_night_always_lands_at_a_bed() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut unit = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..500 {
+            let lengths: Vec<f64> = (0..2 + (unit() * 3.0) as usize)
+                .map(|_| 20.0 + unit() * 70.0)
+                .collect();
+            let total_m: f64 = lengths.iter().sum::<f64>() * 1000.0;
+            let beds: Vec<Bed> = (0..(unit() * 8.0) as usize)
+                .map(|i| Bed {
+                    along_m: unit() * total_m,
+                    off_route_m: unit() * 2_500.0,
+                    rank: i % 3,
+                    price: None,
+                })
+                .collect();
+            let nights = place_nights(total_m, &lengths, &beds, &RULES, &[]);
+            let length_m = (lengths[0] * 1000.0).min(RULES.cap_km * 1000.0);
+            let low = (length_m * (1.0 - TOLERANCE)).max(MIN_DAY_KM * 1000.0);
+            let high = (length_m * (1.0 + TOLERANCE)).min(total_m);
+            let fits = |b: &Bed| {
+                b.along_m >= low
+                    && b.along_m <= high
+                    && b.along_m < total_m
+                    && b.off_route_m <= MAX_OFF_ROUTE_M
+                    && b.along_m + b.off_route_m <= RULES.cap_km * 1000.0
+            };
+            match nights[0].night {
+                Night::AtBed { bed, .. } => {
+                    assert!(fits(&beds[bed]), "{lengths:?} {beds:?} {:?}", nights[0]);
+                }
+                _ => assert!(
+                    !beds.iter().any(fits),
+                    "a bed fits but the night is not at one: {lengths:?} {beds:?} {:?}",
+                    nights[0]
+                ),
+            }
+        }
     }
 }

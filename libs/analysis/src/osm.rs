@@ -23,12 +23,12 @@
 
 mod distribute;
 mod found;
-pub mod reach;
 mod geom;
 pub mod matching;
 mod model;
 mod places;
 mod plan;
+pub mod reach;
 pub mod rules;
 
 #[cfg(test)]
@@ -41,11 +41,11 @@ pub use model::{
     FerryLine, FerryRide, FoodKind, HealthKind, OsmStage, WaySection,
 };
 pub use places::{SAME_PLACE_M, distinct_places};
-pub use reach::{PASS_APART_M, Reach};
 pub use plan::{
-    ON_WAY_M, PlaceClass, PlaceSearch, RawWay, RouteFeatures, SearchPlan, THINNING_TOLERANCE_M, WAY_BUFFER_M,
-    corridors, thin,
+    ON_WAY_M, PlaceClass, PlaceSearch, RawWay, RouteFeatures, SearchPlan, THINNING_TOLERANCE_M,
+    WAY_BUFFER_M, corridors, thin,
 };
+pub use reach::{PASS_APART_M, Reach};
 
 use crate::catalogue::*;
 use crate::model::Alert;

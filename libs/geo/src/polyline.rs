@@ -361,7 +361,12 @@ mod tests {
     #[test]
     fn an_out_and_back_passes_a_place_twice() {
         let mut out = north(10_000.0, 100.0);
-        let back: Vec<_> = out.iter().rev().skip(1).map(|p| (p.0, p.1 + 0.0005)).collect();
+        let back: Vec<_> = out
+            .iter()
+            .rev()
+            .skip(1)
+            .map(|p| (p.0, p.1 + 0.0005))
+            .collect();
         out.extend(back);
         let line = Polyline::measured(out);
         let passes = line.passes(at(2_000.0, 20.0), 300.0, 1_000.0);
@@ -386,7 +391,12 @@ mod tests {
     #[test]
     fn a_jump_not_ridden_is_no_part_of_the_line() {
         // Two ridden pieces, the second 5 km east; the jump between adds no distance.
-        let points = vec![at(0.0, 0.0), at(1_000.0, 0.0), at(1_000.0, 5_000.0), at(0.0, 5_000.0)];
+        let points = vec![
+            at(0.0, 0.0),
+            at(1_000.0, 0.0),
+            at(1_000.0, 5_000.0),
+            at(0.0, 5_000.0),
+        ];
         let line = Polyline::new(points, vec![0.0, 1_000.0, 1_000.0, 2_000.0]);
         // Halfway along the jump: the nearest ridden points are its ends, 2.5 km away.
         let pass = line.nearest(at(1_000.0, 2_500.0)).expect("a foot");
@@ -412,7 +422,10 @@ mod tests {
                 .map(|w| flat_point_segment(p, w[0], w[1], cos).0)
                 .fold(f64::INFINITY, f64::min);
             let found = line.nearest(p).expect("a foot");
-            assert!((found.off_m - brute).abs() < 0.5 + brute * 0.002, "{k}: {found:?} vs {brute}");
+            assert!(
+                (found.off_m - brute).abs() < 0.5 + brute * 0.002,
+                "{k}: {found:?} vs {brute}"
+            );
         }
     }
 
@@ -423,6 +436,10 @@ mod tests {
         let line = Polyline::measured(north(1_000.0, 100.0));
         assert!(line.nearest((f64::NAN, 9.0)).is_none());
         assert!(line.passes((47.0, f64::INFINITY), 100.0, 10.0).is_empty());
-        assert!(Polyline::measured(Vec::new()).nearest(at(0.0, 0.0)).is_none());
+        assert!(
+            Polyline::measured(Vec::new())
+                .nearest(at(0.0, 0.0))
+                .is_none()
+        );
     }
 }

@@ -337,7 +337,8 @@ fn waypoints_of(
         })
         .collect();
     // What the analysis found along each day travels too, so the device shows the water,
-    // food, shops and stations on the road ("Water 34.5: Fontaine"; in FIT the name first).
+    // food, shops and stations on the road ("Water (day 2 km 34.5, 120 m off): Fontaine";
+    // in FIT the name first).
     for stage in stages {
         for found in stage.found.iter().flatten() {
             let (kind, what) = match found.category.as_str() {
@@ -351,12 +352,17 @@ fn waypoints_of(
                 .name
                 .as_deref()
                 .map(etappe_domain::text::strip_controls);
+            // Where the rider leaves the route for it, and how far off it lies.
+            let place = format!(
+                "day {} km {}, {} m off",
+                stage.day_number,
+                found.km,
+                found.off_route_m.round()
+            );
             let name = match format {
                 ExportFormat::Gpx => match &named {
-                    Some(n) => {
-                        format!("{what} (day {} km {}): {n}", stage.day_number, found.km)
-                    }
-                    None => format!("{what} (day {} km {})", stage.day_number, found.km),
+                    Some(n) => format!("{what} ({place}): {n}"),
+                    None => format!("{what} ({place})"),
                 },
                 ExportFormat::Fit => {
                     etappe_export::course_point_name(named.as_deref().unwrap_or(what), "")

@@ -167,7 +167,7 @@ const fn date(name: &'static str, nullable: bool) -> Field {
 
 /// The settings an agent gives when it creates a trip: what most trips are planned with.
 /// The others are one `update_trip_settings` call away, so `create_trip` does not carry all
-/// eleven in every conversation's `tools/list`.
+/// twelve in every conversation's `tools/list`.
 pub(super) const CREATE_SETTINGS: [Field; 6] = [
     TITLE_UNBOUNDED,
     date("startDate", false),
@@ -179,7 +179,7 @@ pub(super) const CREATE_SETTINGS: [Field; 6] = [
 
 /// Every setting, as `update_trip_settings` takes them (it asks to confirm only the changes
 /// that re-cut the days: the domain's `Invalidation::repace`). Published by name in
-/// `tools/list` ([`Kind::Named`]): eleven typed settings with their ranges would take about
+/// `tools/list` ([`Kind::Named`]): twelve typed settings with their ranges would take about
 /// 245 of the tool's 260 tokens; `etappe_help` types each one, with its range and default.
 pub(super) const ALL_SETTINGS: [Field; 12] = [
     TITLE,

@@ -152,7 +152,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "create_trip",
         title: "Create a trip",
-        description: "Trip from a route link or places; returns at once.",
+        description: "Trip from a route link or places.",
         read_only: false,
         destructive: false,
         idempotent: true,

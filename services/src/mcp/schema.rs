@@ -47,7 +47,7 @@ pub enum Kind {
     /// The same object, published by name only: `tools/list` names the fields (with the
     /// accepted values where they are words) and `etappe_help` gives each its full schema.
     /// For the one object too large to type in every conversation (`update_trip_settings`'
-    /// eleven settings); the handler refuses a bad value by name and range all the same.
+    /// twelve settings); the handler refuses a bad value by name and range all the same.
     Named(&'static [Field]),
 }
 

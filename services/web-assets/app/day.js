@@ -25,7 +25,8 @@ function alertList(alerts, detour) {
   }));
 }
 
-/// What the day passes, one line per kind of stop: "Water: km 0.5, 34 · Food: km 10 (bakery)…".
+/// What the day passes, one line per kind of stop: "Water: km 0.5 (Fontaine, 20 m off), km 34
+/// (120 m off) · Food: km 10 (bakery, 40 m off)…".
 /// Names are OpenStreetMap data, shown as text.
 function foundList(found) {
   if (!found) return h('p', { class: 'found muted' }, T.foundUnknown);
@@ -33,7 +34,13 @@ function foundList(found) {
   const rows = Object.keys(T.found).map((category) => {
     const items = found.filter((f) => f.category === category);
     if (!items.length) return null;
-    const shown = items.slice(0, 8).map((f) => `km ${f.km}${f.name ? ` (${f.name})` : category === 'resupply' ? ` (${f.kind.replace('_', ' ')})` : ''}`);
+    // Where the rider leaves the route for it, what it is and how far off it lies.
+    const shown = items.slice(0, 8).map((f) => {
+      const what = f.name || (category === 'resupply' ? f.kind.replace('_', ' ') : null);
+      const off = f.offRouteM != null ? T.offRouteShort(f.offRouteM) : null;
+      const bits = [what, off].filter(Boolean).join(', ');
+      return `km ${f.km}${bits ? ` (${bits})` : ''}`;
+    });
     if (items.length > 8) shown.push(T.more(items.length - 8));
     return h('li', {}, h('strong', {}, T.found[category] + ': '), shown.join(', '));
   });

@@ -248,6 +248,7 @@ export const T = {
   unknown: 'unknown',
   fromEnd: (m) => (m < 1000 ? `${Math.round(m)} m from the day's end` : `${(m / 1000).toFixed(1)} km from the day's end`),
   offRoute: (m) => `${Math.round(m)} m off the route`,
+  offRouteShort: (m) => `${Math.round(m)} m off`,
   fromPrice: (eur) => `from about ${Math.round(eur)} €`,
   moveTo: 'Move this day to position',
   fileNotKept: 'This file was not kept for offline use: open it once online.',

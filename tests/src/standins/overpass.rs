@@ -6,7 +6,8 @@
 //!   a long day has a water gap), a bakery open every day 06:00–20:00 at km 10, a
 //!   `highway=primary` without cycle lane from km 20 to km 21 on the route, a gravel
 //!   `highway=track` from km 30 to km 31, a museum 100 m off the route at km 40 and a ford on
-//!   the route at km 50 (each only when the chunk is that long);
+//!   the route at km 50, on an unclassified road from km 49.8 to 50.2 (each only when the
+//!   chunk is that long);
 //! - a place query gets one feature per `around:R,lat,lon`: a railway station 1 km north
 //!   of the point for a station search, a pharmacy 2 km north for a health search, and for a
 //!   search of places to sleep the hotel "Hôtel du Relais" 200 m north (the accommodation
@@ -147,6 +148,14 @@ fn corridor(line: &[(f64, f64)]) -> Vec<Value> {
     add(50.0, &|id| {
         let (lat, lon) = at(line, 50.0);
         node(id, lat, lon, json!({"ford": "yes"}))
+    });
+    // The way the ford is a node of: a ford counts for a day only on a way it rides.
+    add(50.2, &|id| {
+        way(
+            id,
+            &stretch(line, 49.8, 50.2),
+            json!({"highway": "unclassified", "surface": "asphalt"}),
+        )
     });
     out
 }

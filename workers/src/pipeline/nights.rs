@@ -12,14 +12,14 @@
 
 use std::collections::HashSet;
 
+use etappe_analysis::osm::PASS_APART_M;
 use etappe_domain::trip::nights::{
     BedOnRoute, MAX_OFF_ROUTE_M, NightNote, NightRules, PlacedNight, night_outcome, pacer_beds,
     place_nights,
 };
-use etappe_analysis::osm::PASS_APART_M;
 use etappe_domain::trip::settings::{AccommodationType, TripSettings};
-use etappe_geo::Polyline;
 use etappe_domain::trip::stage::Accommodation;
+use etappe_geo::Polyline;
 use etappe_route::geometry::cumulative_distances;
 use etappe_route::pieces::JoinedRoute;
 use etappe_upstream::BedSearch;
@@ -288,8 +288,16 @@ mod tests {
         let beds = beds_at_every_pass(&route, &cumulative, &[hotel_at(45.045, 6.00127)]);
         assert_eq!(beds.len(), 2, "{beds:?}");
         let total = cumulative.last().copied().unwrap_or_default();
-        assert!((beds[0].along_m - 5_004.0).abs() < 50.0, "{}", beds[0].along_m);
-        assert!((beds[1].along_m - (total - 5_004.0)).abs() < 50.0, "{}", beds[1].along_m);
+        assert!(
+            (beds[0].along_m - 5_004.0).abs() < 50.0,
+            "{}",
+            beds[0].along_m
+        );
+        assert!(
+            (beds[1].along_m - (total - 5_004.0)).abs() < 50.0,
+            "{}",
+            beds[1].along_m
+        );
         for bed in &beds {
             assert!((bed.off_route_m - 100.0).abs() < 5.0, "{}", bed.off_route_m);
         }

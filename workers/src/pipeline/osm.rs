@@ -10,8 +10,8 @@
 //! gets no OpenStreetMap alert and no "found" list: absent means "never ran", never "none".
 
 use etappe_analysis::osm::{
-    Reach,
-    Found, FoundCategory, OsmSettings, OsmStage, SearchPlan, analyse_osm, corridors, found_along,
+    Found, FoundCategory, OsmSettings, OsmStage, Reach, SearchPlan, analyse_osm, corridors,
+    found_along,
     rules::{nearest_charger_action, road_mix},
 };
 use etappe_analysis::{EBIKE_RANGE_EXCEEDED, StageInput};

@@ -48,9 +48,11 @@ fn listed(f: &Feature, reach: &Reach) -> Option<(FoundCategory, &'static str, f6
             (FoundCategory::Resupply, food.as_str(), reach.food_m)
         }
         FeatureKind::DrinkingWater => (FoundCategory::Water, "drinking_water", reach.water_m),
-        FeatureKind::BikeShop { repair: true } => {
-            (FoundCategory::BikeShop, "bike_shop_repair", reach.bike_shop_m)
-        }
+        FeatureKind::BikeShop { repair: true } => (
+            FoundCategory::BikeShop,
+            "bike_shop_repair",
+            reach.bike_shop_m,
+        ),
         FeatureKind::BikeShop { repair: false } => {
             (FoundCategory::BikeShop, "bike_shop", reach.bike_shop_m)
         }
@@ -90,7 +92,10 @@ pub fn found_along(stage: &OsmStage<'_>, corridor: &Corridor, reach: &Reach) -> 
                 })
         })
         .collect();
-    out.sort_by(|a, b| a.km.total_cmp(&b.km).then(a.off_route_m.total_cmp(&b.off_route_m)));
+    out.sort_by(|a, b| {
+        a.km.total_cmp(&b.km)
+            .then(a.off_route_m.total_cmp(&b.off_route_m))
+    });
     out
 }
 

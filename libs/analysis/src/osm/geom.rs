@@ -4,9 +4,9 @@
 //! A flat (equirectangular) projection around each segment is plenty for the 25 m – 15 km
 //! radii of the rules: its error at these scales is centimetres, far below OSM's precision.
 
+pub(crate) use etappe_geo::Polyline;
 pub(crate) use etappe_geo::polyline::METRES_PER_DEGREE;
 use etappe_geo::polyline::flat_point_segment;
-pub(crate) use etappe_geo::Polyline;
 
 use crate::geo::haversine_m;
 use crate::model::StagePoint;

@@ -129,15 +129,17 @@ fn pieces(day: &[StagePoint], frame: &Frame) -> Vec<Piece> {
     for w in day.windows(2) {
         let (a, b) = (&w[0], &w[1]);
         let ridden = b.distance_m - a.distance_m;
-        if !(ridden > 0.0 && ridden.is_finite())
-            || ![a.lat, a.lon, b.lat, b.lon].iter().all(|v| v.is_finite())
-        {
+        let usable = ridden > 0.0
+            && ridden.is_finite()
+            && [a.lat, a.lon, b.lat, b.lon].iter().all(|v| v.is_finite());
+        if !usable {
             continue;
         }
         let (pa, pb) = (frame.xy((a.lat, a.lon)), frame.xy((b.lat, b.lon)));
         let (dx, dy) = (pb.0 - pa.0, pb.1 - pa.1);
         let flat = (dx * dx + dy * dy).sqrt();
-        if !(flat > 0.0) {
+        // NaN and zero lengths alike: a piece without a direction cannot be matched.
+        if flat.is_nan() || flat <= 0.0 {
             continue;
         }
         let dir = (dx / flat, dy / flat);
@@ -158,9 +160,12 @@ fn pieces(day: &[StagePoint], frame: &Frame) -> Vec<Piece> {
     out
 }
 
+/// One segment of a candidate line: the line's index and its two ends (projected).
+type Segment = (usize, (f64, f64), (f64, f64));
+
 /// The lines' segments near the day, by grid cell.
 struct Grid {
-    cells: std::collections::HashMap<(i64, i64), Vec<(usize, (f64, f64), (f64, f64))>>,
+    cells: std::collections::HashMap<(i64, i64), Vec<Segment>>,
 }
 
 impl Grid {
@@ -189,19 +194,17 @@ impl Grid {
                 let (a, b) = (s[0], s[1]);
                 let (x0, x1) = (a.0.min(b.0), a.0.max(b.0));
                 let (y0, y1) = (a.1.min(b.1), a.1.max(b.1));
-                if x1 < west - margin || x0 > east + margin || y1 < south - margin || y0 > north + margin {
+                if x1 < west - margin
+                    || x0 > east + margin
+                    || y1 < south - margin
+                    || y0 > north + margin
+                {
                     continue;
                 }
                 // Clamp to the day's box: a ferry segment of 30 km only needs the cells
                 // near the day.
-                let (cx0, cx1) = (
-                    cell(x0.max(west - margin)),
-                    cell(x1.min(east + margin)),
-                );
-                let (cy0, cy1) = (
-                    cell(y0.max(south - margin)),
-                    cell(y1.min(north + margin)),
-                );
+                let (cx0, cx1) = (cell(x0.max(west - margin)), cell(x1.min(east + margin)));
+                let (cy0, cy1) = (cell(y0.max(south - margin)), cell(y1.min(north + margin)));
                 for cx in cx0..=cx1 {
                     for cy in cy0..=cy1 {
                         // Only cells the segment comes near (a diagonal's box holds many
@@ -389,13 +392,23 @@ mod tests {
             for k in 0..n {
                 let t = k as f64 / n as f64;
                 let (lat, lon) = at(a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
-                out.push(StagePoint { lat, lon, ele: None, distance_m: along + length * t });
+                out.push(StagePoint {
+                    lat,
+                    lon,
+                    ele: None,
+                    distance_m: along + length * t,
+                });
             }
             along += length;
         }
         let last = corners[corners.len() - 1];
         let (lat, lon) = at(last.0, last.1);
-        out.push(StagePoint { lat, lon, ele: None, distance_m: along });
+        out.push(StagePoint {
+            lat,
+            lon,
+            ele: None,
+            distance_m: along,
+        });
         out
     }
 
@@ -404,7 +417,10 @@ mod tests {
     }
 
     fn ridden_on(runs: &[Run], line: usize) -> f64 {
-        runs.iter().filter(|r| r.line == line).map(|r| r.length_m).sum()
+        runs.iter()
+            .filter(|r| r.line == line)
+            .map(|r| r.length_m)
+            .sum()
     }
 
     #[test]
@@ -472,7 +488,12 @@ mod tests {
         assert!(ride(&[], &[]).is_empty());
         let day = day(&[(0.0, 0.0), (100.0, 0.0)]);
         assert!(ride(&day, &[]).is_empty());
-        let nan = [StagePoint { lat: f64::NAN, lon: 9.0, ele: None, distance_m: 0.0 }];
+        let nan = [StagePoint {
+            lat: f64::NAN,
+            lon: 9.0,
+            ele: None,
+            distance_m: 0.0,
+        }];
         assert!(ride(&nan, &[&way(&[(0.0, 0.0), (1.0, 0.0)])]).is_empty());
     }
 }

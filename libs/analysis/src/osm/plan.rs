@@ -168,8 +168,8 @@ pub fn corridors(stages: &[OsmStage<'_>], found: &RouteFeatures) -> Vec<Corridor
         if stage.is_rest_day || stage.points.len() < 2 {
             continue;
         }
-        let bbox = Bounds::of(stage.points.iter().map(|p| (p.lat, p.lon)))
-            .grown(matching::MATCH_RADIUS_M);
+        let bbox =
+            Bounds::of(stage.points.iter().map(|p| (p.lat, p.lon))).grown(matching::MATCH_RADIUS_M);
         let near = |points: &[(f64, f64)]| bbox.overlaps(&Bounds::of(points.iter().copied()));
         let roads: Vec<&RawWay> = found.ways.iter().filter(|w| near(&w.points)).collect();
         let ferries: Vec<&FerryLine> = found.ferries.iter().filter(|f| near(&f.points)).collect();

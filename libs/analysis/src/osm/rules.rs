@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::found::passes_of;
 use super::geom::{at_km, line_of, midpoint};
-use super::reach::Reach;
 use super::model::{Corridor, Feature, FeatureKind, OsmStage, WaySection};
 use super::places::distinct_places;
+use super::reach::Reach;
 use crate::catalogue::*;
 use crate::format::{int_sep, one_decimal, round1};
 use crate::geo::haversine_m;
@@ -220,7 +220,8 @@ pub fn surface_rough(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert>
         return None;
     }
     // (kind, from, length, end, centroid·length sums)
-    let mut stretches: Vec<(Surface, f64, f64, f64, (f64, f64))> = Vec::new();
+    type Stretch = (Surface, f64, f64, f64, (f64, f64));
+    let mut stretches: Vec<Stretch> = Vec::new();
     for way in corridor
         .ways
         .iter()
@@ -237,7 +238,13 @@ pub fn surface_rough(stage: &OsmStage<'_>, corridor: &Corridor) -> Option<Alert>
                 last.3 = way.from_m + way.length_m;
                 last.4 = (last.4.0 + weighted.0, last.4.1 + weighted.1);
             }
-            _ => stretches.push((kind, way.from_m, way.length_m, way.from_m + way.length_m, weighted)),
+            _ => stretches.push((
+                kind,
+                way.from_m,
+                way.length_m,
+                way.from_m + way.length_m,
+                weighted,
+            )),
         }
     }
     let count = stretches.len();
@@ -862,7 +869,8 @@ pub fn ferry_crossing(stage: &OsmStage<'_>, corridor: &Corridor) -> Vec<Alert> {
     let mut out: Vec<Alert> = Vec::new();
     let mut names: Vec<&str> = Vec::new();
     for ferry in &corridor.ferries {
-        if !(ferry.length_m >= FERRY_RIDDEN_M) {
+        // NaN fails the comparison too: an unmeasured ride is not a ferry taken.
+        if ferry.length_m.is_nan() || ferry.length_m < FERRY_RIDDEN_M {
             continue;
         }
         if let Some(name) = ferry.name.as_deref() {

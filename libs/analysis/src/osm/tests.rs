@@ -158,7 +158,11 @@ fn surface_rough_sums_sections_from_500_m() {
     assert!(
         surface_rough(
             &s,
-            &ways(vec![way("residential", 501.0, &[("surface", "paving_stones")])])
+            &ways(vec![way(
+                "residential",
+                501.0,
+                &[("surface", "paving_stones")]
+            )])
         )
         .is_none()
     );
@@ -171,7 +175,11 @@ fn surface_rough_sums_sections_from_500_m() {
     assert!(
         surface_rough(
             &s,
-            &ways(vec![way("residential", 501.0, &[("surface", "something_new")])])
+            &ways(vec![way(
+                "residential",
+                501.0,
+                &[("surface", "something_new")]
+            )])
         )
         .is_none()
     );
@@ -457,7 +465,8 @@ fn water_gaps_over_30_km() {
     assert_eq!(a.parameters["gaps"][0]["toKm"], 31.0);
     // Between two.
     assert!(water_point_gap(&s, &water_at(&[10.0, 39.0, 55.0]), &Reach::default()).is_none());
-    let a = water_point_gap(&s, &water_at(&[10.0, 41.0, 55.0]), &Reach::default()).expect("present");
+    let a =
+        water_point_gap(&s, &water_at(&[10.0, 41.0, 55.0]), &Reach::default()).expect("present");
     assert_eq!(a.parameters["gaps"][0]["lengthKm"], 31.0);
     // Last → end.
     let l58 = line(58.0);
@@ -651,7 +660,10 @@ fn a_ferry_alert_only_for_a_ferry_ridden() {
     // Two crossings of one named line give one alert.
     let out = ferry_crossing(
         &s,
-        &rides(vec![ride(Some("Bac"), 5.0, 300.0), ride(Some("Bac"), 12.0, 300.0)]),
+        &rides(vec![
+            ride(Some("Bac"), 5.0, 300.0),
+            ride(Some("Bac"), 12.0, 300.0),
+        ]),
     );
     assert_eq!(out.len(), 1);
 }
@@ -1084,7 +1096,10 @@ fn distribute_gives_each_day_what_is_within_reach() {
     assert_eq!(counts, vec![2, 2, 1]);
     assert_eq!(out[0].points[0], found[0]);
     assert_eq!(out[1].points[0], found[1]);
-    assert!(out.iter().all(|c| c.ways.is_empty() && c.ferries.is_empty()));
+    assert!(
+        out.iter()
+            .all(|c| c.ways.is_empty() && c.ferries.is_empty())
+    );
     // The From conversion keeps what the rules read.
     let input = crate::StageInput {
         day_number: 4,
@@ -1260,7 +1275,10 @@ fn a_ford_counts_only_on_a_way_ridden() {
     let corridor = corridors(std::slice::from_ref(&day), &found).remove(0);
     let fords = rules::ford_crossing_dry(&day, &corridor);
     assert_eq!(fords.len(), 1, "{fords:?}");
-    assert_eq!((fords[0].lat, fords[0].lon), (Some(at(2.0, 0.0).0), Some(at(2.0, 0.0).1)));
+    assert_eq!(
+        (fords[0].lat, fords[0].lon),
+        (Some(at(2.0, 0.0).0), Some(at(2.0, 0.0).1))
+    );
 }
 
 #[test]
@@ -1404,7 +1422,10 @@ fn two_differently_named_bakeries_next_door_are_two_places() {
         place(BAKERY, 12.0, 130.0, Some("Chez Marie")),
     ];
     assert_eq!(distinct_places(&two, &l).len(), 2);
-    assert_eq!(found_along(&stage(&l), &points(two), &Reach::default()).len(), 2);
+    assert_eq!(
+        found_along(&stage(&l), &points(two), &Reach::default()).len(),
+        2
+    );
 }
 
 #[test]

@@ -34,7 +34,7 @@ async fn a_trip_from_a_gpx_link_gets_its_days_and_alerts_and_progress_is_live() 
     let token = app.user().await;
     let start = (chrono::Utc::now().date_naive() + chrono::Days::new(30)).to_string();
     let created = app
-        .create_trip(&token, &json!({"sourceUrl": fixtures.url("/route.gpx"), "startDate": start, "maxDistancePerDay": 100}))
+        .create_trip(&token, &json!({"sourceUrl": fixtures.url("/route.gpx"), "startDate": start, "maxDistancePerDay": 140}))
         .await;
     assert_eq!(created.status, StatusCode::ACCEPTED);
     assert_eq!(
@@ -192,7 +192,8 @@ async fn a_trip_from_a_gpx_link_gets_its_days_and_alerts_and_progress_is_live() 
     );
     let recut = wait_for_days(&app, &token, &id).await;
     let new_stages = recut["stages"].as_array().expect("stages");
-    assert_eq!(new_stages.len(), 5);
+    // 420 km of effort at 60 a day.
+    assert_eq!(new_stages.len(), 7);
     assert!(
         new_stages.iter().all(|s| !ids.contains(&s["stageId"])),
         "a re-pacing mints new stage ids"
@@ -267,8 +268,8 @@ async fn an_uploaded_gpx_takes_the_same_path() {
         )
         .text(
             "settings",
-            // 150 km climbing 3,000 m: 210 km of effort, two days of 105.
-            json!({"title": "Uploaded", "maxDistancePerDay": 105}).to_string(),
+            // 150 km climbing 3,200 m (7.5 hills of 400 m): 214 km of effort, two days at up to 110.
+            json!({"title": "Uploaded", "maxDistancePerDay": 110}).to_string(),
         );
     let response = app
         .client

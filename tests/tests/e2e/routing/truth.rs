@@ -757,9 +757,14 @@ async fn the_road_analysis_agrees_with_valhallas_map_matching(app: TestApp, engi
                 );
             }
             let (whole, structured) = get_stage_tokens(&app, &token, id, stage).await;
+            // The whole day as REST serves it is what get_stage answered before it was bounded.
+            let unbounded = tiktoken_rs::o200k_base()
+                .expect("o200k")
+                .encode_ordinary(&day.to_string())
+                .len();
             eprintln!(
                 "    get_stage: {structured} tokens of structured content ({whole} for the whole \
-                 result), {} places found along",
+                 result; the unbounded day is {unbounded}), {} places found along",
                 day["found"].as_array().map_or(0, Vec::len)
             );
             densest = densest.max(structured);
