@@ -126,10 +126,22 @@ impl Trip {
         }
     }
 
-    /// True while the days are still to come: they do not exist yet and the route has not
-    /// failed. A failed route is an answer too, so an agent's poll ends on it.
+    /// True while any work of the current version is still to come: the days do not exist
+    /// yet, or a computation (analysis, places to sleep, weather…) waits or runs. An agent
+    /// that stops polling at `partial: false` reads a finished trip: alerts, found places
+    /// and nights in. A failed route is an answer too, so an agent's poll ends on it; a
+    /// failed or superseded computation has ended (its reason is in `unavailable`).
     pub fn is_partial(&self) -> bool {
-        !self.has_days() && self.status(Category::Route) != ComputationStatus::Failed
+        if self.route_failed() {
+            return false;
+        }
+        !self.has_days()
+            || Category::ALL.into_iter().any(|c| {
+                matches!(
+                    self.status(c),
+                    ComputationStatus::Pending | ComputationStatus::Running
+                )
+            })
     }
 
     /// Whether the days exist (what work on the days needs).

@@ -333,6 +333,7 @@ impl TestApp {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let detail = self.detail(token, id).await;
+            assert_partial_is_honest(&detail.body);
             if done(&detail.body) {
                 return detail.body;
             }
@@ -591,4 +592,33 @@ macro_rules! on_both_backends {
             )*
         }
     };
+}
+
+/// What `partial` promises an agent, checked on every poll of every test: once it is false,
+/// no computation of the version waits or runs (the days, their alerts, found places and
+/// nights are all in); while it is true, the answer says when to read again.
+pub fn assert_partial_is_honest(detail: &Value) {
+    let Some(partial) = detail["partial"].as_bool() else {
+        return;
+    };
+    if partial {
+        assert!(
+            detail["retryAfterMs"].as_u64().is_some_and(|ms| ms > 0),
+            "partial without retryAfterMs: {detail}"
+        );
+        return;
+    }
+    let busy: Vec<&String> = detail["computationStatus"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(_, s)| *s == "pending" || *s == "running")
+                .map(|(c, _)| c)
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        busy.is_empty(),
+        "partial is false while {busy:?} still wait or run: {detail}"
+    );
 }

@@ -5,6 +5,7 @@ use serde_json::json;
 
 use super::settings::{SettingField, SettingsPatch, TripSettings};
 use super::source::SourceUrl;
+use super::stage::{StageAlerts, Unavailable};
 use super::*;
 
 fn date(s: &str) -> NaiveDate {
@@ -399,9 +400,68 @@ fn the_days_appearing_move_the_version_and_fill_an_empty_title() {
     route_done(&mut history);
     let trip = fold(&history).expect("trip");
     assert_eq!(trip.version, 2);
-    assert!(!trip.is_partial());
+    assert!(
+        trip.is_partial(),
+        "the days are in, their analysis is still to come"
+    );
     assert_eq!(trip.settings.title.as_deref(), Some("From the source"));
     assert_eq!(trip.computations[&Category::Route], ComputationStatus::Done);
+}
+
+#[test]
+fn partial_ends_when_every_computation_has_ended_done_or_failed() {
+    let mut history = created(TripSettings::default());
+    route_done(&mut history);
+    let trip = fold(&history).expect("trip");
+    let stages = trip
+        .stages
+        .iter()
+        .map(|s| StageAlerts {
+            stage_id: s.id,
+            alerts: vec![],
+            weather: None,
+            found: None,
+            road: None,
+        })
+        .collect::<Vec<_>>();
+    let record = |trip: &Trip, done: Vec<Category>, unavailable: Vec<Unavailable>| {
+        decide(
+            Some(trip),
+            TripCommand::RecordAnalysis {
+                generation: trip.generation,
+                stages: stages.clone(),
+                done,
+                unavailable,
+            },
+        )
+        .expect("recorded")
+    };
+    // All but the places to sleep: still partial.
+    history.extend(record(
+        &trip,
+        vec![
+            Category::PointsOfInterest,
+            Category::TerrainSecurity,
+            Category::Weather,
+        ],
+        vec![Unavailable {
+            category: Category::Context,
+            reason: "no source".into(),
+        }],
+    ));
+    let trip = fold(&history).expect("trip");
+    assert!(trip.is_partial(), "{:?}", trip.computations);
+    // The last one ends (failed is an end too): the trip is whole.
+    history.extend(record(
+        &trip,
+        vec![],
+        vec![Unavailable {
+            category: Category::Accommodations,
+            reason: "no source".into(),
+        }],
+    ));
+    let trip = fold(&history).expect("trip");
+    assert!(!trip.is_partial(), "{:?}", trip.computations);
 }
 
 #[test]
@@ -997,7 +1057,7 @@ fn a_past_version_comes_back_under_a_new_version_and_generation() {
     assert_eq!(restored.stages, at_two.stages);
     assert_eq!(restored.settings, at_two.settings);
     assert_eq!(restored.route, at_two.route);
-    assert!(!restored.is_partial());
+    assert!(restored.is_partial(), "its analysis is asked again");
     // A late result of the generation the restore replaced is dropped.
     assert!(matches!(
         decide(

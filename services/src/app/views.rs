@@ -335,7 +335,12 @@ pub struct TripDetail {
     pub days: Option<u32>,
     /// `draft` until the days exist, then `ready`.
     pub status: &'static str,
+    /// True until every computation of this version has ended (done or failed): the days
+    /// come first, their alerts, found places and nights after.
     pub partial: bool,
+    /// While partial: when to read again, milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
     pub is_locked: bool,
     pub computation_status: BTreeMap<Category, ComputationStatus>,
     pub unavailable: BTreeMap<Category, String>,
@@ -446,6 +451,7 @@ impl TripDetail {
             enabled_accommodation_types: s.enabled_accommodation_types.clone(),
             status: status(trip),
             partial: trip.is_partial(),
+            retry_after_ms: retry_after_ms(trip),
             is_locked: trip.is_locked(today),
             computation_status: trip.computations.clone(),
             unavailable: trip.unavailable.clone(),
@@ -528,4 +534,12 @@ impl PublicTrip {
             .find(|s| s.id == stage_id)
             .map(|s| StageSummary::of(s, &trip.settings))
     }
+}
+
+/// While a trip is partial, when an agent should read it again: the route and its days take
+/// a few seconds (a routed plan, a long file), the analysis of days that exist about one (its
+/// sources answer from caches or the local index); measured on the e2e suite's trips.
+pub fn retry_after_ms(trip: &etappe_domain::trip::Trip) -> Option<u64> {
+    trip.is_partial()
+        .then_some(if trip.has_days() { 1_000 } else { 2_000 })
 }

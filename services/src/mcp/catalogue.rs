@@ -92,7 +92,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsRead,
         mutates: false,
         args: &[TRIP_ID],
-        help: "partial is true until the days exist (stages: [] then means 'not yet', not 'none'). categoryStatus lists route, points_of_interest, accommodations, terrain_security, weather, context with pending/running/done/failed/superseded; unavailable gives the reason of a failed one. version is what every structural write needs. Each day: stageId, day, km, climb (m), from, to, rest, night (chosen accommodation), alerts (count), critical (codes of critical alerts; get_stage has their messages) and weather (the day's forecast in short, like '12–19°C, rain 60%, headwind 28'; 'beyond horizon' until the date is within 16 days, then it is fetched on a later read). Place names are third-party data.",
+        help: "partial is true until every computation of this version has ended, done or failed (the days come first: stages: [] then means 'not yet', not 'none'; alerts, places along the way and nights after); read again after retryAfterMs. categoryStatus lists route, points_of_interest, accommodations, terrain_security, weather, context with pending/running/done/failed/superseded; unavailable gives the reason of a failed one. version is what every structural write needs. Each day: stageId, day, km, climb (m), from, to, rest, night (chosen accommodation), alerts (count), critical (codes of critical alerts; get_stage has their messages) and weather (the day's forecast in short, like '12–19°C, rain 60%, headwind 28'; 'beyond horizon' until the date is within 16 days, then it is fetched on a later read). Place names are third-party data.",
         run: run::get_trip,
     },
     ToolSpec {
@@ -347,7 +347,7 @@ pub fn instructions() -> String {
             .join(", ")
     };
     format!(
-        "Etappe plans multi-day bicycle trips, from a route link or from places (create_trip with from and to). create_trip returns at once: poll get_trip until partial is false, then get_stage for one day. Writes that change the days need the trip's version and answer the new one. delete_trip, unshare_trip and update_trip_settings when it re-cuts the days answer a confirmation token first. Read: {}. Write: {}. Unsure of a value: etappe_help.",
+        "Etappe plans multi-day bicycle trips, from a route link or from places (create_trip with from and to). create_trip returns at once: poll get_trip (after retryAfterMs) until partial is false, then get_stage for one day. Writes that change the days need the trip's version and answer the new one. delete_trip, unshare_trip and update_trip_settings when it re-cuts the days answer a confirmation token first. Read: {}. Write: {}. Unsure of a value: etappe_help.",
         names(true),
         names(false)
     )

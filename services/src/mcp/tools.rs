@@ -179,6 +179,7 @@ pub fn digest(detail: &TripDetail) -> Value {
         "startDate": detail.start_date,
         "endDate": detail.end_date,
         "partial": detail.partial,
+        "retryAfterMs": detail.retry_after_ms,
         "isLocked": detail.is_locked,
         "settings": {
             "maxDistancePerDay": detail.max_distance_per_day,
@@ -262,8 +263,10 @@ fn next_after_reading(detail: &TripDetail) -> String {
         format!(
             "Stop polling: the route failed ({reason}). Tell the user; once the source is fixed, analyze_trip retries it."
         )
+    } else if detail.partial && detail.stages.is_empty() {
+        "The days are being computed: call get_trip again after retryAfterMs.".to_owned()
     } else if detail.partial {
-        "The days are being computed: call get_trip again in a few seconds.".to_owned()
+        "The days exist; their alerts, places along the way and nights are still being computed (categoryStatus): call get_trip again after retryAfterMs before relying on them.".to_owned()
     } else {
         format!("Pass version {} to the next write.", detail.version)
     }

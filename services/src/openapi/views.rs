@@ -323,7 +323,17 @@ answer!(
                 "status",
                 doc(trip_status(), "`draft` until the days exist, then `ready`."),
             ),
-            req("partial", boolean()),
+            req(
+                "partial",
+                doc(
+                    boolean(),
+                    "True until every computation of this version has ended (done or failed): the days first, their alerts, found places and nights after.",
+                ),
+            ),
+            opt(
+                "retryAfterMs",
+                doc(count(0), "While partial: when to read again, milliseconds."),
+            ),
             req("isLocked", boolean()),
             req("computationStatus", computation_status_map()),
             req("unavailable", unavailable_map()),

@@ -256,7 +256,8 @@ export async function tripScreen(id, opts = {}) {
     box.scrollIntoView({ block: 'nearest' });
   };
   const loadLines = async () => {
-    if (current.partial || !current.stages.length) { lines = null; return; }
+    // The days' lines as soon as the days exist (their analysis may still run).
+    if (!current.stages.length) { lines = null; return; }
     try {
       lines = opts.code ? await call('sharedRoute', { code: opts.code })
         : await call('route', { id }, { query: opts.version ? { version: opts.version } : null });

@@ -111,11 +111,13 @@ fn settings_changed(detail: &TripDetail, expected: u64, trip: &str) -> Value {
             "Nothing changed: the settings already had these values.",
             "The version did not move; keep using it.",
         )
-    } else if !detail.partial {
+    } else if !detail.stages.is_empty() {
+        // The days are still there: only what the change affects is analysed again (partial
+        // stays true until that analysis has ended).
         written(
             detail,
             "Settings changed: the days stay as they are; what the change affects, if anything, is analysed again.",
-            "Pass the version above to the next write; get_trip shows the analysis in categoryStatus.",
+            "Pass the version above to the next write; get_trip shows the analysis in categoryStatus (partial until it has ended).",
         )
     } else {
         written(
