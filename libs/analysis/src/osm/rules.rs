@@ -199,7 +199,7 @@ pub fn road_mix(corridor: &Corridor) -> RoadMix {
             Surface::Cobbled => mix.cobbled_m += way.length_m,
             Surface::Paved | Surface::Unknown => {}
         }
-        if is_busy(way, BUSY_HIGHWAYS) {
+        if is_busy_road(way) {
             mix.busy_m += way.length_m;
         }
     }
@@ -315,6 +315,12 @@ pub fn maxspeed_kmh(raw: &str) -> Option<f64> {
 
 /// Main and secondary roads: busy where they have no cycle infrastructure.
 const BUSY_HIGHWAYS: &[&str] = &["primary", "trunk", "secondary"];
+
+/// Whether a day counts this way as busy road in `busyShare` (a main or secondary road
+/// without cycle infrastructure).
+pub fn is_busy_road(way: &WaySection) -> bool {
+    is_busy(way, BUSY_HIGHWAYS)
+}
 
 /// A way of `highways` without cycle infrastructure.
 fn is_busy(way: &WaySection, highways: &[&str]) -> bool {

@@ -42,6 +42,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use etappe_analysis::osm::WaySection;
+use etappe_analysis::osm::rules::{Surface, is_busy_road, surface_of};
 use etappe_route::geometry::haversine_m;
 use etappe_route::gpx::TrackPoint;
 use etappe_tests::valhalla::{self, Valhalla};
@@ -300,65 +302,17 @@ async fn truth_of(engine: &Valhalla, points: &[TrackPoint]) -> Truth {
     truth
 }
 
-// ---------- Etappe's documented tag rules, for the diagnosis only ----------
+// ---------- Etappe's own tag rules on Valhalla's ways, for the diagnosis only ----------
 
-/// A copy of `rules::UNPAVED_SURFACES`.
-const ETAPPE_UNPAVED: &[&str] = &[
-    "unpaved",
-    "gravel",
-    "fine_gravel",
-    "compacted",
-    "pebblestone",
-    "dirt",
-    "earth",
-    "ground",
-    "grass",
-    "sand",
-    "mud",
-    "clay",
-    "rock",
-    "woodchips",
-    "snow",
-    "ice",
-];
-/// A copy of `rules::UNPAVED_BY_DEFAULT`.
-const ETAPPE_UNPAVED_BY_DEFAULT: &[&str] = &["track", "path", "bridleway", "footway"];
-
-/// `rules::surface_of(way) == Surface::Unpaved`, on raw tags.
-fn etappe_unpaved(tags: &BTreeMap<String, String>) -> bool {
-    match (
-        tags.get("surface"),
-        tags.get("tracktype").map(String::as_str),
-    ) {
-        (Some(surface), _) => surface
-            .split(';')
-            .any(|p| ETAPPE_UNPAVED.contains(&p.trim())),
-        (None, Some("grade2" | "grade3" | "grade4" | "grade5")) => true,
-        (None, Some("grade1")) => false,
-        (None, _) => tags
-            .get("highway")
-            .is_some_and(|h| ETAPPE_UNPAVED_BY_DEFAULT.contains(&h.as_str())),
-    }
-}
-
-/// `rules::is_busy(way, BUSY_HIGHWAYS)`, on raw tags.
-fn etappe_busy(tags: &BTreeMap<String, String>) -> bool {
-    let main = tags
-        .get("highway")
-        .is_some_and(|h| matches!(h.as_str(), "primary" | "trunk" | "secondary"));
-    let cycleway = [
-        "cycleway",
-        "cycleway:left",
-        "cycleway:right",
-        "cycleway:both",
-    ]
-    .iter()
-    .filter_map(|k| tags.get(*k))
-    .any(|v| !matches!(v.trim(), "" | "no" | "none"));
-    let bicycle = tags
-        .get("bicycle")
-        .is_some_and(|b| matches!(b.as_str(), "designated" | "use_sidepath"));
-    main && !cycleway && !bicycle
+/// How Etappe reads a way's raw tags (its own code, not a copy): whether it is unpaved and
+/// whether it is busy road. Used only to tell, when a share is off, whether the two engines
+/// rode different ways or read the same way differently.
+fn etappe_reads(tags: &BTreeMap<String, String>) -> (bool, bool) {
+    let Some(way) = WaySection::from_tags(0.0, (0.0, 0.0), |k| tags.get(k).map(String::as_str))
+    else {
+        return (false, false);
+    };
+    (surface_of(&way) == Surface::Unpaved, is_busy_road(&way))
 }
 
 /// Decodes OPL's `%hex%` escapes.
@@ -431,7 +385,7 @@ fn diagnose(extract: &Path, truth: &Truth) -> (f64, f64) {
         let Some(t) = tags.get(&edge.way_id) else {
             continue;
         };
-        let (u, b) = (etappe_unpaved(t), etappe_busy(t));
+        let (u, b) = etappe_reads(t);
         if u {
             unpaved += edge.length_m;
         }
