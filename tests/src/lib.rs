@@ -346,6 +346,31 @@ impl TestApp {
         }
     }
 
+    /// One raw JSON-RPC request to `/mcp` (stateless: no session, no initialize), as a
+    /// client without an SDK sends it; answers the JSON-RPC `result`.
+    /// `params` `null` leaves them out, as a request without parameters is sent.
+    pub async fn mcp_raw(&self, token: &str, method: &str, params: Value) -> Value {
+        let mut request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method});
+        if !params.is_null() {
+            request["params"] = params;
+        }
+        let answer: Value = self
+            .client
+            .post(format!("{}/mcp", self.base))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(request.to_string())
+            .send()
+            .await
+            .expect("an MCP request")
+            .json()
+            .await
+            .expect("a JSON-RPC answer");
+        answer["result"].clone()
+    }
+
     /// `GET /trips/{id}/detail`.
     pub async fn detail(&self, token: &str, id: &str) -> Answer {
         self.call(

@@ -446,25 +446,12 @@ async fn a_worker_asked_to_stop_finishes_its_job_then_exits_cleanly() {
 
 /// One `tools/call` to `/mcp` of `app`, as raw JSON-RPC (stateless: no session).
 async fn mcp_call(app: &TestApp, token: &str, tool: &str, arguments: Value) -> Value {
-    let answer: Value = app
-        .client
-        .post(format!("{}/mcp", app.base))
-        .bearer_auth(token)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                   "params": {"name": tool, "arguments": arguments}})
-            .to_string(),
-        )
-        .send()
-        .await
-        .expect("mcp call")
-        .json()
-        .await
-        .expect("a JSON-RPC answer");
-    answer["result"].clone()
+    app.mcp_raw(
+        token,
+        "tools/call",
+        json!({"name": tool, "arguments": arguments}),
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

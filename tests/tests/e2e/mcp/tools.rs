@@ -541,19 +541,7 @@ async fn the_tool_list_is_the_catalogue_with_honest_hints() {
 
 /// The raw `tools/list` result, as a client receives it.
 async fn raw_tools_list(app: &TestApp, token: &str) -> Value {
-    let response = app
-        .client
-        .post(format!("{}/mcp", app.base))
-        .bearer_auth(token)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string())
-        .send()
-        .await
-        .expect("tools/list");
-    let body: Value = response.json().await.expect("json");
-    body["result"].clone()
+    app.mcp_raw(token, "tools/list", Value::Null).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -578,27 +578,17 @@ const GET_STAGE_BUDGET: usize = 2_000;
 /// `get_stage` over MCP as an agent calls it: tokens (o200k) of the whole JSON-RPC result and
 /// of its structured content.
 async fn get_stage_tokens(app: &TestApp, token: &str, trip: &str, stage: &str) -> (usize, usize) {
-    let response = app
-        .client
-        .post(format!("{}/mcp", app.base))
-        .bearer_auth(token)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "get_stage", "arguments": {"tripId": trip, "stageId": stage}}})
-            .to_string(),
+    let result = app
+        .mcp_raw(
+            token,
+            "tools/call",
+            json!({"name": "get_stage", "arguments": {"tripId": trip, "stageId": stage}}),
         )
-        .send()
-        .await
-        .expect("get_stage");
-    let body: Value = response.json().await.expect("json");
-    let result = &body["result"];
-    assert_eq!(result["isError"], json!(false), "{body}");
+        .await;
+    assert_eq!(result["isError"], json!(false), "{result}");
     let bpe = tiktoken_rs::o200k_base().expect("o200k");
     let tokens = |v: &Value| bpe.encode_ordinary(&v.to_string()).len();
-    (tokens(result), tokens(&result["structuredContent"]))
+    (tokens(&result), tokens(&result["structuredContent"]))
 }
 
 async fn create(app: &TestApp, token: &str, case: &Case) -> Value {
