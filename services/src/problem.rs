@@ -211,8 +211,8 @@ fn kind_of(error: &AppError) -> (StatusCode, &'static str, &'static str) {
             "method_not_allowed",
             "Method not allowed",
         ),
-        // REST confirms by sending the request, so these reach no REST caller; mapped all
-        // the same, the precondition that was not met.
+        // REST confirms by sending the request, unless it asked to be asked first
+        // (`Prefer: handling=strict`): the precondition that was not met.
         AppError::ConfirmationRequired(_) => (
             S::PRECONDITION_REQUIRED,
             "confirmation_required",
@@ -235,6 +235,13 @@ impl From<&AppError> for Problem {
         let detail = match error {
             // The details are logged, never shown.
             AppError::Internal(_) => "something went wrong on our side; it has been logged".into(),
+            // What the change would do, asked first (`Prefer: handling=strict`).
+            AppError::ConfirmationRequired(impact) => match &impact.change {
+                Some(change) => format!(
+                    "nothing was changed: this edit {change} Send it again without `Prefer: handling=strict` to make it"
+                ),
+                None => error.to_string(),
+            },
             _ => error.to_string(),
         };
         let mut problem = Problem::new(status, code, title, detail);

@@ -4,7 +4,7 @@
 
 use etappe_domain::text::strip_controls;
 use etappe_domain::trip::edits::Measure;
-use etappe_domain::trip::stage::{Accommodation, Detour, Point, SpurJunction};
+use etappe_domain::trip::stage::{Accommodation, DaySpan, Detour, Point, SpurJunction};
 use etappe_domain::trip::{StageAccommodations, TripCommand};
 use etappe_route::detour::{Junction, candidates, choose, splice};
 use etappe_route::geometry::{cumulative_distances, known_climb};
@@ -205,6 +205,10 @@ impl Pipeline {
                 rejoin_point: stage.first_point + junction.rejoin,
                 skipped_m: junction.skipped_m.round(),
                 spur_m: junction.spur_m.round(),
+            }),
+            spliced_day: Some(DaySpan {
+                first_point: stage.first_point,
+                last_point: stage.last_point,
             }),
         };
         let applied = self

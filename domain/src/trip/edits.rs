@@ -18,14 +18,17 @@ use super::{Category, FieldError, Trip, TripError, TripEvent};
 
 mod apply;
 pub mod input;
+mod kept;
 mod reflow;
 
 use self::apply::apply;
 pub use self::apply::straight_m;
+pub use self::kept::{RECHOOSE_REACH_M, SideEffect};
 pub use self::reflow::{KeptNight, Reflow};
 use super::decide::guards::{days_exist, live, open_at_version};
 use super::nights::BedOnRoute;
 use super::settings::NightsMode;
+use super::stage::ChosenBy;
 
 /// Longest label a rider can give a day, in characters.
 pub const LABEL_MAX_CHARS: usize = 100;
@@ -293,7 +296,30 @@ pub(crate) fn decide_stage_edit_over(
         .ok_or(TripError::StageNotFound)?;
     let action = edit.action();
     let mut stages = trip.stages.clone();
-    let mut impact = apply(&mut stages, index, edit, route)?;
+    let etappes_night = match &edit {
+        StageEdit::Update { end: Some(_), .. } => trip.stages[index]
+            .accommodation
+            .clone()
+            .filter(|a| a.chosen_by == Some(ChosenBy::Etappe)),
+        _ => None,
+    };
+    let mut impact = apply(&mut stages, index, edit.clone(), route)?;
+    let mut effects = Vec::new();
+    let mut rechosen = None;
+    if let Some(was) = etappes_night.filter(|_| {
+        trip.settings.nights == NightsMode::AtAccommodation
+            && stages[index].last_point != trip.stages[index].last_point
+    }) {
+        effects.push(kept::rechoose_night(
+            &mut stages,
+            index,
+            &was,
+            route,
+            beds,
+            &trip.settings,
+        ));
+        rechosen = Some(stage_id);
+    }
     let mut reflowed = None;
     if action == StageAction::ChooseAccommodation
         && trip.settings.nights == NightsMode::AtAccommodation
@@ -308,6 +334,14 @@ pub(crate) fn decide_stage_edit_over(
     for (i, stage) in stages.iter_mut().enumerate() {
         stage.day_number = i as u32 + 1;
     }
+    effects.extend(kept::carry_detours(&trip.stages, &mut stages, route));
+    effects.extend(kept::nights_dropped(
+        &trip.stages,
+        &stages,
+        &edit,
+        reflowed.is_some(),
+        rechosen,
+    ));
     let end_date = match (trip.settings.start_date, trip.settings.end_date) {
         (Some(start), Some(_)) if stages.len() != trip.stages.len() => {
             start.checked_add_days(Days::new(stages.len().saturating_sub(1) as u64))
@@ -323,6 +357,7 @@ pub(crate) fn decide_stage_edit_over(
         invalidated: invalidated.clone(),
         version: trip.version + 1,
         reflow: reflowed,
+        effects,
     }];
     if !invalidated.is_empty() {
         events.push(TripEvent::AnalysisRequested {

@@ -100,6 +100,9 @@ pub enum TripEvent {
         /// With nights at accommodation: the nights after a chosen place that moved with it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reflow: Option<super::edits::Reflow>,
+        /// What the edit moved or removed beyond what it was asked (said to the person).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        effects: Vec<super::edits::SideEffect>,
     },
     /// Places to sleep must be looked for around the days' ends (a job).
     #[serde(rename_all = "camelCase")]

@@ -265,6 +265,35 @@ pub struct Detour {
     /// the generation's track), and the length of the day's own track it skips, metres.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub junction: Option<SpurJunction>,
+    /// The day's slice of the track the stored geometry was spliced into (absent on detours
+    /// recorded before detours followed their day): with the junction, a reader splices the
+    /// same spur into the day's slice of today, so a detour outlives a moved cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spliced_day: Option<DaySpan>,
+}
+
+/// A day's slice of the generation's track (inclusive indices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DaySpan {
+    pub first_point: usize,
+    pub last_point: usize,
+}
+
+impl Detour {
+    /// Whether the detour's spur lies on the slice `first..=last` of the track (it leaves and
+    /// rejoins inside it), so that slice can ride it; `None` when the detour does not know
+    /// where it lies (recorded before detours followed their day).
+    pub fn fits(&self, first: usize, last: usize) -> Option<bool> {
+        let junction = self.junction?;
+        self.spliced_day?;
+        Some(first <= junction.leave_point && junction.rejoin_point <= last)
+    }
+
+    /// Metres the spur adds to the day's own roads, as the detour job counted them.
+    pub fn added_m(&self) -> Option<f64> {
+        self.junction.map(|j| j.spur_m - j.skipped_m)
+    }
 }
 
 /// Where a detour's spur leaves and rejoins the day's own track.

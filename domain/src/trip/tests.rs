@@ -863,6 +863,7 @@ fn detour_to(track_key: &str, lat: f64) -> stage::Detour {
         original_ascent_m: Some(500.0),
         original_descent_m: Some(500.0),
         junction: None,
+        spliced_day: None,
     }
 }
 
@@ -1131,4 +1132,40 @@ fn detour_events_keep_their_stored_shape() {
             descent_m: None,
         }
     );
+}
+
+#[test]
+fn a_detour_computed_over_a_day_whose_cut_moved_meanwhile_ends_as_a_failure() {
+    let mut history = created(TripSettings::default());
+    route_done(&mut history);
+    let day = uuid::Uuid::from_u128(101);
+    let mut detour = detour_to("detour:b", 45.2);
+    history.extend(
+        given_when(
+            &history,
+            TripCommand::RequestWaypoint {
+                stage_id: day,
+                waypoint: detour.waypoint,
+                today: today(),
+            },
+        )
+        .expect("asked"),
+    );
+    // The job worked on the day as it was at points 0..=7; the day is 0..=1 now.
+    detour.spliced_day = Some(stage::DaySpan {
+        first_point: 0,
+        last_point: 7,
+    });
+    let events = given_when(&history, record(detour)).expect("an answer, not a refusal");
+    assert!(
+        matches!(&events[..], [TripEvent::DetourFailed { reason, .. }] if reason.contains("ask for the detour again")),
+        "{events:?}"
+    );
+    history.extend(events);
+    let trip = fold(&history).expect("trip");
+    assert_eq!(
+        trip.stages[0].waypoint_pending, None,
+        "the job ended visibly"
+    );
+    assert!(trip.stages[0].detour_failure.is_some());
 }

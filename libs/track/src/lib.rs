@@ -3,6 +3,7 @@
 //! domain's stage edits measure against ([`geometry`]), and place labels from the embedded
 //! gazetteer ([`labels`]). No I/O: callers read and write the blobs.
 
+pub mod detour;
 pub mod geometry;
 pub mod labels;
 pub mod stored;

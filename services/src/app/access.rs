@@ -46,21 +46,23 @@ pub(super) async fn stored_track(store: &dyn Store, trip: &Trip) -> Result<Store
         .ok_or_else(|| AppError::Internal("the stored track does not decode".into()))
 }
 
-/// A day's points: its slice of the track, or its detour's own geometry.
+/// A day's points: its slice of the track, with its detour's spur spliced in.
 pub(super) async fn day_points(
     store: &dyn Store,
     stage: &Stage,
     track: &[TrackPoint],
 ) -> Result<Vec<TrackPoint>, AppError> {
-    if let Some(detour) = &stage.detour
-        && let Some(bytes) = store.get_blob(&detour.track_key).await?
-        && let Some(points) = etappe_track::stored::decode(&bytes)
-    {
-        return Ok(points);
-    }
-    let last = stage.last_point.min(track.len().saturating_sub(1));
-    Ok(track
-        .get(stage.first_point..=last)
-        .map(<[TrackPoint]>::to_vec)
-        .unwrap_or_default())
+    let stored = match &stage.detour {
+        Some(detour) => store
+            .get_blob(&detour.track_key)
+            .await?
+            .as_deref()
+            .and_then(etappe_track::stored::decode),
+        None => None,
+    };
+    Ok(etappe_track::detour::day_points(
+        stage,
+        track,
+        stored.as_deref(),
+    ))
 }

@@ -93,6 +93,10 @@ pub(super) enum Asks {
     /// places and manual splits gone); what keeps the days applies at once, since nothing
     /// is lost.
     WhenRecut,
+    /// An edit of the days that would remove something a person made (a detour no day can
+    /// ride any more, a night they chose where the day no longer ends); every other edit
+    /// applies at once and says what else it moved.
+    WhenPersonsWorkLost,
 }
 
 /// The confirmation as the command path's gate: asked about the events `decide` chose, after
@@ -115,6 +119,10 @@ impl Gate for Confirmation<'_> {
             let change = match self.asks {
                 Asks::Always => None,
                 Asks::WhenRecut => match recut_change(events) {
+                    Some(change) => Some(change.to_owned()),
+                    None => return Ok(()),
+                },
+                Asks::WhenPersonsWorkLost => match persons_work_lost(events) {
                     Some(change) => Some(change),
                     None => return Ok(()),
                 },
@@ -145,15 +153,30 @@ fn recut_change(events: &[TripEvent]) -> Option<&'static str> {
     }
 }
 
+/// What an edit of the days would remove of what a person made, when it would.
+fn persons_work_lost(events: &[TripEvent]) -> Option<String> {
+    let lost: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            TripEvent::StagesEdited { effects, .. } => Some(effects),
+            _ => None,
+        })
+        .flatten()
+        .filter(|effect| effect.loses_persons_work())
+        .map(|effect| effect.sentence())
+        .collect();
+    (!lost.is_empty()).then(|| format!("also removes what a person made: {}.", lost.join("; ")))
+}
+
 async fn ask(
     current: &TripView,
     confirm: &dyn Confirm,
-    change: Option<&str>,
+    change: Option<String>,
 ) -> Result<(), AppError> {
     match confirm.verdict().await {
         Verdict::Confirmed => Ok(()),
         Verdict::Ask => Err(AppError::ConfirmationRequired(Box::new(Impact {
-            change: change.map(str::to_owned),
+            change,
             ..Impact::of(current)
         }))),
         Verdict::Invalid => Err(AppError::ConfirmationInvalid),

@@ -12,7 +12,7 @@ use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_domain::trip::settings::{NightsMode, SettingField, SettingsPatch};
-use etappe_domain::trip::{InputError, ShareLink, Trip, TripCommand};
+use etappe_domain::trip::{InputError, ShareLink, Trip, TripCommand, TripEvent};
 use etappe_store::command::Gate;
 use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata, Page, Store, TripFilter};
 use serde_json::{Map, Value};
@@ -420,6 +420,22 @@ impl TripService {
         confirmation: Option<Confirmation<'_>>,
         command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
     ) -> Result<Option<TripView>, AppError> {
+        Ok(self
+            .execute_reporting(caller, trip_id, loaded, confirmation, command)
+            .await?
+            .0)
+    }
+
+    /// [`execute_confirmed`](Self::execute_confirmed), answering the events decided too
+    /// (what an edit says it did beyond what was asked is in them).
+    pub(super) async fn execute_reporting(
+        &self,
+        caller: &Caller,
+        trip_id: TripId,
+        loaded: TripView,
+        confirmation: Option<Confirmation<'_>>,
+        command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
+    ) -> Result<(Option<TripView>, Vec<TripEvent>), AppError> {
         let executed = self
             .store
             .execute_through(
@@ -430,7 +446,7 @@ impl TripService {
                 confirmation.as_ref().map(|c| c as &dyn Gate),
             )
             .await?;
-        Ok(executed.view)
+        Ok((executed.view, executed.events))
     }
 
     /// Re-runs the analysis of the days: refused while one runs (409), without days (422),

@@ -359,6 +359,42 @@ pub struct TripDetail {
     pub stages: Vec<StageSummary>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// In the answer to a change of the days: what it moved or removed beyond what was
+    /// asked (a detour that moved to another day, a night dropped or chosen again), for the
+    /// person to be told. Absent when nothing else changed, and on reads.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_changed: Vec<AlsoChanged>,
+}
+
+/// Something a change did beyond what was asked, as the person reads it.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AlsoChanged {
+    /// `detour_moved`, `detour_removed`, `night_removed` or `night_rechosen`.
+    pub kind: &'static str,
+    /// True when it removed something a person made (a detour, a night they chose).
+    pub removed_persons_work: bool,
+    pub message: String,
+}
+
+impl AlsoChanged {
+    /// The notes of `effects`, in order.
+    pub fn of(effects: &[etappe_domain::trip::edits::SideEffect]) -> Vec<Self> {
+        use etappe_domain::trip::edits::SideEffect as E;
+        effects
+            .iter()
+            .map(|effect| Self {
+                kind: match effect {
+                    E::DetourMoved { .. } => "detour_moved",
+                    E::DetourRemoved { .. } => "detour_removed",
+                    E::NightRemoved { .. } => "night_removed",
+                    E::NightRechosen { .. } => "night_rechosen",
+                },
+                removed_persons_work: effect.loses_persons_work(),
+                message: effect.sentence(),
+            })
+            .collect()
+    }
 }
 
 /// The open public link of a trip, as its owner reads it in the detail.
@@ -472,6 +508,7 @@ impl TripDetail {
             stages: stages_of(trip),
             created_at: view.created_at,
             updated_at: view.updated_at,
+            also_changed: Vec::new(),
         }
     }
 }

@@ -263,6 +263,41 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
     }
 }
 
+/// `Prefer: handling=strict` (RFC 7240) on an edit of the days: ask before removing what a
+/// person made. Such an edit is then refused (428 `confirmation_required`, naming what it
+/// would remove, nothing written); the same request without the preference makes it. The
+/// rider's page sends it and asks the rider in between. Without it, the request is the
+/// decision, and the answer's `alsoChanged` says what else changed.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AskFirst(pub bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for AskFirst {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let strict = parts.headers.get_all("prefer").iter().any(|value| {
+            value.to_str().is_ok_and(|text| {
+                text.split([',', ';'])
+                    .any(|p| p.trim().eq_ignore_ascii_case("handling=strict"))
+            })
+        });
+        Ok(AskFirst(strict))
+    }
+}
+
+impl crate::app::confirmation::Confirm for AskFirst {
+    fn asks(&self) -> bool {
+        self.0
+    }
+    fn verdict(
+        &self,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = crate::app::confirmation::Verdict> + Send + '_>,
+    > {
+        Box::pin(std::future::ready(crate::app::confirmation::Verdict::Ask))
+    }
+}
+
 fn malformed_if_match() -> AppError {
     AppError::BadHeader(
         "If-Match must be the strong ETag read from the trip (for example \"3\"), a list of them, or *".into(),

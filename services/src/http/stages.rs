@@ -10,7 +10,7 @@ use etappe_domain::trip::edits::StageAction;
 use uuid::Uuid;
 
 use super::App;
-use super::extract::{IfMatch, OptionalJsonObject, Segments, TripPath, etag};
+use super::extract::{AskFirst, IfMatch, OptionalJsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::*;
 use super::openapi::params::*;
@@ -40,6 +40,7 @@ pub(super) async fn add(
     caller: Caller,
     TripPath(trip_id): TripPath,
     IfMatch(base): IfMatch,
+    ask: AskFirst,
     OptionalJsonObject(mut body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
     let stage_id = match body.remove("stageId") {
@@ -62,7 +63,7 @@ pub(super) async fn add(
         (trip_id, stage_id),
         StageAction::Add,
         &body,
-        base,
+        (base, ask),
     )
     .await
 }
@@ -80,6 +81,7 @@ pub(super) async fn update(
     caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
+    ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
@@ -89,7 +91,7 @@ pub(super) async fn update(
         (trip_id, stage_id),
         StageAction::Update,
         &body,
-        base,
+        (base, ask),
     )
     .await
 }
@@ -108,6 +110,7 @@ pub(super) async fn delete(
     caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
+    ask: AskFirst,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
@@ -132,7 +135,7 @@ pub(super) async fn delete(
         (trip_id, stage_id),
         action,
         &serde_json::Map::new(),
-        base,
+        (base, ask),
     )
     .await
 }
@@ -179,11 +182,11 @@ async fn edit(
     (trip_id, stage_id): (etappe_domain::ids::TripId, Uuid),
     action: StageAction,
     body: &serde_json::Map<String, serde_json::Value>,
-    base: Option<crate::app::trips::BaseVersion>,
+    (base, ask): (Option<crate::app::trips::BaseVersion>, AskFirst),
 ) -> Result<Response, AppError> {
     let detail = state
         .trips
-        .edit_stage(caller, trip_id, action, stage_id, body, base)
+        .edit_stage(caller, trip_id, action, stage_id, body, base, &ask)
         .await?;
     detail_response(StatusCode::OK, &detail)
 }
@@ -205,6 +208,7 @@ pub(super) async fn patch_leaf(
     caller: Caller,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
     IfMatch(base): IfMatch,
+    ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
@@ -216,14 +220,14 @@ pub(super) async fn patch_leaf(
                 (trip_id, stage_id),
                 StageAction::Move,
                 &body,
-                base,
+                (base, ask),
             )
             .await;
         }
         "accommodation" => {
             state
                 .trips
-                .choose_accommodation(&caller, trip_id, stage_id, &body, base)
+                .choose_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
                 .await?
         }
         _ => return Err(AppError::NotFound),
@@ -237,6 +241,7 @@ pub(super) async fn post_leaf(
     caller: Caller,
     Segments((trip, stage, leaf)): Segments<(String, String, String)>,
     IfMatch(base): IfMatch,
+    ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
@@ -248,7 +253,7 @@ pub(super) async fn post_leaf(
                 (trip_id, stage_id),
                 StageAction::RestDay,
                 &body,
-                base,
+                (base, ask),
             )
             .await
         }
@@ -295,12 +300,13 @@ pub(super) async fn manual_accommodation(
     caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
     IfMatch(base): IfMatch,
+    ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let detail = state
         .trips
-        .manual_accommodation(&caller, trip_id, stage_id, &body, base)
+        .manual_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
         .await?;
     detail_response(StatusCode::OK, &detail)
 }

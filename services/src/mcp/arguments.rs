@@ -247,7 +247,7 @@ pub const EDIT_ACTIONS: &[&str] = &["add", "update", "move", "delete", "merge_ne
 /// The fields of a day edit, each read by some actions (the tool's description says which):
 /// flat arguments beside `action` (a `oneOf` per action would cost about 120 tokens more in
 /// every conversation, a nested object about 20).
-pub(super) const EDIT_ARGS: [Arg; 8] = [
+pub(super) const EDIT_ARGS: [Arg; 9] = [
     TRIP_ID_AS_TRIP,
     required("action", Kind::OneOf(EDIT_ACTIONS), ""),
     VERSION,
@@ -269,6 +269,7 @@ pub(super) const EDIT_ARGS: [Arg; 8] = [
         },
         "",
     ),
+    TOKEN,
 ];
 
 /// The names of the edit's fields, handed to the service as the change.

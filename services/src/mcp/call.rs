@@ -144,7 +144,22 @@ pub(super) fn without(args: &Map<String, Value>, names: &[&str]) -> Map<String, 
 }
 
 pub(super) fn written(detail: &TripDetail, result: &str, next: &str) -> Value {
-    json!({"result": result, "version": detail.version, "partial": detail.partial, "nextAction": next})
+    if detail.also_changed.is_empty() {
+        return json!({"result": result, "version": detail.version, "partial": detail.partial, "nextAction": next});
+    }
+    // What the change did beyond what was asked: the person must hear it, not only the agent.
+    let said: Vec<&str> = detail
+        .also_changed
+        .iter()
+        .map(|c| c.message.as_str())
+        .collect();
+    json!({
+        "result": result,
+        "version": detail.version,
+        "partial": detail.partial,
+        "alsoChanged": said,
+        "nextAction": format!("Tell the user what else changed: {}. Then: {next}", said.join("; ")),
+    })
 }
 
 /// The binding of a call: user, client, tool and canonical arguments.

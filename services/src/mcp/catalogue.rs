@@ -188,7 +188,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &EDIT_ARGS,
-        help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (one is required), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based); riding days keep the route's order, only a rest day moves, and it is spent where the day before it ends. delete: the day's route joins the previous day (the first day's joins the next); merge_next: it joins the next day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id. Answers {result, version, partial, nextAction}; pass that version to the next edit.",
+        help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (one is required), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based); riding days keep the route's order, only a rest day moves, and it is spent where the day before it ends. delete: the day's route joins the previous day (the first day's joins the next); merge_next: it joins the next day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id; a detour moves with its point to the day that rides it. Answers {result, version, partial, nextAction, alsoChanged?} (tell the user alsoChanged); pass that version to the next edit. An edit that would remove what the user made (a detour, a night they chose) answers its impact and a confirmationToken first.",
         run: run::edit_stages,
     },
     ToolSpec {
@@ -231,8 +231,9 @@ pub const CATALOGUE: &[ToolSpec] = &[
             ),
             arg("lon", Kind::Number(schema::LON), ""),
             arg("name", Kind::Text { min: 1, max: 200 }, "Your own place"),
+            TOKEN,
         ],
-        help: "lat/lon of one of get_stage's accommodations (within 50 m); or name with lat/lon: a place of your own (when the day has no candidates, or none you want). The day then ends at the route point nearest it and the next day starts there. All absent clears the choice. Answers {result, version, nextAction}.",
+        help: "lat/lon of one of get_stage's accommodations (within 50 m); or name with lat/lon: a place of your own (when the day has no candidates, or none you want). The day then ends at the route point nearest it and the next day starts there. All absent clears the choice. Answers {result, version, nextAction, alsoChanged?}; a choice that would drop something the user made answers a confirmationToken first.",
         run: run::choose_accommodation,
     },
     ToolSpec {

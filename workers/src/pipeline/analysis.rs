@@ -81,9 +81,10 @@ impl Pipeline {
         for stage in &trip.stages {
             if let Some(detour) = &stage.detour
                 && let Some(bytes) = self.store.get_blob(&detour.track_key).await?
-                && let Some(own) = track::decode(&bytes)
+                && let Some(blob) = track::decode(&bytes)
             {
-                detoured.insert(stage.id, own);
+                let points = etappe_track::detour::day_points(stage, &stored.points, Some(&blob));
+                detoured.insert(stage.id, points);
             }
         }
         let mut alerts = analyse_trip(trip, stored, &detoured);

@@ -131,6 +131,7 @@ fn a_detoured_day_is_read_off_its_own_roads() {
         original_ascent_m: None,
         original_descent_m: None,
         junction: None,
+        spliced_day: None,
     });
     let detoured = HashMap::from([(trip.stages[0].id, climb)]);
     let alerts = analyse_trip(&trip, &stored, &detoured);

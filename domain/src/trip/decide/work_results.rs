@@ -160,6 +160,21 @@ pub(super) fn record_detour(
     if !asked {
         return Err(TripError::NoDetour);
     }
+    // A cut of the day moved while its detour was computed over the old slice: its figures
+    // count other roads. The job ends, visibly; the rider asks again on the day as it is.
+    if let Some(span) = detour.spliced_day
+        && stage.detour.as_ref().map(|d| &d.track_key) != Some(&detour.track_key)
+        && (span.first_point, span.last_point) != (stage.first_point, stage.last_point)
+    {
+        return Ok(vec![TripEvent::DetourFailed {
+            generation,
+            stage_id,
+            reason: format!(
+                "day {} changed while its detour was computed: ask for the detour again",
+                stage.day_number
+            ),
+        }]);
+    }
     // The day's roads changed: what is read off them is asked again. The version does
     // not move (a detour is not a structural edit).
     Ok(vec![

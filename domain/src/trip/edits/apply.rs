@@ -54,7 +54,7 @@ fn update(
     let mut impact = Impact::default();
     if let Some(end) = end {
         impact = move_end(stages, index, end, route)?;
-        if let Some(stage) = stages.get_mut(index) {
+        if let Some(stage) = stages.get_mut(index).filter(|_| impact.geometry) {
             stage.accommodation = None;
             // A night the rider placed by hand: kept by every re-flow.
             stage.night = None;

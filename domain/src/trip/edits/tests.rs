@@ -873,3 +873,5 @@ fn with_nights_anywhere_a_choice_moves_only_its_own_night() {
     let ends: Vec<usize> = after.stages.iter().map(|s| s.last_point).collect();
     assert_eq!(ends, [30, 50, 75, 99]);
 }
+
+mod kept;

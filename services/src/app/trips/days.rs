@@ -16,7 +16,7 @@ use etappe_domain::trip::nights::BedOnRoute;
 use etappe_domain::trip::settings::NightsMode;
 use etappe_domain::trip::stage::{Accommodation, Point};
 use etappe_domain::trip::{
-    FieldError, InputError, RouteSnapshot, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand,
+    FieldError, InputError, RouteSnapshot, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand, TripEvent,
 };
 use etappe_route::gpx::TrackPoint;
 use etappe_track::geometry::TrackGeometry;
@@ -27,7 +27,8 @@ use uuid::Uuid;
 
 use super::{BaseVersion, TripService};
 use crate::app::access::{require, stored_track};
-use crate::app::views::{StageSummary, TripDetail, TripSummary, today};
+use crate::app::confirmation::{Asks, Confirm, Confirmation};
+use crate::app::views::{AlsoChanged, StageSummary, TripDetail, TripSummary, today};
 use crate::app::{AppError, Caller};
 use crate::identity::{Principal, Scope};
 
@@ -136,11 +137,12 @@ impl TripService {
         stage_id: Uuid,
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
+        confirm: &dyn Confirm,
     ) -> Result<TripDetail, AppError> {
         let view = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
         let edit = parse_stage_edit(action, stage_id, Uuid::now_v7(), input)?;
-        self.apply_edit(caller, view, edit, base).await
+        self.apply_edit(caller, view, edit, base, confirm).await
     }
 
     /// The places to sleep the route job found along the trip's route (with nights at
@@ -163,12 +165,16 @@ impl TripService {
             .unwrap_or_default())
     }
 
+    /// Applies `edit` through the caller's confirmation, which is asked only when the edit
+    /// would remove something a person made; the answer names what it moved or removed
+    /// beyond what was asked.
     async fn apply_edit(
         &self,
         caller: &Caller,
         view: TripView,
         edit: StageEdit,
         base: BaseVersion,
+        confirm: &dyn Confirm,
     ) -> Result<TripDetail, AppError> {
         let trip_id = view.trip.id;
         let points = if !view.trip.has_days() {
@@ -177,20 +183,40 @@ impl TripService {
             self.track_points(&view.trip).await?
         };
         let mut route = RouteSnapshot::new(TrackGeometry::new(points, &GazetteerLabels));
-        if matches!(edit, StageEdit::ChooseAccommodation { .. }) {
+        // A choice re-flows the nights after it, a moved end chooses its night again: both
+        // over the beds found along the route (none unless nights are at accommodation).
+        if matches!(
+            edit,
+            StageEdit::ChooseAccommodation { .. } | StageEdit::Update { end: Some(_), .. }
+        ) {
             route = route.with_beds(self.route_beds(&view.trip).await?);
         }
         let generation = view.trip.generation;
-        let after = self
-            .execute(caller, trip_id, view, |state| TripCommand::EditStages {
-                edit: edit.clone(),
-                expected_version: base.expected(state.map_or(0, |t| t.version)),
-                generation,
-                today: today(),
-                route: route.clone(),
+        let confirmation = Confirmation {
+            confirm,
+            asks: Asks::WhenPersonsWorkLost,
+        };
+        let (after, events) = self
+            .execute_reporting(caller, trip_id, view, Some(confirmation), |state| {
+                TripCommand::EditStages {
+                    edit: edit.clone(),
+                    expected_version: base.expected(state.map_or(0, |t| t.version)),
+                    generation,
+                    today: today(),
+                    route: route.clone(),
+                }
             })
             .await?;
-        Ok(TripDetail::of(&after, today()))
+        let mut detail = TripDetail::of(&after.ok_or(AppError::NotFound)?, today());
+        detail.also_changed = events
+            .iter()
+            .filter_map(|e| match e {
+                TripEvent::StagesEdited { effects, .. } => Some(AlsoChanged::of(effects)),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        Ok(detail)
     }
 
     /// Chooses where to sleep after a day, by the coordinates of one of its candidates (`lat`,
@@ -203,6 +229,7 @@ impl TripService {
         stage_id: Uuid,
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
+        confirm: &dyn Confirm,
     ) -> Result<TripDetail, AppError> {
         let view = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
@@ -214,7 +241,7 @@ impl TripService {
                 stage_id,
                 accommodation,
             };
-            return self.apply_edit(caller, view, edit, base).await;
+            return self.apply_edit(caller, view, edit, base, confirm).await;
         }
         let lat = input.get("lat").filter(|v| !v.is_null());
         let lon = input.get("lon").filter(|v| !v.is_null());
@@ -288,7 +315,7 @@ impl TripService {
                 ));
             }
         };
-        self.apply_edit(caller, view, edit, base).await
+        self.apply_edit(caller, view, edit, base, confirm).await
     }
 
     /// Enters a place to sleep by hand (`name`, `lat`, `lon`, `priceTotal?`, `url?`).
@@ -299,6 +326,7 @@ impl TripService {
         stage_id: Uuid,
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
+        confirm: &dyn Confirm,
     ) -> Result<TripDetail, AppError> {
         let view = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
@@ -307,7 +335,7 @@ impl TripService {
             stage_id,
             accommodation,
         };
-        self.apply_edit(caller, view, edit, base).await
+        self.apply_edit(caller, view, edit, base, confirm).await
     }
 
     /// Asks the workers to look for places to sleep around each day's end (`radiusKm` 1–15,

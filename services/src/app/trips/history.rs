@@ -180,20 +180,28 @@ fn describe(event: &TripEvent) -> String {
         TripEvent::TripShared { .. } => "Public link opened".into(),
         TripEvent::TripUnshared => "Public link revoked".into(),
         TripEvent::StagesEdited {
-            reflow: Some(reflow),
-            version,
-            ..
-        } => reflow_sentence(reflow, *version),
-        TripEvent::StagesEdited {
             action,
             stages,
             version,
+            reflow,
+            effects,
             ..
-        } => format!(
-            "Days edited ({}): now {} days (version {version})",
-            action.as_str(),
-            stages.len()
-        ),
+        } => {
+            let mut sentence = match reflow {
+                Some(reflow) => reflow_steps(reflow),
+                None => format!(
+                    "Days edited ({}): now {} days",
+                    action.as_str(),
+                    stages.len()
+                ),
+            };
+            // What the edit did beyond what was asked, in the same line.
+            for effect in effects {
+                sentence.push_str("; ");
+                sentence.push_str(&effect.sentence());
+            }
+            format!("{sentence} (version {version})")
+        }
         TripEvent::AccommodationScanRequested { radius_km, .. } => {
             format!("Accommodation scan requested ({radius_km} km around each day's end)")
         }
@@ -224,7 +232,13 @@ fn describe(event: &TripEvent) -> String {
 
 /// A choice of place that re-flowed the nights after it, as one step: "Nights 3–6 moved
 /// after you chose Camping Seeblick; night 7 stays at Hotel Post, which you chose".
+#[cfg(test)]
 fn reflow_sentence(reflow: &Reflow, version: u64) -> String {
+    format!("{} (version {version})", reflow_steps(reflow))
+}
+
+/// [`reflow_sentence`] without its version.
+fn reflow_steps(reflow: &Reflow) -> String {
     let chosen = strip_controls(&reflow.chosen);
     let mut sentence = match reflow.moved.as_slice() {
         [] => format!("You chose {chosen}; no night after it had to move"),
@@ -244,7 +258,7 @@ fn reflow_sentence(reflow: &Reflow, version: u64) -> String {
             None => sentence.push_str(&format!("; night {} stays where you set it", kept.night)),
         }
     }
-    format!("{sentence} (version {version})")
+    sentence
 }
 
 /// Day numbers as runs: `[3, 4, 5, 6, 9]` reads "3–6, 9".

@@ -147,7 +147,8 @@ pub(super) async fn edit_stages(call: &Call<'_>) -> Answer {
         .iter()
         .filter_map(|&name| Some((name.to_owned(), call.args.get(name)?.clone())))
         .collect();
-    let detail = call
+    let confirmation = TokenConfirmation::of(call, "edit_stages");
+    let edited = call
         .state
         .trips
         .edit_stage(
@@ -157,9 +158,21 @@ pub(super) async fn edit_stages(call: &Call<'_>) -> Answer {
             day.stage,
             &input,
             Some(BaseVersion::Exact(expected)),
+            &confirmation,
         )
-        .await
-        .map_err(refusal(Some(&trip.raw)))?;
+        .await;
+    let detail = match edited {
+        Ok(detail) => detail,
+        Err(error) => {
+            return confirmation
+                .answer(
+                    error,
+                    &trip.raw,
+                    "Edit the days; this removes something the user made (see impact.change).",
+                )
+                .await;
+        }
+    };
     let result = match action_name {
         "add" => "Day inserted.",
         "update" => "Day changed.",
@@ -207,9 +220,13 @@ pub(super) async fn add_waypoint(call: &Call<'_>) -> Answer {
 pub(super) async fn choose_accommodation(call: &Call<'_>) -> Answer {
     let day = StageRef::read(call.args)?;
     let expected = version(call.args)?;
-    let input = without(call.args, &["tripId", "stageId", "version"]);
+    let input = without(
+        call.args,
+        &["tripId", "stageId", "version", "confirmationToken"],
+    );
     let clearing = input.is_empty();
-    let detail = call
+    let confirmation = TokenConfirmation::of(call, "choose_accommodation");
+    let chosen = call
         .state
         .trips
         .choose_accommodation(
@@ -218,9 +235,21 @@ pub(super) async fn choose_accommodation(call: &Call<'_>) -> Answer {
             day.stage,
             &input,
             Some(BaseVersion::Exact(expected)),
+            &confirmation,
         )
-        .await
-        .map_err(refusal(Some(&day.trip.raw)))?;
+        .await;
+    let detail = match chosen {
+        Ok(detail) => detail,
+        Err(error) => {
+            return confirmation
+                .answer(
+                    error,
+                    &day.trip.raw,
+                    "Choose where to sleep; this removes something the user made (see impact.change).",
+                )
+                .await;
+        }
+    };
     Ok(written(
         &detail,
         if clearing {
