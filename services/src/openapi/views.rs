@@ -19,7 +19,7 @@ use crate::app::views::{
 
 use super::build::{
     boolean, component, count, date, date_time, doc, lat_lon, list, nullable, nullable_doc, number,
-    object, opt, req, text, uuid,
+    object, opt, req, text, uuid, words,
 };
 use super::domain::{
     computation_status_map, nights_mode, share_of_day, source_type, trip_status, unavailable_map,
@@ -373,6 +373,34 @@ answer!(
             req("stages", list(component("Stage"))),
             req("createdAt", date_time()),
             req("updatedAt", date_time()),
+            opt(
+                "alsoChanged",
+                doc(
+                    list(object(
+                        "Something a change did beyond what was asked.",
+                        vec![
+                            req(
+                                "kind",
+                                words([
+                                    "detour_moved",
+                                    "detour_removed",
+                                    "night_removed",
+                                    "night_rechosen",
+                                ]),
+                            ),
+                            req(
+                                "removedPersonsWork",
+                                doc(
+                                    boolean(),
+                                    "True when it removed something a person made (a detour, a night they chose).",
+                                ),
+                            ),
+                            req("message", text()),
+                        ],
+                    )),
+                    "In the answer to a change of the days: what it moved or removed beyond what was asked, for the person to be told. Absent when nothing else changed, and on reads.",
+                ),
+            ),
         ],
     )
 );

@@ -5,5 +5,6 @@
 //! per machine and shared.
 
 mod engine;
+mod kept;
 mod real_routes;
 mod truth;

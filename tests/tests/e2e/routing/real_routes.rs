@@ -279,7 +279,7 @@ async fn a_plan_change_routes_again_in_one_version(app: TestApp) {
 
 /// A point `off_m` metres west or east of `line[at]` that the engine puts on a road (its
 /// nearest edge within 20 m), searching a few positions along the day.
-async fn waypoint_near_a_road(engine: &Valhalla, line: &[TrackPoint]) -> (f64, f64) {
+pub(super) async fn waypoint_near_a_road(engine: &Valhalla, line: &[TrackPoint]) -> (f64, f64) {
     let client = reqwest::Client::builder()
         .no_proxy()
         .build()
