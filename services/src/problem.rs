@@ -74,6 +74,9 @@ pub struct Problem {
     /// The methods a 405 allows (sent as `Allow`, not in the body).
     #[serde(skip)]
     pub allow: Option<String>,
+    /// What an edit asked first would remove of what a person made (confirmation_required).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removes: Vec<String>,
     /// For a failed third party: `{upstream, failure, retryable}` at the top level.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<etappe_upstream::UpstreamError>,
@@ -99,6 +102,7 @@ impl Problem {
             current_version: None,
             retry_after: None,
             allow: None,
+            removes: Vec::new(),
             upstream: None,
         }
     }
@@ -256,6 +260,7 @@ impl From<&AppError> for Problem {
             }
             AppError::TooManyStreams(_) => problem.retry_after = Some(5),
             AppError::MethodNotAllowed { allowed, .. } => problem.allow = Some(allowed.clone()),
+            AppError::ConfirmationRequired(impact) => problem.removes = impact.removes.clone(),
             _ => {}
         }
         problem

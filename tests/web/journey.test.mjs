@@ -280,10 +280,24 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     assert.doesNotMatch(await page.locator('#days .detour-slot:has(button)').textContent(), /\d+\.\d{4}/, 'no raw coordinates');
     // With no router on this server the detour is a straight spur, and says it is estimated.
     const detoured = await page.locator('#days details.day:has(.detour-slot button)').getAttribute('data-stage');
+    const [, nearKm, nearDay] = (await page.locator('#days .detour-slot:has(button)').textContent()).match(/Near km ([\d.]+) of day (\d+)/);
     await offer.first().click();
     await page.waitForSelector(`#days details.day[data-stage="${detoured}"] [id$=-detour-now] .estimated`, { timeout: 30000 });
-    await card(page, detoured).locator('[id$=-undetour]').click();
-    await waitFor(async () => (await card(page, detoured).locator('[id$=-detour-now]').count()) === 0, 'the detour removed', 30000);
+    // A cut moved past the detour carries it to the day that now rides its point, and the
+    // save says so (never just "Saved"): the day before ends just past it, or day 1 just
+    // before it.
+    const n = Number(nearDay);
+    const holder = n > 1 ? n - 1 : n + 1;
+    const mover = await openEdit(page, n > 1 ? n - 1 : 1);
+    const moverKm = Number(await mover.getAttribute('data-sig'));
+    await mover.locator('input[id$=-end]').fill(String(n > 1 ? (moverKm + Number(nearKm) + 0.3).toFixed(1) : (Number(nearKm) - 0.3).toFixed(1)));
+    await mover.locator('form:has(input[id$=-end]) button[type=submit]').click();
+    await waitFor(async () => /detour of day \d+ moves to day \d+/.test(await page.textContent('#toast')), 'the save naming the moved detour');
+    await waitFor(async () => (await day(page, holder).locator('[id$=-detour-now]').count()) === 1, `day ${holder} riding the detour`);
+    const holderId = await stageOf(page, holder);
+    await openDay(page, holder);
+    await card(page, holderId).locator('[id$=-undetour]').click();
+    await waitFor(async () => (await card(page, holderId).locator('[id$=-detour-now]').count()) === 0, 'the detour removed', 30000);
     // A tap can also end the day there.
     await tapMap(page, 0.45);
     const endHere = page.locator('#days [id$=-end-here]').first();

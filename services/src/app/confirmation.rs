@@ -63,9 +63,12 @@ pub struct Impact {
     pub start_date: Option<NaiveDate>,
     pub end_date: Option<NaiveDate>,
     pub has_active_share_link: bool,
-    /// What the change does to the days, when it re-cuts them.
+    /// What the change does to the days, when it re-cuts them or removes what a person made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<String>,
+    /// What an edit of the days would remove of what a person made, a sentence each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removes: Vec<String>,
 }
 
 impl Impact {
@@ -79,6 +82,7 @@ impl Impact {
             end_date: detail.end_date,
             has_active_share_link: view.trip.share.is_some(),
             change: None,
+            removes: Vec::new(),
         }
     }
 }
@@ -122,12 +126,25 @@ impl Gate for Confirmation<'_> {
                     Some(change) => Some(change.to_owned()),
                     None => return Ok(()),
                 },
-                Asks::WhenPersonsWorkLost => match persons_work_lost(events) {
-                    Some(change) => Some(change),
-                    None => return Ok(()),
-                },
+                Asks::WhenPersonsWorkLost => {
+                    let removes = persons_work_lost(events);
+                    if removes.is_empty() {
+                        return Ok(());
+                    }
+                    return ask(
+                        current,
+                        self.confirm,
+                        Some(format!(
+                            "also removes what a person made: {}.",
+                            removes.join("; ")
+                        )),
+                        removes,
+                    )
+                    .await
+                    .map_err(|refusal| Box::new(refusal) as GateStop);
+                }
             };
-            ask(current, self.confirm, change)
+            ask(current, self.confirm, change, Vec::new())
                 .await
                 .map_err(|refusal| Box::new(refusal) as GateStop)
         })
@@ -153,9 +170,9 @@ fn recut_change(events: &[TripEvent]) -> Option<&'static str> {
     }
 }
 
-/// What an edit of the days would remove of what a person made, when it would.
-fn persons_work_lost(events: &[TripEvent]) -> Option<String> {
-    let lost: Vec<String> = events
+/// What an edit of the days would remove of what a person made, a sentence each.
+fn persons_work_lost(events: &[TripEvent]) -> Vec<String> {
+    events
         .iter()
         .filter_map(|e| match e {
             TripEvent::StagesEdited { effects, .. } => Some(effects),
@@ -164,19 +181,20 @@ fn persons_work_lost(events: &[TripEvent]) -> Option<String> {
         .flatten()
         .filter(|effect| effect.loses_persons_work())
         .map(|effect| effect.sentence())
-        .collect();
-    (!lost.is_empty()).then(|| format!("also removes what a person made: {}.", lost.join("; ")))
+        .collect()
 }
 
 async fn ask(
     current: &TripView,
     confirm: &dyn Confirm,
     change: Option<String>,
+    removes: Vec<String>,
 ) -> Result<(), AppError> {
     match confirm.verdict().await {
         Verdict::Confirmed => Ok(()),
         Verdict::Ask => Err(AppError::ConfirmationRequired(Box::new(Impact {
             change,
+            removes,
             ..Impact::of(current)
         }))),
         Verdict::Invalid => Err(AppError::ConfirmationInvalid),

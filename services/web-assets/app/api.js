@@ -58,6 +58,8 @@ export class ApiError extends Error {
     this.status = status;
     this.problem = problem || {};
     this.conflict = status === 412;
+    // An edit that would remove what the rider made, asked first: the sentences to ask with.
+    this.removes = status === 428 && this.problem.code === 'confirmation_required' ? (this.problem.removes || []) : [];
     this.offline = status === 0;
   }
   /// Messages per field (`errors: [{field, message}]` in a 422), for showing next to inputs.
@@ -88,6 +90,17 @@ function noteOffline(at) {
   for (const fn of offlineState.listeners) fn(at);
 }
 
+// An edit of the days asks first when it would remove something the rider made
+// (`Prefer: handling=strict`, answered 428 with what it would remove); `withoutAsking`
+// sends the same edit again once the rider agreed.
+let askFirst = true;
+
+/// Runs `fn` with its edits made without asking first (the rider has agreed).
+export async function withoutAsking(fn) {
+  askFirst = false;
+  try { return await fn(); } finally { askFirst = true; }
+}
+
 /// Calls `op`; answers the parsed JSON (or null), `{body, etag}` when `withEtag`. Offline, a
 /// write is refused before it is sent (nothing is lost: the page keeps what was typed), and
 /// a read answers the copy the service worker kept (its time is noted in `offlineState`).
@@ -102,6 +115,7 @@ export async function call(op, params = {}, { body, query, version, form, withEt
   const headers = { Accept: 'application/json', ...(extra || {}) };
   if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;
   if (version != null) headers['If-Match'] = `"${version}"`;
+  if (version != null && askFirst) headers.Prefer = 'handling=strict';
   let payload;
   if (form) payload = form;
   else if (body !== undefined) {

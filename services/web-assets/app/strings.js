@@ -173,6 +173,9 @@ export const T = {
   moveRestTo: 'Move',
   conflict: 'This trip changed elsewhere. It has been reloaded; what you typed is kept — check and send again.',
   saved: 'Saved',
+  // What an edit did beyond what was asked, said with the save (never just "Saved").
+  savedAnd: (also) => (also && also.length ? `Saved. ${also.map((a) => a.message).join('. ')}.` : 'Saved'),
+  confirmLoss: (removes) => `This change also removes what you made:\n\n${removes.join('\n')}\n\nMake the change anyway?`,
   settings: 'Settings',
   recut: 'Changing these settings re-cuts the days: edits of single days are lost.',
   saveSettings: 'Save the settings and re-cut the days',

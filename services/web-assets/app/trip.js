@@ -3,7 +3,7 @@
 // and profile) with "Restore this version"; `opts.code` is the read-only page of a share link.
 import { T } from './strings.js';
 import { h, mount, toast } from './dom.js';
-import { call, path, offlineState } from './api.js';
+import { call, path, offlineState, withoutAsking } from './api.js';
 import { drawMap } from './map.js';
 import { drawProfile, SLOPE_COLOURS } from './profile.js';
 import { dayCard, sid } from './day.js';
@@ -174,9 +174,18 @@ export async function tripScreen(id, opts = {}) {
     act: (stage, fn) => async (e) => {
       e.preventDefault();
       const form = e.target.closest('form');
+      const data = form ? new FormData(form) : new FormData();
       try {
-        const d = await fn(form ? new FormData(form) : new FormData());
-        if (d && d.version) { toast(T.saved); ctx.replace(d); }
+        let d;
+        try {
+          d = await fn(data);
+        } catch (err) {
+          // The edit would remove something the rider made: ask, naming it, then send it again.
+          if (!err.removes || !err.removes.length) throw err;
+          if (!confirm(T.confirmLoss(err.removes))) return;
+          d = await withoutAsking(() => fn(data));
+        }
+        if (d && d.version) { toast(T.savedAnd(d.alsoChanged)); ctx.replace(d); }
       } catch (err) { ctx.failed(err, stage); }
     },
     replace: (d) => { current = d; delete main().dataset.dirty; render(); },

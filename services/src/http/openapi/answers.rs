@@ -70,6 +70,13 @@ shape!(pub(in crate::http) ProblemSchema = "Problem", object(
                 "Seconds until the budget has room again (rate_limited, too_many_streams); also the Retry-After header.",
             ),
         ),
+        opt(
+            "removes",
+            doc(
+                list(text()),
+                "What the edit would remove of what a person made, a sentence each (confirmation_required, asked with Prefer: handling=strict).",
+            ),
+        ),
     ],
 ));
 
