@@ -82,6 +82,12 @@ pub struct Trip {
     pub settings: TripSettings,
     /// The structural version (see the module documentation).
     pub version: u64,
+    /// The version the last change of a caller (a person or an agent) left the trip at.
+    /// Etappe's own work that moves the version on (the days a route job cuts) does not move
+    /// it, so the version a caller holds stays good for its next edit until another caller
+    /// changes the trip. Absent on states folded before it was kept: only the exact version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callers_version: Option<u64>,
     /// The pacing generation: a re-pacing starts a new one; results of older ones are dropped.
     pub generation: u64,
     pub computations: BTreeMap<Category, ComputationStatus>,

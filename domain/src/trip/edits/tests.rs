@@ -551,9 +551,9 @@ fn guards_come_in_order_lock_version_days_stage() {
     );
     let trip = trip();
     assert_eq!(
-        decide_stage_edit(Some(&trip), delete(99), 1, today(), &Line(100)),
+        decide_stage_edit(Some(&trip), delete(99), 0, today(), &Line(100)),
         Err(TripError::StaleVersion {
-            expected: 1,
+            expected: 0,
             current: 2
         })
     );
@@ -875,3 +875,33 @@ fn with_nights_anywhere_a_choice_moves_only_its_own_night() {
 }
 
 mod kept;
+
+#[test]
+fn the_version_a_caller_holds_stays_good_while_only_etappes_work_moved_the_trip_on() {
+    // Created at version 1; the route job's days moved it to 2. The creator's 1 still edits.
+    let trip = trip();
+    assert_eq!(trip.version, 2);
+    let relabel = |n| StageEdit::Update {
+        stage_id: id(n),
+        end: None,
+        label: LabelChange::Set("Along the lake".into()),
+    };
+    let events = decide_stage_edit(Some(&trip), relabel(1), 1, today(), &Line(100))
+        .expect("nothing a caller made came after version 1");
+    let mut after = trip.clone();
+    for event in &events {
+        after = crate::trip::evolve(Some(after), event).expect("a trip");
+    }
+    assert_eq!(after.version, 3);
+    // Now a caller's change came after 1 and after 2: both are stale, 3 is good.
+    for stale in [1, 2] {
+        assert_eq!(
+            decide_stage_edit(Some(&after), relabel(2), stale, today(), &Line(100)),
+            Err(TripError::StaleVersion {
+                expected: stale,
+                current: 3
+            })
+        );
+    }
+    assert!(decide_stage_edit(Some(&after), relabel(2), 3, today(), &Line(100)).is_ok());
+}

@@ -18,6 +18,7 @@ pub(super) fn settings_updated(
 ) {
     trip.settings = settings.clone();
     trip.version = version;
+    trip.callers_version = Some(version);
     trip.set_status(invalidated.iter().copied(), ComputationStatus::Pending);
 }
 
@@ -25,6 +26,7 @@ pub(super) fn settings_updated(
 pub(super) fn replanned(trip: &mut Trip, plan: &RoutePlan, version: u64) {
     trip.source = SourceUrl::planned(plan.clone());
     trip.version = version;
+    trip.callers_version = Some(version);
 }
 
 /// The days are `stages` now, and the trip ends on `end_date`; what the edit `invalidated`
@@ -39,5 +41,6 @@ pub(super) fn stages_edited(
     trip.stages = stages.to_vec();
     trip.settings.end_date = end_date;
     trip.version = version;
+    trip.callers_version = Some(version);
     trip.set_status(invalidated.iter().copied(), ComputationStatus::Pending);
 }

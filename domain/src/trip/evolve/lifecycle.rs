@@ -59,6 +59,7 @@ fn new_trip(
         source: source.clone(),
         settings: settings.clone(),
         version,
+        callers_version: Some(version),
         generation: 0,
         computations: Category::ALL
             .into_iter()
@@ -94,6 +95,7 @@ pub(super) fn restored(
     trip.stages = stages.to_vec();
     trip.generation = generation;
     trip.version = version;
+    trip.callers_version = Some(version);
     trip.set_status([Category::Route], ComputationStatus::Done);
 }
 
