@@ -103,6 +103,30 @@ pub struct Trip {
     #[serde(default)]
     pub share: Option<ShareLink>,
     pub deleted: bool,
+    /// The days as they were before a change that routes or cuts them again, kept until the
+    /// new days exist: a route that fails brings them back instead of leaving none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_reroute: Option<Box<KeptDays>>,
+    /// True once a caller edited the days Etappe cut (a split, a moved end, a rest day…):
+    /// cutting them again loses that work, so it asks first.
+    #[serde(default)]
+    pub days_edited: bool,
+    /// Why the days shown are not the ones last asked for (a new plan that could not be
+    /// routed), until the next change of a caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+/// The days of a trip as a change that routes them again found them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptDays {
+    /// The version they were at.
+    pub version: u64,
+    pub source: SourceUrl,
+    pub settings: TripSettings,
+    pub route: Option<RouteSummary>,
+    pub stages: Vec<Stage>,
 }
 
 /// A trip's public link.
@@ -130,6 +154,21 @@ impl Trip {
         } else {
             Ok(())
         }
+    }
+
+    /// True when the days hold something a person made that cutting them again would lose:
+    /// an edit of the days, a night they chose, a detour, a day's name, a rest day.
+    pub fn days_hold_persons_work(&self) -> bool {
+        self.days_edited
+            || self.stages.iter().any(|s| {
+                s.detour.is_some()
+                    || s.waypoint_pending.is_some()
+                    || s.label.is_some()
+                    || s.is_rest_day
+                    || s.accommodation
+                        .as_ref()
+                        .is_some_and(|a| a.chosen_by.unwrap_or_default() == nights::ChosenBy::Rider)
+            })
     }
 
     /// True while any work of the current version is still to come: the days do not exist

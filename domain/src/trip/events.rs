@@ -156,6 +156,10 @@ pub enum TripEvent {
         stages: Vec<Stage>,
         generation: u64,
         version: u64,
+        /// Why Etappe restored them (a change whose new route failed); absent when a
+        /// caller asked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        because: Option<String>,
     },
     /// A planned trip's plan changed (places or profile): its route is routed again.
     /// `version` is the structural version after the change.

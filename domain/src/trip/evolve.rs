@@ -32,6 +32,7 @@ fn current(trip: &Trip, generation: u64) -> bool {
 
 /// Folds one event into an existing trip.
 fn evolve_existing(trip: &mut Trip, event: &TripEvent) {
+    caller_edits::keep_days_before_change(trip, event);
     match event {
         TripEvent::TripRestored {
             source,
@@ -40,6 +41,7 @@ fn evolve_existing(trip: &mut Trip, event: &TripEvent) {
             stages,
             generation,
             version,
+            because,
             ..
         } => lifecycle::restored(
             trip,
@@ -49,6 +51,7 @@ fn evolve_existing(trip: &mut Trip, event: &TripEvent) {
             stages,
             *generation,
             *version,
+            because.as_deref(),
         ),
         TripEvent::TripDeleted => lifecycle::deleted(trip),
         TripEvent::TripShared { code, at } => sharing::shared(trip, code, *at),

@@ -1169,3 +1169,108 @@ fn a_detour_computed_over_a_day_whose_cut_moved_meanwhile_ends_as_a_failure() {
     );
     assert!(trip.stages[0].detour_failure.is_some());
 }
+
+#[test]
+fn a_new_plan_that_cannot_be_routed_brings_the_days_back_and_says_why() {
+    let mut history = created_from_plan();
+    route_done(&mut history);
+    let before = fold(&history).expect("trip");
+    let events = given_when(
+        &history,
+        TripCommand::UpdateSettings {
+            patch: SettingsPatch::default(),
+            plan: Some(planned("Balzers", "Nowhere")),
+            expected_version: 2,
+            today: today(),
+        },
+    )
+    .expect("replanned");
+    history.extend(events);
+    let routing = fold(&history).expect("trip");
+    assert!(routing.stages.is_empty(), "the new days are being computed");
+    assert_eq!(routing.version, 3);
+    let failed = given_when(
+        &history,
+        TripCommand::FailRoute {
+            generation: 2,
+            reason: "no way to reach 'Nowhere' (leg 1, Balzers → Nowhere)".into(),
+        },
+    )
+    .expect("an answer");
+    assert!(
+        matches!(
+            &failed[..],
+            [
+                TripEvent::RouteFailed { generation: 2, .. },
+                TripEvent::TripRestored {
+                    from_version: 2,
+                    version: 4,
+                    generation: 3,
+                    because: Some(_),
+                    ..
+                },
+                TripEvent::AnalysisRequested { generation: 3, .. }
+            ]
+        ),
+        "{failed:?}"
+    );
+    history.extend(failed);
+    let kept = fold(&history).expect("trip");
+    assert_eq!(kept.stages, before.stages, "the days of version 2 are back");
+    assert_eq!(kept.source, before.source, "with the plan they belong to");
+    let notice = kept
+        .notice
+        .as_deref()
+        .expect("the failure is said beside them");
+    assert!(
+        notice.contains("Nowhere") && notice.contains("version 2"),
+        "{notice}"
+    );
+    assert!(
+        kept.unavailable.is_empty(),
+        "the failure is not repeated per category"
+    );
+    // The version the agent's failed change answered (3) is still good for its next one.
+    let next = given_when(
+        &history,
+        TripCommand::UpdateSettings {
+            patch: SettingsPatch {
+                title: Some("South".into()),
+                ..Default::default()
+            },
+            plan: None,
+            expected_version: 3,
+            today: today(),
+        },
+    )
+    .expect("only Etappe's work came after version 3");
+    history.extend(next);
+    assert_eq!(
+        fold(&history).expect("trip").notice,
+        None,
+        "a new change ends the notice"
+    );
+}
+
+#[test]
+fn a_failed_first_route_says_its_reason_once() {
+    let mut history = created_from_plan();
+    history.extend(
+        given_when(
+            &history,
+            TripCommand::FailRoute {
+                generation: 1,
+                reason: "the router has no map here".into(),
+            },
+        )
+        .expect("failed"),
+    );
+    let trip = fold(&history).expect("trip");
+    assert!(trip.stages.is_empty(), "no days to keep");
+    let reasons: Vec<&String> = trip.unavailable.values().collect();
+    assert_eq!(
+        reasons.iter().filter(|r| r.contains("no map here")).count(),
+        1,
+        "{reasons:?}"
+    );
+}

@@ -90,12 +90,15 @@ impl Impact {
 /// What a confirmation is asked about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Asks {
-    /// Whatever the command decides, a no-op too (a deletion, a revoked link): a token is
-    /// spent either way.
+    /// Whatever the command decides, a no-op too (a revoked link): a token is spent either
+    /// way.
     Always,
-    /// A settings change that re-cuts the days (a new pacing generation: new day ids, chosen
-    /// places and manual splits gone); what keeps the days applies at once, since nothing
-    /// is lost.
+    /// A deletion: asked unless nothing can be lost (a trip without days — failed, or still
+    /// being computed — and without a public link goes at once).
+    UnlessNothingToLose,
+    /// A settings change that re-cuts days a person has worked on (a new pacing generation:
+    /// new day ids, chosen places, detours and manual splits gone); what keeps the days, or
+    /// re-cuts days nobody touched, applies at once, since nothing is lost.
     WhenRecut,
     /// An edit of the days that would remove something a person made (a detour no day can
     /// ride any more, a night they chose where the day no longer ends); every other edit
@@ -122,10 +125,20 @@ impl Gate for Confirmation<'_> {
             };
             let change = match self.asks {
                 Asks::Always => None,
-                Asks::WhenRecut => match recut_change(events) {
-                    Some(change) => Some(change.to_owned()),
-                    None => return Ok(()),
-                },
+                Asks::UnlessNothingToLose => {
+                    if !current.trip.has_days() && current.trip.share.is_none() {
+                        return Ok(());
+                    }
+                    None
+                }
+                // Days as Etappe cut them, untouched by anyone, are cut again without a
+                // question: nothing a person made is lost.
+                Asks::WhenRecut => {
+                    match recut_change(events).filter(|_| current.trip.days_hold_persons_work()) {
+                        Some(change) => Some(change.to_owned()),
+                        None => return Ok(()),
+                    }
+                }
                 Asks::WhenPersonsWorkLost => {
                     let removes = persons_work_lost(events);
                     if removes.is_empty() {

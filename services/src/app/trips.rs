@@ -361,8 +361,14 @@ impl TripService {
         trip_id: TripId,
         confirm: &dyn Confirm,
     ) -> Result<(), AppError> {
-        self.confirmed_change(caller, trip_id, confirm, TripCommand::Delete)
-            .await?;
+        self.confirmed_change(
+            caller,
+            trip_id,
+            confirm,
+            Asks::UnlessNothingToLose,
+            TripCommand::Delete,
+        )
+        .await?;
         // What hangs off the trip goes with it: its upload, tracks and detours. The event is
         // the fact; a blob left by a failure here is only space, never shown again.
         match self.store.delete_trip_blobs(trip_id).await {
@@ -379,14 +385,12 @@ impl TripService {
         caller: &Caller,
         trip_id: TripId,
         confirm: &dyn Confirm,
+        asks: Asks,
         command: TripCommand,
     ) -> Result<(), AppError> {
         require(&caller.principal, Scope::TripsWrite)?;
         let current = self.owned_view(&caller.principal, trip_id).await?;
-        let confirmation = Confirmation {
-            confirm,
-            asks: Asks::Always,
-        };
+        let confirmation = Confirmation { confirm, asks };
         self.execute_confirmed(caller, trip_id, current, Some(confirmation), |_| {
             command.clone()
         })

@@ -359,6 +359,11 @@ pub struct TripDetail {
     pub stages: Vec<StageSummary>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Why the days shown are not the ones last asked for (a change whose new route could
+    /// not be computed: its days are kept, and this says which place failed), until the next
+    /// change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
     /// In the answer to a change of the days: what it moved or removed beyond what was
     /// asked (a detour that moved to another day, a night dropped or chosen again), for the
     /// person to be told. Absent when nothing else changed, and on reads.
@@ -508,6 +513,7 @@ impl TripDetail {
             stages: stages_of(trip),
             created_at: view.created_at,
             updated_at: view.updated_at,
+            notice: trip.notice.as_deref().map(strip_controls),
             also_changed: Vec::new(),
         }
     }

@@ -192,7 +192,13 @@ pub fn digest(detail: &TripDetail) -> Value {
             "days": detail.days,
         },
         "categoryStatus": status,
-        "unavailable": detail.unavailable,
+        // A failed route says why once: the other categories only wait for it.
+        "unavailable": if detail.status == "failed" {
+            json!({"route": detail.unavailable.get(&Category::Route)})
+        } else {
+            json!(detail.unavailable)
+        },
+        "notice": detail.notice,
         "stageCount": detail.stage_count,
         "totalDistance": detail.total_distance,
         "stages": days,
@@ -255,20 +261,27 @@ fn weather_token(weather: &etappe_domain::trip::stage::DayWeather) -> Option<Str
 
 /// What an agent does after reading a trip: wait, stop on a failure, or go on editing.
 fn next_after_reading(detail: &TripDetail) -> String {
-    if let Some(reason) = detail
+    let next = if let Some(reason) = detail
         .unavailable
         .get(&Category::Route)
         .filter(|_| detail.status == "failed")
     {
-        format!(
-            "Stop polling: the route failed ({reason}). Tell the user; once the source is fixed, analyze_trip retries it."
-        )
+        let fix = if detail.source_type == etappe_domain::trip::source::SourceType::Plan {
+            "change the place it names with update_trip_settings (from, via or to), or delete_trip"
+        } else {
+            "once the source is fixed, analyze_trip retries it; or delete_trip"
+        };
+        format!("Stop polling: the route failed ({reason}). Tell the user; {fix}.")
     } else if detail.partial && detail.stages.is_empty() {
         "The days are being computed: call get_trip again after retryAfterMs.".to_owned()
     } else if detail.partial {
         "The days exist; their alerts, places along the way and nights are still being computed (categoryStatus): call get_trip again after retryAfterMs before relying on them.".to_owned()
     } else {
         format!("Pass version {} to the next write.", detail.version)
+    };
+    match &detail.notice {
+        Some(notice) => format!("Tell the user: {notice}. {next}"),
+        None => next,
     }
 }
 

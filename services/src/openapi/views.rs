@@ -374,6 +374,13 @@ answer!(
             req("createdAt", date_time()),
             req("updatedAt", date_time()),
             opt(
+                "notice",
+                doc(
+                    text(),
+                    "Why the days shown are not the ones last asked for (a change whose new route could not be computed: its days are kept, and this says which place failed), until the next change.",
+                ),
+            ),
+            opt(
                 "alsoChanged",
                 doc(
                     list(object(

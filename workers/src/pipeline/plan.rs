@@ -54,11 +54,29 @@ impl Pipeline {
                     return Err(RouteFailure::Transient(error.to_string()));
                 }
                 Err(error) => {
+                    // A request through several places: find the pair the engine cannot
+                    // join, so the failure names one leg, not the whole plan.
+                    let mut failing: Vec<RoutePoint> = leg.clone();
+                    if leg.len() > 2 {
+                        for pair in leg.windows(2) {
+                            if matches!(router.route(pair, plan.profile).await, Err(e) if !e.retryable)
+                            {
+                                failing = pair.to_vec();
+                                break;
+                            }
+                        }
+                    }
+                    let stretch = if count > 1 {
+                        format!(" (leg {} of {count})", i + 1)
+                    } else {
+                        String::new()
+                    };
                     return Err(RouteFailure::Terminal(format!(
-                        "the routing engine ({}) could not route {}: {}; check that every place lies on a road its map covers, or plan with other places",
+                        "the routing engine ({}) could not route {}{stretch}: {}. One of these places is not on a road its map reaches: change that place (MCP update_trip_settings with from, via or to; REST PATCH /trips/{} with plan), plan with another profile, or delete the trip",
                         router.name(),
-                        plan.describe(),
-                        error.failure
+                        leg_places(plan, &failing),
+                        error.failure,
+                        trip.id
                     )));
                 }
             }
@@ -78,5 +96,23 @@ impl Pipeline {
             tracks: vec![points],
             ..ParsedRoute::default()
         })
+    }
+}
+
+/// The places of `plan` a routing request `leg` goes through, in a sentence: "Vaduz →
+/// Malbun"; a stretch of a long leg split between them names the places it lies between.
+fn leg_places(plan: &etappe_domain::trip::plan::RoutePlan, leg: &[RoutePoint]) -> String {
+    let on_leg = |p: &etappe_domain::trip::plan::PlanPlace| {
+        leg.iter().any(|q| q.lat == p.lat && q.lon == p.lon)
+    };
+    let named: Vec<String> = plan
+        .places()
+        .filter(|p| on_leg(p))
+        .map(|p| p.describe())
+        .collect();
+    match named.as_slice() {
+        [] => format!("a stretch of {}", plan.describe()),
+        [one] => format!("a stretch from or to {one}"),
+        _ => named.join(" → "),
     }
 }

@@ -7,7 +7,7 @@ use crate::trip::stage::Unavailable;
 use crate::trip::{Category, ComputationStatus, GivenUpWork, Trip, TripError, TripEvent};
 
 use super::guards::existing_at_generation;
-use super::work_results::route_settled;
+use super::work_results::{route_failed, route_settled};
 
 /// The events that record a given-up job: the work it did ends as failed with `reason`.
 /// Work that already has its answer (or whose day is gone) records nothing.
@@ -23,7 +23,7 @@ pub(super) fn give_up(
             if route_settled(trip) {
                 vec![]
             } else {
-                vec![TripEvent::RouteFailed { generation, reason }]
+                route_failed(trip, generation, reason)
             }
         }
         GivenUpWork::Analysis(categories) => {

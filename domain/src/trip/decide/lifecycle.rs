@@ -76,6 +76,7 @@ pub(super) fn restore(
             stages: past.stages.clone(),
             generation,
             version: trip.version + 1,
+            because: None,
         },
         TripEvent::AnalysisRequested {
             generation,

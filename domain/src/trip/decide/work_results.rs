@@ -2,6 +2,7 @@
 //! analysis, an accommodation scan or a detour. Each is about one pacing generation and is
 //! refused once a re-pacing replaced it. A redelivered answer writes nothing more.
 
+use crate::trip::stage::ANALYSIS_CATEGORIES;
 use uuid::Uuid;
 
 use crate::trip::edits::Measure;
@@ -59,7 +60,38 @@ pub(super) fn fail_route(
     if route_settled(trip) {
         return Ok(vec![]);
     }
-    Ok(vec![TripEvent::RouteFailed { generation, reason }])
+    Ok(route_failed(trip, generation, reason))
+}
+
+/// The route of `generation` failed for good: recorded, and when the change that asked for
+/// it replaced days, those days come back (a re-route is applied only when it succeeds),
+/// with the failure said beside them.
+pub(super) fn route_failed(trip: &Trip, generation: u64, reason: String) -> Vec<TripEvent> {
+    let Some(kept) = trip.before_reroute.as_deref() else {
+        return vec![TripEvent::RouteFailed { generation, reason }];
+    };
+    let restored = generation + 1;
+    let because = format!(
+        "The change after version {} could not be routed, so the days of version {} are kept: {reason}",
+        kept.version, kept.version
+    );
+    vec![
+        TripEvent::RouteFailed { generation, reason },
+        TripEvent::TripRestored {
+            from_version: kept.version,
+            source: kept.source.clone(),
+            settings: kept.settings.clone(),
+            route: kept.route.clone(),
+            stages: kept.stages.clone(),
+            generation: restored,
+            version: trip.version + 1,
+            because: Some(because),
+        },
+        TripEvent::AnalysisRequested {
+            generation: restored,
+            categories: ANALYSIS_CATEGORIES.to_vec(),
+        },
+    ]
 }
 
 /// Whether the route of the current generation has its answer (done or failed), so a

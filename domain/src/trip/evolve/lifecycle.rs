@@ -70,10 +70,15 @@ fn new_trip(
         route: None,
         share: None,
         deleted: false,
+        before_reroute: None,
+        days_edited: false,
+        notice: None,
     }
 }
 
-/// The trip is what it was at an earlier version, under a new generation and version.
+/// The trip is what it was at an earlier version, under a new generation and version;
+/// `because` says why when Etappe restored it (a new route that failed).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn restored(
     trip: &mut Trip,
     source: &SourceUrl,
@@ -82,6 +87,7 @@ pub(super) fn restored(
     stages: &[Stage],
     generation: u64,
     version: u64,
+    because: Option<&str>,
 ) {
     // Work still running for the generation being replaced is superseded.
     for category in Category::ALL {
@@ -95,8 +101,15 @@ pub(super) fn restored(
     trip.stages = stages.to_vec();
     trip.generation = generation;
     trip.version = version;
-    trip.callers_version = Some(version);
+    if because.is_none() {
+        trip.callers_version = Some(version);
+    }
     trip.set_status([Category::Route], ComputationStatus::Done);
+    trip.unavailable.clear();
+    trip.before_reroute = None;
+    // Restored days may hold edits: cutting them again asks first.
+    trip.days_edited = true;
+    trip.notice = because.map(str::to_owned);
 }
 
 /// The trip is deleted (its state stays, marked, so commands can tell it is gone).

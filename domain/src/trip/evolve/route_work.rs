@@ -38,14 +38,27 @@ pub(super) fn route_computed(
     trip.route = Some(route.clone());
     trip.stages = stages.to_vec();
     trip.version = version;
+    // New days: those kept in case the route failed are not needed any more, and nobody has
+    // edited these yet.
+    trip.before_reroute = None;
+    trip.days_edited = false;
     trip.set_status([Category::Route], ComputationStatus::Done);
 }
 
-/// The route failed for good, and with it everything after it.
+/// The route failed for good, and with it everything after it: the reason is said once,
+/// on the route; each other category says only that it needs the route.
 pub(super) fn route_failed(trip: &mut Trip, reason: &str) {
     // Nothing after the route can run without it.
     trip.set_status(Category::ALL, ComputationStatus::Failed);
     for category in Category::ALL {
-        trip.unavailable.insert(category, reason.to_owned());
+        let said = if category == Category::Route {
+            reason
+        } else {
+            NEEDS_THE_ROUTE
+        };
+        trip.unavailable.insert(category, said.to_owned());
     }
 }
+
+/// What a category says when the route it needs failed (the route says why).
+const NEEDS_THE_ROUTE: &str = "not computed: it needs the route, which failed (see route)";

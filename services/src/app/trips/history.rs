@@ -131,11 +131,15 @@ fn describe(event: &TripEvent) -> String {
             from_version,
             version,
             stages,
+            because,
             ..
-        } => format!(
-            "Version {from_version} restored: its {} days are back (version {version})",
-            stages.len()
-        ),
+        } => match because {
+            Some(because) => format!("{because} (version {version})"),
+            None => format!(
+                "Version {from_version} restored: its {} days are back (version {version})",
+                stages.len()
+            ),
+        },
         TripEvent::TripReplanned { plan, version } => {
             format!("Plan changed: {} (version {version})", plan.describe())
         }

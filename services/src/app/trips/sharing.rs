@@ -5,7 +5,7 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::{ShareLink, TripCommand};
 
 use crate::app::access::require;
-use crate::app::confirmation::Confirm;
+use crate::app::confirmation::{Asks, Confirm};
 use crate::identity::{Principal, Scope};
 
 use super::{AppError, Caller, TripService};
@@ -55,7 +55,7 @@ impl TripService {
         trip_id: TripId,
         confirm: &dyn Confirm,
     ) -> Result<(), AppError> {
-        self.confirmed_change(caller, trip_id, confirm, TripCommand::Unshare)
+        self.confirmed_change(caller, trip_id, confirm, Asks::Always, TripCommand::Unshare)
             .await
     }
 

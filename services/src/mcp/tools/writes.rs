@@ -124,7 +124,7 @@ fn settings_changed(detail: &TripDetail, expected: u64, trip: &str) -> Value {
             detail,
             "Settings changed: the days are being recomputed (new day ids; chosen accommodations are gone).",
             &format!(
-                "Call get_trip with id {trip} shortly; partial is true until the new days exist."
+                "Call get_trip with id {trip} shortly; partial is true until the new days exist. If the new route fails, the days you had come back and get_trip's notice says which place failed. The version above stays good for your next write."
             ),
         )
     }

@@ -273,6 +273,96 @@ pub(super) async fn removing_a_detour_the_rider_made_is_asked_first_and_named(
     assert!(relabel.body.get("alsoChanged").is_none());
 }
 
+/// The structured answer of an MCP tool call.
+async fn tool(app: &TestApp, token: &str, name: &str, arguments: Value) -> Value {
+    let answer = app
+        .mcp_raw(
+            token,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        )
+        .await;
+    answer["structuredContent"].clone()
+}
+
+pub(super) async fn a_new_route_that_fails_keeps_the_days_and_names_the_place(
+    app: TestApp,
+    _engine: &Valhalla,
+) {
+    let token = app.user().await;
+    let (id, before) = three_days(&app, &token).await;
+    let version = before["version"].as_u64().expect("version");
+    // Through Zürich, which the engine's map does not reach. Nobody edited these days: the
+    // change goes through without a question.
+    let changed = tool(
+        &app,
+        &token,
+        "update_trip_settings",
+        json!({"id": id, "version": version, "via": [{"lat": 47.37, "lon": 8.54}]}),
+    )
+    .await;
+    assert_eq!(changed["version"], version + 1, "{changed}");
+    let held = changed["version"].as_u64().expect("version");
+    let after = app.wait_until(&token, &id, |d| d["partial"] == false).await;
+    assert_eq!(after["status"], "ready", "{after}");
+    assert_eq!(
+        stage_ids(&after),
+        stage_ids(&before),
+        "the days of version {version} are back"
+    );
+    assert_eq!(
+        after["plan"], before["plan"],
+        "with the plan they belong to"
+    );
+    let notice = after["notice"]
+        .as_str()
+        .expect("the failure said beside the days");
+    assert!(
+        notice.contains("47.3700, 8.5400") && notice.contains("are kept"),
+        "{notice}"
+    );
+    let read = tool(&app, &token, "get_trip", json!({"id": id})).await;
+    assert!(
+        read["nextAction"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("Tell the user:")),
+        "{read}"
+    );
+    // The version the agent held is still good: only Etappe's work came after it.
+    let next = tool(
+        &app,
+        &token,
+        "update_trip_settings",
+        json!({"id": id, "version": held, "settings": {"title": "Rhine valley"}}),
+    )
+    .await;
+    assert_eq!(next["version"], held + 2, "{next}");
+    assert!(
+        app.detail(&token, &id).await.body.get("notice").is_none(),
+        "a new change ends the notice"
+    );
+}
+
+pub(super) async fn a_failed_trip_is_removed_in_one_call(app: TestApp, _engine: &Valhalla) {
+    let token = app.user().await;
+    let created = app
+        .create_trip(
+            &token,
+            &json!({"plan": {"from": place(VADUZ), "to": {"lat": 47.37, "lon": 8.54}}}),
+        )
+        .await;
+    let id = created.body["id"].as_str().expect("id").to_owned();
+    let failed = settled(&app, &token, &id).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    let deleted = tool(&app, &token, "delete_trip", json!({"id": id})).await;
+    assert!(deleted.get("confirmationToken").is_none(), "{deleted}");
+    assert_eq!(
+        app.detail(&token, &id).await.status,
+        StatusCode::NOT_FOUND,
+        "gone in one call: nothing could be lost"
+    );
+}
+
 macro_rules! on_both_backends {
     ($($name:ident => $scenario:ident),* $(,)?) => {
         $(
@@ -304,4 +394,6 @@ macro_rules! on_both_backends {
 on_both_backends!(
     detour_follows_its_point => a_bed_past_a_detour_carries_it_to_the_day_that_rides_it,
     detour_removal_is_asked => removing_a_detour_the_rider_made_is_asked_first_and_named,
+    failed_route_keeps_days => a_new_route_that_fails_keeps_the_days_and_names_the_place,
+    failed_trip_removed => a_failed_trip_is_removed_in_one_call,
 );

@@ -223,7 +223,16 @@ async fn a_plan_the_engine_cannot_route_fails_visibly(app: TestApp) {
         reason.contains("valhalla") && reason.contains("no route") && reason.contains("code 171"),
         "{reason}"
     );
-    assert!(reason.contains("other places"), "says what to do: {reason}");
+    assert!(
+        reason.contains("47.3700, 8.5400") && reason.contains("change that place"),
+        "names the place and says what to do: {reason}"
+    );
+    assert!(
+        detail["unavailable"]["weather"]
+            .as_str()
+            .is_some_and(|w| !w.contains("code 171")),
+        "the reason is said once, on the route: {detail}"
+    );
 }
 
 async fn a_plan_change_routes_again_in_one_version(app: TestApp) {
@@ -740,8 +749,15 @@ async fn an_agent_plans_from_place_names(app: TestApp, engine: &Valhalla) {
         "only {near:.3} of the points follow the engine"
     );
 
-    // Moving the plan re-routes after a confirmation; a title alone applies at once.
-    let version = detail["version"].as_u64().expect("version");
+    // Once the rider named a day, moving the plan re-routes after a confirmation (days
+    // nobody touched are cut again without one); a title alone applies at once.
+    let named = call(
+        "edit_stages",
+        json!({"tripId": id, "action": "update", "version": detail["version"],
+            "stageId": detail["stages"][0]["stageId"], "label": "Up the valley"}),
+    )
+    .await;
+    let version = named["version"].as_u64().expect("version");
     let asked = call(
         "update_trip_settings",
         json!({"id": id, "version": version, "profile": "gravel"}),
