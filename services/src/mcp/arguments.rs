@@ -94,11 +94,8 @@ pub(super) const VERSION: Arg = required(
     },
     "",
 );
-pub(super) const TOKEN: Arg = arg(
-    "confirmationToken",
-    Kind::Text { min: 0, max: 0 },
-    "From the first call",
-);
+/// The token of a confirmation challenge (its name says it; each tool's help says when).
+pub(super) const TOKEN: Arg = arg("confirmationToken", Kind::Text { min: 0, max: 0 }, "");
 
 /// The wire names of `AccommodationType::ALL` (a test holds them equal: `as_str` is not
 /// `const`).
@@ -256,7 +253,11 @@ pub(super) const EDIT_ARGS: [Arg; 9] = [
     arg("endPoint", Kind::Point, ""),
     Arg {
         name: "label",
-        kind: Kind::Text { min: 1, max: 255 },
+        // The domain's limit; an empty label clears, as null does.
+        kind: Kind::Text {
+            min: 0,
+            max: etappe_domain::trip::edits::LABEL_MAX_CHARS as u32,
+        },
         description: "",
         required: false,
         nullable: true,

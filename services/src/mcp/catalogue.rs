@@ -180,7 +180,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
     ToolSpec {
         name: "edit_stages",
         title: "Edit days",
-        description: "Edit days; add/update take distance (km) or endPoint, label; move toIndex.",
+        description: "Edit days: each action's fields are in etappe_help.",
         read_only: false,
         destructive: true,
         idempotent: false,

@@ -47,7 +47,9 @@ function progressPanel(trip, progress, onRemove) {
   const cats = Object.entries(trip.computationStatus || {});
   // One sentence per distinct reason, with the categories it stopped.
   const reasons = new Map();
-  for (const [cat, why] of Object.entries(trip.unavailable || {})) {
+  // A failed route says why once, on the route; the others only wait for it.
+  const said = trip.status === 'failed' && trip.unavailable && trip.unavailable.route ? { route: trip.unavailable.route } : trip.unavailable;
+  for (const [cat, why] of Object.entries(said || {})) {
     if (!reasons.has(why)) reasons.set(why, []);
     reasons.get(why).push(T.categories[cat] || cat);
   }

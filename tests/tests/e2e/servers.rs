@@ -468,7 +468,19 @@ async fn two_api_replicas_share_the_agent_surface_confirmations_and_budgets() {
         .await;
     let id = created.body["id"].as_str().expect("id").to_owned();
 
-    // A confirmation minted by one replica is redeemed on the other, once.
+    // A confirmation minted by one replica is redeemed on the other, once (an open link is
+    // something to lose: deleting asks).
+    let shared = a
+        .call(
+            reqwest::Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert!(shared.status.is_success(), "{}", shared.body);
     let challenge = mcp_call(&a, &token, "delete_trip", json!({"id": id})).await;
     let confirmation = challenge["structuredContent"]["confirmationToken"]
         .as_str()

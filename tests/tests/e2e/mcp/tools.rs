@@ -692,6 +692,9 @@ async fn a_client_that_can_ask_its_person_confirms_through_a_form() {
         )
         .await;
     let id = created.body["id"].as_str().expect("id").to_owned();
+    // A public link is something to lose: deleting asks (a trip with nothing to lose goes
+    // at once).
+    share(&app, &token, &id).await;
     let modern = |person: Person| {
         let transport = transport(&app, &token);
         async move {
@@ -734,6 +737,7 @@ async fn a_client_that_can_ask_its_person_confirms_through_a_form() {
         .create_trip(&token, &json!({"sourceUrl": "http://127.0.0.1:9/b.gpx"}))
         .await;
     let other_id = other.body["id"].as_str().expect("id").to_owned();
+    share(&app, &token, &other_id).await;
     let legacy_person = Person::new(true);
     let legacy = legacy_person
         .clone()
@@ -748,6 +752,21 @@ async fn a_client_that_can_ask_its_person_confirms_through_a_form() {
     );
     assert!(legacy_person.questions().is_empty());
     assert_eq!(app.detail(&token, &other_id).await.status, 200);
+}
+
+/// Opens the trip's public link (REST).
+async fn share(app: &TestApp, token: &str, id: &str) {
+    let shared = app
+        .call(
+            reqwest::Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(token),
+            &[],
+            None,
+        )
+        .await;
+    assert!(shared.status.is_success(), "{}", shared.body);
 }
 
 /// Every event in the store, as `(stream, type)`.
@@ -1386,6 +1405,14 @@ async fn agents_correcting_themselves_are_not_locked_out_and_hints_name_tools() 
         .as_str()
         .expect("day")
         .to_owned();
+    // A day the rider named: re-cutting would lose it, so a re-cut asks.
+    let named = ok(&call(
+        &client,
+        "edit_stages",
+        json!({"tripId": id, "action": "update", "version": version, "stageId": day1, "label": "Start"}),
+    )
+    .await);
+    let version = named["version"].as_u64().expect("version");
 
     // 65.0 and 65 are one argument: the token minted for one redeems the other; a retry
     // with other arguments is refused and leaves the token for its own.
