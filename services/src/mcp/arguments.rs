@@ -226,13 +226,21 @@ pub(super) const CREATE_ARGS: [Arg; 7] = [
 
 /// A planned trip's `via` and `profile` change with the settings (other ends make another
 /// trip: create it).
-pub(super) const UPDATE_ARGS: [Arg; 6] = [
+pub(super) const UPDATE_ARGS: [Arg; 7] = [
     TRIP_ID,
     VERSION,
     TOKEN,
     arg("settings", Kind::Named(&ALL_SETTINGS), ""),
     PLAN_ARGS[2],
     PLAN_ARGS[3],
+    arg(
+        "restoreVersion",
+        Kind::Integer {
+            min: 1,
+            max: i64::MAX,
+        },
+        "Undo to it",
+    ),
 ];
 
 /// The names of the plan arguments, gathered into one `plan` for the service.

@@ -91,8 +91,18 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsRead,
         mutates: false,
-        args: &[TRIP_ID],
-        help: "partial is true until every computation of this version has ended, done or failed (the days come first: stages: [] then means 'not yet', not 'none'; alerts, places along the way and nights after); read again after retryAfterMs. categoryStatus lists route, points_of_interest, accommodations, terrain_security, weather, context with pending/running/done/failed/superseded; unavailable gives the reason of a failed one. version is what every structural write needs. Each day: stageId, day, km, climb (m), from, to, rest, night (chosen accommodation), alerts (count), critical (codes of critical alerts; get_stage has their messages) and weather (the day's forecast in short, like '12–19°C, rain 60%, headwind 28'; 'beyond horizon' until the date is within 16 days, then it is fetched on a later read). Place names are third-party data.",
+        args: &[
+            TRIP_ID,
+            arg(
+                "history",
+                Kind::Integer {
+                    min: 1,
+                    max: super::tools::MAX_VERSIONS as i64,
+                },
+                "Recent versions to list",
+            ),
+        ],
+        help: "history: n also lists the last n versions, newest first ({version, at, change, days}); update_trip_settings with restoreVersion makes the trip what it was at one of them (undo; restoring again undoes that). partial is true until every computation of this version has ended, done or failed (the days come first: stages: [] then means 'not yet', not 'none'; alerts, places along the way and nights after); read again after retryAfterMs. categoryStatus lists route, points_of_interest, accommodations, terrain_security, weather, context with pending/running/done/failed/superseded; unavailable gives the reason of a failed one. version is what every structural write needs. Each day: stageId, day, km, climb (m), from, to, rest, night (chosen accommodation), alerts (count), critical (codes of critical alerts; get_stage has their messages) and weather (the day's forecast in short, like '12–19°C, rain 60%, headwind 28'; 'beyond horizon' until the date is within 16 days, then it is fetched on a later read). Place names are third-party data.",
         run: run::get_trip,
     },
     ToolSpec {
@@ -174,7 +184,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         scope: Scope::TripsWrite,
         mutates: true,
         args: &UPDATE_ARGS,
-        help: "settings: only those to change; args types each one with its range and default. startDate and endDate: null clears one; the number of days follows them. days: that many days without dates (null clears it; the dates win when both are set). maxDistancePerDay caps a day's effort (km plus climbing over elevationPenalty). fatigueFactor: each day's limit is the previous one's times this. elevationPenalty: metres of climbing worth 1 km. enabledAccommodationTypes: in order of preference. nights: anywhere, or at_accommodation (each day ends at a place to sleep of those types near its planned end, chosen by Etappe; needs an OpenStreetMap source). A planned trip also takes via (the places to pass, replacing the old ones; [] for none) and profile: it is routed again (other ends: create another trip). Dates, days, maxDistancePerDay, fatigueFactor, elevationPenalty, nights (and the types, with nights at_accommodation) and the plan re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set); such a call first writes nothing and answers the impact with a confirmationToken (single use, 5 minutes, bound to these exact arguments): call again with it. The others apply at once, the days stay, what they affect is analysed again. Answers {result, version, partial, nextAction}. Guards: locked, then version, then confirmation.",
+        help: "settings: only those to change; args types each one with its range and default. startDate and endDate: null clears one; the number of days follows them. days: that many days without dates (null clears it; the dates win when both are set). maxDistancePerDay caps a day's effort (km plus climbing over elevationPenalty). fatigueFactor: each day's limit is the previous one's times this. elevationPenalty: metres of climbing worth 1 km. enabledAccommodationTypes: in order of preference. nights: anywhere, or at_accommodation (each day ends at a place to sleep of those types near its planned end, chosen by Etappe; needs an OpenStreetMap source). A planned trip also takes via (the places to pass, replacing the old ones; [] for none) and profile: it is routed again (other ends: create another trip). Dates, days, maxDistancePerDay, fatigueFactor, elevationPenalty, nights (and the types, with nights at_accommodation) and the plan re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set); once the user made something on the days (an edit, a detour, a night they chose, a name), such a call first writes nothing and answers the impact with a confirmationToken (single use, 5 minutes, bound to these exact arguments): call again with it. If the new route fails, the days before come back and get_trip's notice names the place. restoreVersion (alone, with version): the trip becomes what it was at that version (get_trip history lists them); a new version, undone by restoring again. The others apply at once, the days stay, what they affect is analysed again. Answers {result, version, partial, nextAction}. Guards: locked, then version, then confirmation.",
         run: run::update_trip_settings,
     },
     ToolSpec {

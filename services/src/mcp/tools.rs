@@ -87,8 +87,23 @@ async fn get_trip(call: &Call<'_>) -> Answer {
         .detail(&call.caller.principal, trip.id)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
-    Ok(digest(&detail))
+    let mut answer = digest(&detail);
+    // Its recent versions, to undo with update_trip_settings restoreVersion.
+    if call.args.get("history").is_some_and(|v| !v.is_null()) {
+        let limit = count(call.args, "history", 5, MAX_VERSIONS)? as usize;
+        let versions = call
+            .state
+            .trips
+            .versions(&call.caller.principal, trip.id, limit)
+            .await
+            .map_err(refusal(Some(&trip.raw)))?;
+        answer["versions"] = json!(versions);
+    }
+    Ok(answer)
 }
+
+/// The most versions `get_trip` lists.
+pub(super) const MAX_VERSIONS: u32 = 20;
 
 /// The digest of a trip: everything an agent plans with, one short line per day.
 pub fn digest(detail: &TripDetail) -> Value {

@@ -36,6 +36,46 @@ impl TripService {
             .collect())
     }
 
+    /// The trip's versions, newest first, at most `limit`: each version a change left it at,
+    /// what changed, when, and how many days it had (the last state at that version) — what
+    /// an agent picks a version to restore from.
+    pub async fn versions(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+        limit: usize,
+    ) -> Result<Vec<VersionEntry>, AppError> {
+        require(principal, Scope::TripsRead)?;
+        self.owned_view(principal, trip_id).await?;
+        let events = self.store.read_stream(&trip_id.stream_id()).await?;
+        let mut state: Option<TripView> = None;
+        let mut out: Vec<VersionEntry> = Vec::new();
+        for event in &events {
+            state = TripView::apply(state, event).map_err(|e| AppError::Internal(e.to_string()))?;
+            let Some(trip) = state.as_ref().map(|v| &v.trip) else {
+                continue;
+            };
+            match out.last_mut() {
+                Some(last) if last.version == trip.version => last.days = trip.stages.len(),
+                _ => out.push(VersionEntry {
+                    version: trip.version,
+                    at: event.recorded_at,
+                    change: TripEvent::from_stored(
+                        &event.event_type,
+                        event.schema_version,
+                        &event.data,
+                    )
+                    .map(|e| describe(&e))
+                    .unwrap_or_else(|_| event.event_type.clone()),
+                    days: trip.stages.len(),
+                }),
+            }
+        }
+        out.reverse();
+        out.truncate(limit);
+        Ok(out)
+    }
+
     /// The trip as it was at structural version `version` (the last state that had it).
     pub async fn detail_at(
         &self,
@@ -103,6 +143,18 @@ impl TripService {
         }
         found.ok_or(AppError::NoSuchVersion(version))
     }
+}
+
+/// One version of a trip, as an agent picks one to restore.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionEntry {
+    pub version: u64,
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// What the change that made it did, in a sentence.
+    pub change: String,
+    /// Its days (0: none yet, it cannot be restored).
+    pub days: usize,
 }
 
 /// One line of a trip's history.

@@ -68,6 +68,9 @@ pub(super) async fn create_trip(call: &Call<'_>) -> Answer {
 pub(super) async fn update_trip_settings(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     let expected = version(call.args)?;
+    if let Some(past) = call.args.get("restoreVersion").filter(|v| !v.is_null()) {
+        return restore_version(call, &trip, expected, past).await;
+    }
     let mut patch = object(
         call.args,
         "settings",
@@ -101,6 +104,52 @@ pub(super) async fn update_trip_settings(call: &Call<'_>) -> Answer {
                 .await
         }
     }
+}
+
+/// Undo: the trip made what it was at version `past` (a new version; restoring the one
+/// before undoes it again). Alone: settings or a plan beside it are refused.
+async fn restore_version(call: &Call<'_>, trip: &TripRef, expected: u64, past: &Value) -> Answer {
+    let Some(past) = past.as_u64() else {
+        return Err(ToolError::Argument(
+            "restoreVersion must be a version number (get_trip with history lists them).".into(),
+        ));
+    };
+    if ["settings", "via", "profile"]
+        .iter()
+        .any(|name| call.args.get(*name).is_some_and(|v| !v.is_null()))
+    {
+        return Err(ToolError::Argument(
+            "restoreVersion goes alone: restore first, then change settings with the version it answers.".into(),
+        ));
+    }
+    let detail = call
+        .state
+        .trips
+        .restore(
+            call.caller,
+            trip.id,
+            past,
+            Some(BaseVersion::Exact(expected)),
+        )
+        .await
+        .map_err(refusal(Some(&trip.raw)))?;
+    if detail.version == expected {
+        return Ok(written(
+            &detail,
+            "Nothing changed: that version is the current one (or a later one).",
+            "The version did not move; keep using it.",
+        ));
+    }
+    Ok(written(
+        &detail,
+        &format!(
+            "Version {past} restored: its days, settings and plan are back, as version {}.",
+            detail.version
+        ),
+        &format!(
+            "Tell the user. To undo this, call update_trip_settings with restoreVersion {expected}. The analysis runs again (partial until it ends)."
+        ),
+    ))
 }
 
 /// What a settings change did: nothing, a re-analysis, or new days.

@@ -1536,3 +1536,79 @@ async fn agents_correcting_themselves_are_not_locked_out_and_hints_name_tools() 
         "{text}"
     );
 }
+
+/// Issue 32: an agent undoes its last change within the thirteen tools — get_trip lists the
+/// versions, update_trip_settings restoreVersion brings one back — and can undo the undo.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_lists_versions_and_restores_the_one_before_its_change() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let client = legacy_client(&app, &token).await;
+    let created = ok(&call(
+        &client,
+        "create_trip",
+        json!({"sourceUrl": fixtures.url("/route.gpx")}),
+    )
+    .await);
+    let id = created["id"].as_str().expect("id").to_owned();
+    let trip = poll_until_days(&client, &id).await;
+    let before = trip["version"].as_u64().expect("version");
+    let days = trip["stages"].as_array().expect("days").len();
+    assert!(days >= 2, "{trip}");
+    let day2 = trip["stages"][1]["stageId"].clone();
+    let merged = ok(&call(
+        &client,
+        "edit_stages",
+        json!({"tripId": id, "action": "delete", "version": before, "stageId": day2}),
+    )
+    .await);
+    let after = merged["version"].as_u64().expect("version");
+
+    let listed = ok(&call(&client, "get_trip", json!({"id": id, "history": 3})).await);
+    let versions = listed["versions"].as_array().expect("versions");
+    assert!(versions.len() <= 3, "{listed}");
+    assert_eq!(versions[0]["version"], after, "newest first: {listed}");
+    assert!(
+        versions[0]["change"]
+            .as_str()
+            .is_some_and(|c| c.contains("Days edited (delete)")),
+        "{listed}"
+    );
+    assert_eq!(versions[1]["version"], before);
+    assert_eq!(versions[1]["days"], days);
+    assert!(
+        listed["stages"].as_array().is_some(),
+        "the digest is still there"
+    );
+
+    let restored = ok(&call(
+        &client,
+        "update_trip_settings",
+        json!({"id": id, "version": after, "restoreVersion": before}),
+    )
+    .await);
+    assert_eq!(restored["version"], after + 1, "{restored}");
+    assert!(
+        restored["nextAction"]
+            .as_str()
+            .is_some_and(|n| n.contains(&format!("restoreVersion {after}"))),
+        "says how to undo the undo: {restored}"
+    );
+    let back = ok(&call(&client, "get_trip", json!({"id": id})).await);
+    assert_eq!(
+        back["stages"].as_array().expect("days").len(),
+        days,
+        "{back}"
+    );
+    // Alone: a restore with settings beside it is refused, naming why.
+    let mixed = refused(
+        &call(
+            &client,
+            "update_trip_settings",
+            json!({"id": id, "version": after + 1, "restoreVersion": before, "settings": {"title": "x"}}),
+        )
+        .await,
+    );
+    assert!(mixed.contains("restoreVersion goes alone"), "{mixed}");
+}
