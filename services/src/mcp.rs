@@ -15,6 +15,7 @@ pub mod catalogue;
 mod confirm;
 pub mod cors;
 mod elicit;
+mod files;
 pub mod guard;
 pub mod jsonrpc_gate;
 pub mod refusal;
@@ -30,8 +31,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
@@ -314,11 +315,30 @@ impl ServerHandler for Etappe {
         ]))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            files::templates(),
+        ))
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if files::is_day_file(&request.uri) {
+            let parts = context.extensions.get::<axum::http::request::Parts>();
+            let Some(principal) = parts.and_then(|p| p.extensions.get::<Principal>()) else {
+                return Err(McpError::internal_error("no authenticated caller", None));
+            };
+            return files::read(&self.state, principal, &request.uri)
+                .await
+                .map(Into::into);
+        }
         if request.uri != TOOLS_URI {
             // SEP-2164: the error names the URI it did not find.
             return Err(McpError::resource_not_found(

@@ -4,6 +4,7 @@
 //! hands the body of the change to the service's own parser, and answers with `version` and
 //! `nextAction`; every refusal is a [`ToolError`], mapped once (`refusal`).
 
+use crate::app::exports::ExportFormat;
 use etappe_domain::trip::Category;
 use etappe_domain::trip::nights::{ChosenBy, NightOutcome};
 use etappe_domain::trip::stage::FoundAlong;
@@ -315,7 +316,15 @@ async fn get_stage(call: &Call<'_>) -> Answer {
         },
         limit: count(call.args, "limit", DEFAULT_PER_CATEGORY, MAX_PER_CATEGORY)?,
     };
-    Ok(day::bounded_day(&stage, version, &ask))
+    let mut answer = day::bounded_day(&stage, version, &ask);
+    // The day's own files, as resources an agent reads with its token (resources/read).
+    if !stage.is_rest_day {
+        answer["files"] = json!({
+            "gpx": super::files::day_file_uri(&day.trip.raw, &stage.stage_id, ExportFormat::Gpx),
+            "fit": super::files::day_file_uri(&day.trip.raw, &stage.stage_id, ExportFormat::Fit),
+        });
+    }
+    Ok(answer)
 }
 
 async fn search_places(call: &Call<'_>) -> Answer {

@@ -1612,3 +1612,105 @@ async fn an_agent_lists_versions_and_restores_the_one_before_its_change() {
     );
     assert!(mixed.contains("restoreVersion goes alone"), "{mixed}");
 }
+
+/// Issue 32: an agent gets one day's GPX and FIT: get_stage names them, resources/read
+/// answers the very files REST serves for that day; another account's day is not found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_reads_one_days_gpx_and_fit_as_resources() {
+    use base64::Engine as _;
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let client = legacy_client(&app, &token).await;
+    let created = ok(&call(
+        &client,
+        "create_trip",
+        json!({"sourceUrl": fixtures.url("/route.gpx")}),
+    )
+    .await);
+    let id = created["id"].as_str().expect("id").to_owned();
+    let trip = poll_until_days(&client, &id).await;
+    let stage = trip["stages"][1]["stageId"]
+        .as_str()
+        .expect("day 2")
+        .to_owned();
+    let day = ok(&call(
+        &client,
+        "get_stage",
+        json!({"tripId": id, "stageId": stage}),
+    )
+    .await);
+    let gpx_uri = day["files"]["gpx"]
+        .as_str()
+        .expect("a GPX address")
+        .to_owned();
+    let fit_uri = day["files"]["fit"]
+        .as_str()
+        .expect("a FIT address")
+        .to_owned();
+
+    let templates = app
+        .mcp_raw(&token, "resources/templates/list", json!({}))
+        .await;
+    assert_eq!(
+        templates["resourceTemplates"].as_array().map(Vec::len),
+        Some(2),
+        "{templates}"
+    );
+    let rest = |ext: &'static str| {
+        let (app, token, id, stage) = (&app, &token, &id, &stage);
+        async move {
+            app.call(
+                reqwest::Method::GET,
+                &format!("/trips/{{id}}/stages/{{stageId}}/export.{ext}"),
+                &format!("/trips/{id}/stages/{stage}/export.{ext}"),
+                Some(token),
+                &[],
+                None,
+            )
+            .await
+            .raw
+        }
+    };
+    let gpx = app
+        .mcp_raw(&token, "resources/read", json!({"uri": gpx_uri}))
+        .await;
+    let text = gpx["contents"][0]["text"].as_str().expect("GPX text");
+    assert_eq!(gpx["contents"][0]["mimeType"], "application/gpx+xml");
+    assert_eq!(
+        text.as_bytes(),
+        rest("gpx").await.as_slice(),
+        "REST's day 2 file"
+    );
+    assert_eq!(text.matches("<trk>").count(), 1, "one day, one track");
+    let fit = app
+        .mcp_raw(&token, "resources/read", json!({"uri": fit_uri}))
+        .await;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(fit["contents"][0]["blob"].as_str().expect("FIT blob"))
+        .expect("base64");
+    assert_eq!(bytes, rest("fit").await, "REST's day 2 FIT");
+    assert_eq!(&bytes[8..12], b".FIT");
+
+    // Another account's day: not found, as if it did not exist.
+    let stranger = app.user().await;
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{}/mcp", app.base))
+        .bearer_auth(&stranger)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": gpx_uri}}).to_string())
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("json");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("No such trip or day")),
+        "{answer}"
+    );
+}
