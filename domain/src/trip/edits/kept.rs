@@ -40,9 +40,15 @@ pub enum SideEffect {
         place: String,
         chosen_by: ChosenBy,
     },
-    /// A night Etappe chose, chosen again near the day's new end (day as after the edit).
+    /// A night Etappe chose, chosen again near the day's new end (day as after the edit);
+    /// `same` when that is the bed it had.
     #[serde(rename_all = "camelCase")]
-    NightRechosen { day: u32, place: String },
+    NightRechosen {
+        day: u32,
+        place: String,
+        #[serde(default)]
+        same: bool,
+    },
 }
 
 impl SideEffect {
@@ -79,8 +85,9 @@ impl SideEffect {
                 strip_controls(place),
                 RECHOOSE_REACH_M / 1000.0
             ),
-            Self::NightRechosen { day, place } => format!(
-                "The night after day {day} is now at {}, the bed nearest its new end",
+            Self::NightRechosen { day, place, same } => format!(
+                "The night after day {day} {} {}, the bed nearest its new end",
+                if *same { "stays at" } else { "is now at" },
                 strip_controls(place)
             ),
         }
@@ -256,6 +263,7 @@ pub(super) fn rechoose_night(
             let said = SideEffect::NightRechosen {
                 day: day.day_number,
                 place: place_label(&place),
+                same: place.lat == was.lat && place.lon == was.lon,
             };
             day.accommodation = Some(place);
             said

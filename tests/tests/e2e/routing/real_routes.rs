@@ -951,6 +951,62 @@ async fn nights_end_at_beds_and_a_choice_reflows_the_rest(app: TestApp) {
         summary.contains("after you chose") || summary.contains("no night after it had to move"),
         "{summary}"
     );
+
+    // Moving a day's end 300 m back drops the night the rider chose there, and says so.
+    let moved = move_end_back(&app, &token, &id, &after["stages"][index], version + 1).await;
+    let said = &moved["alsoChanged"][0];
+    assert_eq!(said["kind"], "night_removed", "{moved}");
+    assert_eq!(said["removedPersonsWork"], true);
+    assert!(moved["stages"][index]["selectedAccommodation"].is_null());
+    eprintln!("a moved end: {}", said["message"]);
+    // Back to the days as paced (the undo), then the same on a night Etappe chose: it is
+    // chosen again near the new end.
+    let restored = app
+        .call(
+            Method::POST,
+            "/trips/{id}/restore",
+            &format!("/trips/{id}/restore"),
+            Some(&token),
+            &[("If-Match", &format!("\"{}\"", version + 2))],
+            Some(&json!({"version": version})),
+        )
+        .await;
+    assert_eq!(restored.status, StatusCode::OK, "{}", restored.body);
+    let paced = restored.body["stages"].as_array().expect("days");
+    let etappes = paced[..paced.len() - 1]
+        .iter()
+        .position(|d| d["selectedAccommodation"]["chosenBy"] == "etappe")
+        .expect("a night Etappe chose at a bed");
+    let moved = move_end_back(&app, &token, &id, &paced[etappes], version + 3).await;
+    let said = &moved["alsoChanged"][0];
+    assert_eq!(said["kind"], "night_rechosen", "{moved}");
+    let now = &moved["stages"][etappes];
+    assert_eq!(now["selectedAccommodation"]["chosenBy"], "etappe", "{now}");
+    assert!(
+        metres_apart(&now["endPoint"], &now["selectedAccommodation"]) <= 2_000.0,
+        "the bed lies near the new end: {now}"
+    );
+    eprintln!("a moved end: {}", said["message"]);
+}
+
+/// Moves `day`'s end 300 m back (REST), answering the trip after it.
+async fn move_end_back(app: &TestApp, token: &str, id: &str, day: &Value, version: u64) -> Value {
+    let km = day["distance"].as_f64().expect("km");
+    let ended = app
+        .call(
+            Method::PATCH,
+            "/trips/{id}/stages/{stageId}",
+            &format!(
+                "/trips/{id}/stages/{}",
+                day["stageId"].as_str().expect("id")
+            ),
+            Some(token),
+            &[("If-Match", &format!("\"{version}\""))],
+            Some(&json!({"distance": ((km - 0.3) * 10.0).round() / 10.0})),
+        )
+        .await;
+    assert_eq!(ended.status, StatusCode::OK, "{}", ended.body);
+    ended.body
 }
 
 // ---------- wiring: each on both backends, on one engine ----------

@@ -257,7 +257,8 @@ fn with_nights_at_accommodation_a_moved_end_gets_the_bed_nearest_it() {
         effects,
         [SideEffect::NightRechosen {
             day: 2,
-            place: "Camping km 53".into()
+            place: "Camping km 53".into(),
+            same: false
         }]
     );
     // Ending at km 40, no bed within 2 km: the night is dropped, said, and nobody is asked
