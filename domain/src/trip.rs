@@ -127,6 +127,9 @@ pub struct KeptDays {
     pub settings: TripSettings,
     pub route: Option<RouteSummary>,
     pub stages: Vec<Stage>,
+    /// Whether a caller had edited them.
+    #[serde(default)]
+    pub days_edited: bool,
 }
 
 /// A trip's public link.

@@ -303,7 +303,12 @@ pub(crate) fn decide_stage_edit_over(
             .filter(|a| a.chosen_by == Some(ChosenBy::Etappe)),
         _ => None,
     };
-    let mut impact = apply(&mut stages, index, edit.clone(), route)?;
+    let night_asked = match &edit {
+        StageEdit::ChooseAccommodation { stage_id, .. }
+        | StageEdit::ClearAccommodation { stage_id } => Some(*stage_id),
+        _ => None,
+    };
+    let mut impact = apply(&mut stages, index, edit, route)?;
     let mut effects = Vec::new();
     let mut rechosen = None;
     if let Some(was) = etappes_night.filter(|_| {
@@ -338,7 +343,7 @@ pub(crate) fn decide_stage_edit_over(
     effects.extend(kept::nights_dropped(
         &trip.stages,
         &stages,
-        &edit,
+        night_asked,
         reflowed.is_some(),
         rechosen,
     ));

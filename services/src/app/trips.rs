@@ -307,7 +307,7 @@ impl TripService {
         })
     }
 
-    /// Changes settings. Guards run in order: scope, ownership, lock (on the state before
+    /// Changes settings; answers the trip after it and whether anything changed. Guards run in order: scope, ownership, lock (on the state before
     /// the edit), the presence of a base version, the values, then the version itself; the
     /// version moves only when something must be computed again.
     pub async fn update_settings(
@@ -317,7 +317,7 @@ impl TripService {
         input: &Map<String, Value>,
         base: Option<BaseVersion>,
         confirm: &dyn Confirm,
-    ) -> Result<TripDetail, AppError> {
+    ) -> Result<(TripDetail, bool), AppError> {
         let current = self.writable(&caller.principal, trip_id).await?;
         let base = base.ok_or(AppError::PreconditionRequired)?;
         refuse_unknown(input, &update_fields())?;
@@ -348,10 +348,15 @@ impl TripService {
             confirm,
             asks: Asks::WhenRecut,
         };
-        let after = self
-            .execute_confirmed(caller, trip_id, current, Some(confirmation), command)
+        let (after, events) = self
+            .execute_reporting(caller, trip_id, current, Some(confirmation), command)
             .await?;
-        Ok(TripDetail::of(&after.ok_or(AppError::NotFound)?, today()))
+        // Whether anything changed: the same values again append nothing.
+        let changed = !events.is_empty();
+        Ok((
+            TripDetail::of(&after.ok_or(AppError::NotFound)?, today()),
+            changed,
+        ))
     }
 
     /// Deletes a trip; allowed when it is locked.

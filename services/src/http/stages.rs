@@ -186,7 +186,7 @@ async fn edit(
 ) -> Result<Response, AppError> {
     let detail = state
         .trips
-        .edit_stage(caller, trip_id, action, stage_id, body, base, &ask)
+        .edit_stage(caller, trip_id, (action, stage_id), body, base, &ask)
         .await?;
     detail_response(StatusCode::OK, &detail)
 }

@@ -337,7 +337,7 @@ pub(super) async fn update(
     IfMatch(base): IfMatch,
     JsonObject(body): JsonObject,
 ) -> Result<Response, AppError> {
-    let detail = state
+    let (detail, _) = state
         .trips
         .update_settings(&caller, trip_id, &body, base, &ConfirmedByRequest)
         .await?;

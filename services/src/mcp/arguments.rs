@@ -224,13 +224,15 @@ pub(super) const CREATE_ARGS: [Arg; 7] = [
     arg("idempotencyKey", Kind::Text { min: 0, max: 0 }, ""),
 ];
 
-/// A planned trip's `via` and `profile` change with the settings (other ends make another
-/// trip: create it).
-pub(super) const UPDATE_ARGS: [Arg; 7] = [
+/// A planned trip's places and profile change with the settings (a failed place is fixed in
+/// place, not by a new trip).
+pub(super) const UPDATE_ARGS: [Arg; 9] = [
     TRIP_ID,
     VERSION,
     TOKEN,
     arg("settings", Kind::Named(&ALL_SETTINGS), ""),
+    arg("from", PLACE, ""),
+    PLAN_ARGS[1],
     PLAN_ARGS[2],
     PLAN_ARGS[3],
     arg(
@@ -239,7 +241,7 @@ pub(super) const UPDATE_ARGS: [Arg; 7] = [
             min: 1,
             max: i64::MAX,
         },
-        "Undo to it",
+        "",
     ),
 ];
 

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{RouteGeometry, Stage, StageEdit};
+use super::{RouteGeometry, Stage};
 use crate::text::strip_controls;
 use crate::trip::nights::{BedOnRoute, ChosenBy, pacer_beds};
 use crate::trip::settings::TripSettings;
@@ -189,24 +189,19 @@ fn ride_detour(day: &mut Stage, detour: &Detour, old: &Stage, route: &dyn RouteG
 }
 
 /// The chosen nights of `before` that no day of `after` holds any more, beyond the one the
-/// edit asked about (a choice replaces, a clear removes: both were asked). Nights Etappe
-/// chose that a re-flow moves are the re-flow's to report.
-/// `said` names a day whose night the edit already reported (chosen again).
+/// edit asked about. Nights Etappe chose that a re-flow moves are the re-flow's to report.
+/// `asked` names the day whose night the edit was about (a choice replaces it, a clear
+/// removes it), `said` one whose night the edit already reported (chosen again).
 pub(super) fn nights_dropped(
     before: &[Stage],
     after: &[Stage],
-    edit: &StageEdit,
+    asked: Option<uuid::Uuid>,
     reflowed: bool,
     said: Option<uuid::Uuid>,
 ) -> Vec<SideEffect> {
-    let asked = match edit {
-        StageEdit::ChooseAccommodation { stage_id, .. }
-        | StageEdit::ClearAccommodation { stage_id } => Some(*stage_id),
-        _ => said,
-    };
     before
         .iter()
-        .filter(|old| Some(old.id) != asked && !old.is_rest_day)
+        .filter(|old| Some(old.id) != asked && Some(old.id) != said && !old.is_rest_day)
         .filter_map(|old| {
             let place = old.accommodation.as_ref()?;
             let chosen_by = place.chosen_by.unwrap_or_default();

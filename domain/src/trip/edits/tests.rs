@@ -888,7 +888,7 @@ fn the_version_a_caller_holds_stays_good_while_only_etappes_work_moved_the_trip_
     };
     let events = decide_stage_edit(Some(&trip), relabel(1), 1, today(), &Line(100))
         .expect("nothing a caller made came after version 1");
-    let mut after = trip.clone();
+    let mut after = trip;
     for event in &events {
         after = crate::trip::evolve(Some(after), event).expect("a trip");
     }

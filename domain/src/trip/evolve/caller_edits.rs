@@ -23,6 +23,7 @@ pub(super) fn keep_days_before_change(trip: &mut Trip, event: &TripEvent) {
                     settings: trip.settings.clone(),
                     route: trip.route.clone(),
                     stages: trip.stages.clone(),
+                    days_edited: trip.days_edited,
                 }));
             }
             trip.notice = None;

@@ -106,9 +106,13 @@ pub(super) fn restored(
     }
     trip.set_status([Category::Route], ComputationStatus::Done);
     trip.unavailable.clear();
+    // Days Etappe brings back are as edited as they were; a version a caller restores may
+    // hold edits: cutting them again asks first.
+    trip.days_edited = match because {
+        Some(_) => trip.before_reroute.as_ref().is_none_or(|k| k.days_edited),
+        None => true,
+    };
     trip.before_reroute = None;
-    // Restored days may hold edits: cutting them again asks first.
-    trip.days_edited = true;
     trip.notice = because.map(str::to_owned);
 }
 

@@ -93,7 +93,7 @@ pub(super) async fn update_trip_settings(call: &Call<'_>) -> Answer {
         )
         .await;
     match updated {
-        Ok(detail) => Ok(settings_changed(&detail, expected, &trip.raw)),
+        Ok((detail, changed)) => Ok(settings_changed(&detail, changed, &trip.raw)),
         Err(error) => {
             confirmation
                 .answer(
@@ -114,7 +114,7 @@ async fn restore_version(call: &Call<'_>, trip: &TripRef, expected: u64, past: &
             "restoreVersion must be a version number (get_trip with history lists them).".into(),
         ));
     };
-    if ["settings", "via", "profile"]
+    if ["settings", "from", "to", "via", "profile"]
         .iter()
         .any(|name| call.args.get(*name).is_some_and(|v| !v.is_null()))
     {
@@ -153,8 +153,8 @@ async fn restore_version(call: &Call<'_>, trip: &TripRef, expected: u64, past: &
 }
 
 /// What a settings change did: nothing, a re-analysis, or new days.
-fn settings_changed(detail: &TripDetail, expected: u64, trip: &str) -> Value {
-    if detail.version == expected {
+fn settings_changed(detail: &TripDetail, changed: bool, trip: &str) -> Value {
+    if !changed {
         written(
             detail,
             "Nothing changed: the settings already had these values.",
@@ -203,8 +203,7 @@ pub(super) async fn edit_stages(call: &Call<'_>) -> Answer {
         .edit_stage(
             call.caller,
             trip.id,
-            action,
-            day.stage,
+            (action, day.stage),
             &input,
             Some(BaseVersion::Exact(expected)),
             &confirmation,

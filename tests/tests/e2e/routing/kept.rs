@@ -328,18 +328,25 @@ pub(super) async fn a_new_route_that_fails_keeps_the_days_and_names_the_place(
             .is_some_and(|n| n.starts_with("Tell the user:")),
         "{read}"
     );
-    // The version the agent held is still good: only Etappe's work came after it.
-    let next = tool(
+    // The plan is corrected in place, with the version the agent held (only Etappe's work
+    // came after it): the place it names is replaced, and the trip is routed again.
+    let fixed = tool(
         &app,
         &token,
         "update_trip_settings",
-        json!({"id": id, "version": held, "settings": {"title": "Rhine valley"}}),
+        json!({"id": id, "version": held, "via": [{"lat": 47.1658, "lon": 9.5097}], "to": "47.2380,9.5254"}),
     )
     .await;
-    assert_eq!(next["version"], held + 2, "{next}");
+    assert_eq!(fixed["version"], held + 2, "{fixed}");
+    let routed = app.wait_until(&token, &id, |d| d["partial"] == false).await;
+    assert_eq!(routed["status"], "ready", "{routed}");
     assert!(
-        app.detail(&token, &id).await.body.get("notice").is_none(),
+        routed.get("notice").is_none(),
         "a new change ends the notice"
+    );
+    assert_eq!(
+        routed["plan"]["via"][0]["lat"], 47.1658,
+        "through Schaan now: {routed}"
     );
 }
 

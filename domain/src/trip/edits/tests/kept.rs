@@ -87,7 +87,11 @@ fn a_detour_moves_with_its_point_when_a_bed_moves_the_cut_past_it() {
     assert_eq!(carried.original_distance_km, 45.0);
     assert_eq!(
         carried.junction,
-        trip.stages[1].detour.as_ref().unwrap().junction
+        trip.stages[1]
+            .detour
+            .as_ref()
+            .expect("day 2's detour")
+            .junction
     );
     assert!(after.stages[1].detour.is_none());
     assert_eq!(after.stages[1].distance_km, 21.0);
@@ -174,7 +178,7 @@ fn splitting_and_merging_keep_a_detour_on_the_day_that_holds_it() {
         merged.stages[0]
             .detour
             .as_ref()
-            .map(|d| d.junction.unwrap().leave_point),
+            .map(|d| d.junction.expect("a junction").leave_point),
         Some(10)
     );
     let effects = effects_of(&events);
