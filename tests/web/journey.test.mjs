@@ -580,7 +580,7 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
 
     // Planning from places on a server without a routing engine: refused at once, saying which
     // setting it needs.
-    await page.waitForSelector('#create #plan');
+    await page.waitForSelector('#create #new-plan');
     await page.fill('#new-planFrom', 'Basel');
     await page.fill('#new-planTo', 'Wien');
     expected = /status of 422/;

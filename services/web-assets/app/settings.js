@@ -2,7 +2,7 @@
 // default, shown), says in one line what it does, and a preset fills several at once.
 import { T } from './strings.js';
 import { h, mount } from './dom.js';
-import { ApiError } from './api.js';
+import { ApiError, call } from './api.js';
 import { plain, reword } from './words.js';
 
 export const DEFAULTS = {
@@ -114,4 +114,60 @@ export function showErrors(form, prefix, error) {
   }
   const general = form.querySelector('.form-err');
   if (general) mount(general, placed ? T.fixMarked : plain(error));
+}
+
+/// How a place of a plan reads in its field: its name, else its coordinates.
+export const placeText = (p) => (p ? p.name || `${p.lat.toFixed(5)},${p.lon.toFixed(5)}` : '');
+
+/// "Plan from places": from, via and to, each with suggestions from the place search as the
+/// rider types, and the riding profile; the server routes it (no link needed). With `plan`
+/// (a planned trip's), the fields start from its places, to change them.
+export function planFields(prefix, plan = null) {
+  const suggestions = h('datalist', { id: `${prefix}-place-suggestions` });
+  let pending = null;
+  const suggest = (input) => {
+    clearTimeout(pending);
+    const q = input.value.split(';').pop().trim();
+    if (q.length < 2 || /^-?[0-9.]+\s*,/.test(q)) return;
+    pending = setTimeout(async () => {
+      try {
+        const found = await call('geocode', {}, { query: { q, limit: 5 } });
+        mount(suggestions, found.items.map((p) => h('option', { value: p.name }, p.displayName)));
+      } catch { /* suggestions are a help, not a need */ }
+    }, 250);
+  };
+  const place = (name, label, value, hint) => {
+    const id = `${prefix}-${name}`;
+    const input = h('input', { id, name, list: `${prefix}-place-suggestions`, autocomplete: 'off', value, 'aria-describedby': `${id}-err` });
+    input.addEventListener('input', () => suggest(input));
+    return h('div', { class: 'field' }, h('label', { for: id }, label, hint ? [' ', h('span', { class: 'muted' }, hint)] : null), input,
+      h('span', { class: 'err', id: `${id}-err` }));
+  };
+  const profile = h('select', { id: `${prefix}-planProfile`, name: 'planProfile' },
+    ['touring', 'road', 'gravel', 'mountain'].map((p) => h('option', { value: p, selected: plan ? plan.profile === p : false }, T.profiles[p])));
+  return h('fieldset', { class: 'field plan', id: `${prefix}-plan` }, h('legend', {}, plan ? T.thePlan : T.planFromPlaces),
+    h('p', { class: 'muted' }, plan ? T.planChangeHint : T.planHint),
+    place('planFrom', T.planFrom, placeText(plan && plan.from)),
+    place('planVia', T.planVia, plan ? (plan.via || []).map(placeText).join('; ') : '', T.planViaHint),
+    place('planTo', T.planTo, placeText(plan && plan.to)),
+    h('div', { class: 'field' }, h('label', { for: `${prefix}-planProfile` }, T.planProfile), profile),
+    suggestions);
+}
+
+/// What a plan form changes of `plan`: a place left as it reads keeps its coordinates (it is
+/// not looked up again), a changed one is sent as typed; `null` when nothing changed.
+export function planChanges(form, plan) {
+  const out = {};
+  const keep = (p) => ({ lat: p.lat, lon: p.lon, ...(p.name ? { name: p.name } : {}) });
+  for (const [field, key] of [['planFrom', 'from'], ['planTo', 'to']]) {
+    const typed = form.elements[field].value.trim();
+    if (typed !== placeText(plan[key])) out[key] = typed;
+  }
+  const was = (plan.via || []).map(placeText);
+  const via = form.elements.planVia.value.split(';').map((v) => v.trim()).filter(Boolean);
+  if (JSON.stringify(via) !== JSON.stringify(was)) {
+    out.via = via.map((text) => { const i = was.indexOf(text); return i >= 0 ? keep(plan.via[i]) : text; });
+  }
+  if (form.elements.planProfile.value !== plan.profile) out.profile = form.elements.planProfile.value;
+  return Object.keys(out).length ? out : null;
 }

@@ -7,7 +7,7 @@ import { call, path, offlineState, withoutAsking } from './api.js';
 import { drawMap } from './map.js';
 import { drawProfile, SLOPE_COLOURS } from './profile.js';
 import { dayCard, sid } from './day.js';
-import { settingsFields, readSettings, showErrors, SETTINGS } from './settings.js';
+import { settingsFields, readSettings, showErrors, SETTINGS, planFields, planChanges } from './settings.js';
 import { dateRange, plain, localTime } from './words.js';
 import { keepForOffline, forgetTrip } from './offline.js';
 
@@ -108,6 +108,25 @@ function downloads(files) {
     h('p', {}, T.wholeTripFiles, ' ', h('a', { href: files.gpx, download: '', id: 'dl-gpx' }, T.gpx), ' · ',
       h('a', { href: files.fit, download: '', id: 'dl-fit' }, T.fit)),
     h('p', { class: 'muted' }, T.dayFilesHint));
+}
+
+/// A planned trip's places, to change (a place that failed is fixed here, in place).
+function planPanel(trip, ctx) {
+  const submit = h('button', { type: 'submit', id: 'route-again' }, T.routeAgain);
+  const form = h('form', { novalidate: true }, planFields('plan', trip.plan), h('p', { class: 'form-err err', role: 'alert' }), submit);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const plan = planChanges(form, trip.plan);
+    if (!plan) { toast(T.nothingChanged); return; }
+    try {
+      const detail = await call('updateTrip', { id: trip.id }, { version: ctx.version(), body: { plan } });
+      toast(T.saved);
+      ctx.replace(detail && detail.version ? detail : await call('detail', { id: trip.id }));
+    } catch (err) {
+      if (err.conflict) ctx.failed(err); else showErrors(form, 'plan', err);
+    }
+  });
+  return h('details', { class: 'card', id: 'plan-card', open: trip.status === 'failed' || !!trip.notice }, h('summary', {}, h('strong', {}, T.thePlan)), form);
 }
 
 function settingsPanel(trip, ctx) {
@@ -318,7 +337,9 @@ export async function tripScreen(id, opts = {}) {
       offlineNote(),
       header,
       h('p', { id: 'conflict', class: 'warn', role: 'alert', hidden: true }),
+      t.notice && !readOnly ? h('p', { class: 'warn', id: 'notice', role: 'status' }, t.notice) : null,
       !readOnly && (t.partial || t.status === 'failed') ? progressPanel(t, progress, removeTrip) : null,
+      !readOnly && t.plan && !opts.version ? planPanel(t, ctx) : null,
       t.stages.length ? [mapEl, toggles, legend(), profEl, readout] : null,
       days,
       t.stages.length && !opts.version ? downloads(files) : null,

@@ -3,7 +3,7 @@
 import { T } from './strings.js';
 import { h, mount, toast } from './dom.js';
 import { call } from './api.js';
-import { settingsFields, readSettings, showErrors } from './settings.js';
+import { settingsFields, readSettings, showErrors, planFields } from './settings.js';
 import { dateRange, plain } from './words.js';
 import { forgetTrip } from './offline.js';
 
@@ -104,7 +104,7 @@ function createForm() {
       h('input', { id: 'new-sourceUrl', name: 'sourceUrl', type: 'url', inputmode: 'url', 'aria-describedby': 'new-sourceUrl-err' }),
       h('span', { class: 'err', id: 'new-sourceUrl-err' })),
     h('div', { class: 'field' }, h('span', {}, T.gpxFile), drop),
-    planFields(),
+    planFields('new'),
     h('div', { class: 'field' }, h('label', { for: 'new-title' }, T.title), h('input', { id: 'new-title', name: 'title', maxlength: 200 }),
       h('span', { class: 'err', id: 'new-title-err' })),
     h('details', { class: 'settings-new', id: 'new-settings', open: true }, h('summary', {}, T.settings), settingsFields(prefix)),
@@ -148,33 +148,3 @@ function createForm() {
   return form;
 }
 
-/// "Plan from places": from, via and to, each with suggestions from the place search as the
-/// rider types, and the riding profile; the server routes it (no link needed).
-function planFields() {
-  const suggestions = h('datalist', { id: 'place-suggestions' });
-  let pending = null;
-  const suggest = (input) => {
-    clearTimeout(pending);
-    const q = input.value.split(';').pop().trim();
-    if (q.length < 2 || /^-?[0-9.]+\s*,/.test(q)) return;
-    pending = setTimeout(async () => {
-      try {
-        const found = await call('geocode', {}, { query: { q, limit: 5 } });
-        mount(suggestions, found.items.map((p) => h('option', { value: p.name }, p.displayName)));
-      } catch { /* suggestions are a help, not a need */ }
-    }, 250);
-  };
-  const place = (name, label, hint) => {
-    const id = `new-${name}`;
-    const input = h('input', { id, name, list: 'place-suggestions', autocomplete: 'off', 'aria-describedby': `${id}-err` });
-    input.addEventListener('input', () => suggest(input));
-    return h('div', { class: 'field' }, h('label', { for: id }, label, hint ? [' ', h('span', { class: 'muted' }, hint)] : null), input,
-      h('span', { class: 'err', id: `${id}-err` }));
-  };
-  return h('fieldset', { class: 'field plan', id: 'plan' }, h('legend', {}, T.planFromPlaces),
-    h('p', { class: 'muted' }, T.planHint),
-    place('planFrom', T.planFrom), place('planVia', T.planVia, T.planViaHint), place('planTo', T.planTo),
-    h('div', { class: 'field' }, h('label', { for: 'new-planProfile' }, T.planProfile),
-      h('select', { id: 'new-planProfile', name: 'planProfile' }, ['touring', 'road', 'gravel', 'mountain'].map((p) => h('option', { value: p }, T.profiles[p])))),
-    suggestions);
-}

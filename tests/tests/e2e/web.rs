@@ -135,6 +135,58 @@ async fn a_fresh_install_in_chromium() {
     );
 }
 
+/// A plan fixed on the page (`tests/web/plan.test.mjs`): planned on a real Valhalla, a place
+/// off its map keeps the days and is named, then changed in the plan's form and routed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_plan_is_fixed_on_the_page() {
+    if !tools_present() {
+        return;
+    }
+    let extract = etappe_tests::valhalla::liechtenstein();
+    let Some(engine) = tokio::task::spawn_blocking(move || {
+        etappe_tests::valhalla::start(
+            &extract,
+            &etappe_tests::valhalla::ValhallaOptions::default(),
+        )
+    })
+    .await
+    .expect("the harness") else {
+        return;
+    };
+    let router_url = engine.url.clone();
+    let Some(app) = TestApp::spawn_with(Backend::Sqlite, move |config| {
+        config.people.tile_url = String::new();
+        config.work.upstreams.router = "valhalla".into();
+        config.work.upstreams.router_url = Some(router_url);
+        config.work.upstreams.timeout_secs = 20;
+    })
+    .await
+    else {
+        return;
+    };
+    let artefacts = std::env::var("ETAPPE_WEB_ARTEFACTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| web_dir().join("artefacts"))
+        .join("plan");
+    std::fs::create_dir_all(&artefacts).expect("artefacts folder");
+    let (base, mailbox, dir) = (app.base.clone(), app.data_dir().join("mailbox"), web_dir());
+    let status = tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .args(["--test", "--test-reporter=spec", "plan.test.mjs"])
+            .current_dir(dir)
+            .env("ETAPPE_BASE", base)
+            .env("ETAPPE_MAILBOX", mailbox)
+            .env("ETAPPE_ARTEFACTS", artefacts)
+            .env("CHROMIUM", CHROMIUM)
+            .status()
+            .expect("run node")
+    })
+    .await
+    .expect("node finished");
+    drop(engine);
+    assert!(status.success(), "the plan journey failed: {status}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_riders_journey_in_chromium() {
     if !tools_present() {

@@ -1,0 +1,98 @@
+// A plan fixed on the page, in place: a trip planned from places (routed by a real Valhalla
+// on the Liechtenstein extract, started by tests/tests/e2e/web.rs), then a place its engine
+// cannot reach — the days stay and the page says which place failed — then that place
+// changed in the plan's own form, and the trip routed again.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.ETAPPE_BASE;
+const MAILBOX = process.env.ETAPPE_MAILBOX;
+const OUT = process.env.ETAPPE_ARTEFACTS || 'artefacts';
+fs.mkdirSync(OUT, { recursive: true });
+
+let browser;
+before(async () => {
+  assert.ok(BASE && MAILBOX, 'ETAPPE_BASE and ETAPPE_MAILBOX are set');
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--no-first-run'],
+  });
+});
+after(async () => { if (browser) await browser.close(); });
+
+async function waitFor(fn, what, ms = 45000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function loginLink(email) {
+  const files = fs.existsSync(MAILBOX) ? fs.readdirSync(MAILBOX).filter((f) => f.endsWith('.eml')).sort() : [];
+  for (const f of files.reverse()) {
+    const raw = fs.readFileSync(path.join(MAILBOX, f), 'utf8');
+    if (!raw.includes(email)) continue;
+    const body = raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, x) => String.fromCharCode(parseInt(x, 16)));
+    const m = body.match(/https?:\/\/[^\s"<>]+\/auth\/magic\?[^\s"<>]+/);
+    if (m) return m[0];
+  }
+  return null;
+}
+
+const dayCount = (page) => page.locator('#days details.day').count();
+const settled = async (page) => (await dayCount(page)) >= 1 && !(await page.locator('#progress').count());
+
+test('a place the engine cannot reach keeps the days, says which, and is fixed in the plan', async () => {
+  const email = `plan-${Date.now()}@example.org`;
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(`${BASE}/login`);
+  await page.fill('input[name=email]', email);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('text=Check your mail');
+  await page.goto(await waitFor(async () => loginLink(email), 'the login mail'));
+  await page.click('button[type=submit]');
+  await page.waitForSelector('#create #new-plan');
+
+  // Balzers to Ruggell, by coordinates.
+  await page.fill('#new-planFrom', '47.0666,9.5035');
+  await page.fill('#new-planTo', '47.2380,9.5254');
+  await page.click('#create button[type=submit]');
+  await page.waitForURL(/#\/trips\//);
+  await waitFor(() => settled(page), 'the planned days');
+  const days = await dayCount(page);
+
+  // Through Zürich, off the engine's map: the days stay, the page names the place.
+  await page.locator('#plan-card > summary').click();
+  await page.fill('#plan-planVia', '47.37,8.54');
+  await page.click('#route-again');
+  await page.waitForSelector('#notice', { timeout: 45000 });
+  const notice = await page.textContent('#notice');
+  assert.match(notice, /47\.3700, 8\.5400/, notice);
+  assert.match(notice, /are kept/, notice);
+  await waitFor(() => settled(page), 'the kept days');
+  assert.equal(await dayCount(page), days, 'the days of before are back');
+  await page.screenshot({ path: path.join(OUT, 'plan-failed-kept.png'), fullPage: true });
+
+  // Fixed in place: through Schaan instead, routed again; the notice goes.
+  assert.ok(await page.locator('#plan-card').evaluate((el) => el.open), 'the plan is open beside the notice');
+  await page.fill('#plan-planVia', '47.1658,9.5097');
+  await page.click('#route-again');
+  await waitFor(async () => !(await page.locator('#notice').count()) && (await settled(page)), 'the plan routed again');
+  const tripId = page.url().split('#/trips/')[1];
+  const detail = await page.evaluate(async (id) => (await fetch(`/trips/${id}/detail`)).json(), tripId);
+  assert.equal(detail.plan.via[0].lat, 47.1658, JSON.stringify(detail.plan));
+  assert.equal(detail.notice, undefined);
+  assert.deepEqual(errors, [], 'no console error');
+  await context.close();
+});
