@@ -72,11 +72,10 @@ impl Pipeline {
                         String::new()
                     };
                     return Err(RouteFailure::Terminal(format!(
-                        "the routing engine ({}) could not route {}{stretch}: {}. One of these places is not on a road its map reaches: change that place (MCP update_trip_settings with from, via or to; REST PATCH /trips/{} with plan), plan with another profile, or delete the trip",
+                        "the routing engine ({}) could not route {}{stretch}: {}. One of these places is not on a road its map reaches: change that place in the plan, plan with another profile, or delete the trip",
                         router.name(),
                         leg_places(plan, &failing),
                         error.failure,
-                        trip.id
                     )));
                 }
             }
