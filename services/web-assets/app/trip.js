@@ -294,7 +294,9 @@ export async function tripScreen(id, opts = {}) {
     } catch { lines = null; }
   };
   const removeTrip = async () => {
-    if (!confirm(T.confirmDelete(current.title || T.untitled))) return;
+    // A trip with no days and no link loses nothing: it goes without a question.
+    const loses = current.stages.length > 0 || !!current.share;
+    if (loses && !confirm(T.confirmDelete(current.title || T.untitled))) return;
     try { await call('deleteTrip', { id }); await forgetTrip(id); toast(T.deleted); location.hash = '#/'; } catch (err) { toast(plain(err)); }
   };
   const offlineNote = () => (offlineState.at ? h('p', { class: 'warn', id: 'offline', role: 'status' }, T.offlineAsOf(localTime(offlineState.at))) : null);
