@@ -174,6 +174,20 @@ impl Trip {
             })
     }
 
+    /// The categories of the analysis whose work has not ended (waiting, or running — under a
+    /// worker that may have died): what a job that must finish its work still owes.
+    pub fn open_analysis(&self) -> Vec<Category> {
+        ANALYSIS_CATEGORIES
+            .into_iter()
+            .filter(|c| {
+                matches!(
+                    self.status(*c),
+                    ComputationStatus::Pending | ComputationStatus::Running
+                )
+            })
+            .collect()
+    }
+
     /// True while any work of the current version is still to come: the days do not exist
     /// yet, or a computation (analysis, places to sleep, weather…) waits or runs. An agent
     /// that stops polling at `partial: false` reads a finished trip: alerts, found places

@@ -26,6 +26,8 @@ mod heights;
 mod nights;
 mod osm;
 mod plan;
+#[cfg(test)]
+mod redelivery;
 mod route;
 #[cfg(test)]
 mod tests;

@@ -61,10 +61,8 @@ impl Pipeline {
                 scope.generation
             )));
         }
-        if trip.route.is_some() {
-            return Ok(Outcome::Dropped(
-                "the route of this generation is already computed".into(),
-            ));
+        if let Some(route) = &trip.route {
+            return self.finish_redelivered(scope, &trip, route).await;
         }
 
         let fetched = if trip.source.source_type == SourceType::Plan {
@@ -196,6 +194,37 @@ impl Pipeline {
             scope.traceparent,
         )
         .await
+    }
+
+    /// A redelivered route job whose route is already in: its first delivery died after
+    /// recording the days (a killed worker) and before their analysis ended. The job is
+    /// complete only with what follows its first step, so it goes on with the analysis still
+    /// open (pending, or running under the dead worker); a job with nothing left is a
+    /// duplicate and ends.
+    async fn finish_redelivered(
+        &self,
+        scope: JobScope<'_>,
+        trip: &Trip,
+        route: &etappe_domain::trip::stage::RouteSummary,
+    ) -> Result<Outcome, JobError> {
+        let open = trip.open_analysis();
+        if open.is_empty() {
+            return Ok(Outcome::Dropped(
+                "the route of this generation is already computed and analysed".into(),
+            ));
+        }
+        tracing::warn!(
+            trip_id = %scope.trip_id,
+            generation = scope.generation,
+            categories = ?open,
+            "a redelivered route job goes on with the analysis its first delivery did not finish"
+        );
+        let stored = match self.store.get_blob(&route.track_key).await? {
+            Some(bytes) => track::decode_stored(&bytes).unwrap_or_default(),
+            None => track::StoredTrack::default(),
+        };
+        self.record_analysis(scope.job_id, trip, &stored, &open, scope.traceparent)
+            .await
     }
 
     /// The route cut into days: one a track for a Komoot collection, else paced by

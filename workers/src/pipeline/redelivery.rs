@@ -1,0 +1,143 @@
+//! A route job redelivered after its first delivery died (`kill -9` of the worker holding
+//! it) between recording the days and ending their analysis: it goes on with the analysis
+//! still open instead of dropping itself, so no trip keeps categories pending for good (#33).
+//! Run over a real (SQLite) store.
+
+use std::sync::Arc;
+
+use etappe_domain::ids::{TripId, UserId};
+use etappe_domain::trip::settings::SettingsPatch;
+use etappe_domain::trip::source::SourceUrl;
+use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
+use etappe_domain::trip::{Category, ComputationStatus, TripCommand};
+use etappe_route::gpx::TrackPoint;
+use etappe_store::{SqliteStore, Store};
+use uuid::Uuid;
+
+use crate::jobs::Job;
+use crate::labels::NoLabels;
+use crate::pipeline::{Applied, Outcome, Pipeline};
+use crate::progress::memory::MemoryProgress;
+use crate::track;
+use crate::upstreams::Upstreams;
+
+const TRIP: TripId = TripId(Uuid::from_u128(11));
+
+async fn pipeline(dir: &std::path::Path) -> Pipeline {
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(&dir.join("etappe.db"))
+            .await
+            .expect("a store"),
+    );
+    Pipeline {
+        store,
+        fetcher: etappe_infra::fetch::Fetcher::builder(Vec::new())
+            .build()
+            .expect("a fetcher"),
+        source_origins: etappe_infra::fetch::SourceOrigins::default(),
+        progress: Arc::new(MemoryProgress::default()),
+        labeller: Arc::new(NoLabels),
+        upstreams: Upstreams::default(),
+    }
+}
+
+/// A trip whose route job recorded its one day and died: the route done, the analysis open.
+async fn days_recorded_then_the_worker_died(pipeline: &Pipeline) {
+    let points: Vec<TrackPoint> = (0..50)
+        .map(|i| TrackPoint {
+            lat: 47.0 + f64::from(i) * 0.001,
+            lon: 9.5,
+            ele: Some(450.0),
+        })
+        .collect();
+    pipeline
+        .store
+        .put_blob(
+            "track",
+            &track::encode_stored(&track::StoredTrack {
+                points: points.clone(),
+                ..Default::default()
+            }),
+        )
+        .await
+        .expect("the track");
+    let at = |p: &TrackPoint| Point {
+        lat: p.lat,
+        lon: p.lon,
+        ele: p.ele,
+    };
+    let stage = Stage {
+        id: Uuid::from_u128(12),
+        day_number: 1,
+        distance_km: 5.5,
+        ascent_m: Some(0.0),
+        descent_m: Some(0.0),
+        start: at(&points[0]),
+        end: at(&points[49]),
+        last_point: 49,
+        ..Default::default()
+    };
+    let commands = [
+        TripCommand::Create {
+            trip_id: TRIP,
+            owner_id: UserId(Uuid::from_u128(2)),
+            source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
+            settings: SettingsPatch::default(),
+        },
+        TripCommand::StartRoute {
+            generation: 1,
+            job_id: Uuid::from_u128(13),
+        },
+        TripCommand::RecordRoute {
+            generation: 1,
+            route: RouteSummary {
+                title: None,
+                total_distance_km: 5.5,
+                ascent_m: Some(0.0),
+                descent_m: Some(0.0),
+                point_count: points.len(),
+                track_key: "track".into(),
+                elevation: None,
+            },
+            stages: vec![stage],
+        },
+    ];
+    for (i, command) in commands.into_iter().enumerate() {
+        let applied = pipeline
+            .apply(TRIP, &format!("{}:{i}", Uuid::from_u128(14)), None, || {
+                command.clone()
+            })
+            .await;
+        assert!(matches!(applied, Ok(Applied::Done(_))), "command {i}");
+    }
+}
+
+#[tokio::test]
+async fn a_redelivered_route_job_finishes_the_analysis_its_first_delivery_left_open() {
+    let dir = std::env::temp_dir().join(format!("etappe-redelivery-{}", Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let pipeline = pipeline(&dir).await;
+    days_recorded_then_the_worker_died(&pipeline).await;
+    let before = pipeline.view(TRIP).await.expect("read").expect("trip").trip;
+    assert!(!before.open_analysis().is_empty(), "the analysis was left open");
+
+    let job = Job::ComputeRoute {
+        job_id: Uuid::from_u128(13),
+        trip_id: TRIP,
+        generation: 1,
+    };
+    let outcome = pipeline.run(&job, None).await.expect("no retry");
+    assert_eq!(outcome, Outcome::Completed, "it went on, not dropped");
+    let after = pipeline.view(TRIP).await.expect("read").expect("trip").trip;
+    assert_eq!(after.open_analysis(), Vec::<Category>::new(), "{:?}", after.computations);
+    assert!(!after.is_partial(), "every category ended");
+    assert_eq!(
+        after.computations.get(&Category::TerrainSecurity),
+        Some(&ComputationStatus::Done)
+    );
+
+    // Delivered once more: nothing left, a duplicate, it ends without writing.
+    let again = pipeline.run(&job, None).await.expect("no retry");
+    assert!(matches!(again, Outcome::Dropped(_)), "{again:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
