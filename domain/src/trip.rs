@@ -292,6 +292,10 @@ pub enum TripCommand {
     RequestAnalysis {
         today: NaiveDate,
     },
+    /// Etappe's sweeper: work of the current version that has not ended long after it was
+    /// asked (its worker died, its job was lost) is asked again. Not a caller's change: no
+    /// lock, no version.
+    ResumeWork,
     /// Compute the weather again because a day came within the forecast horizon (asked on
     /// read; nothing happens unless [`Trip::weather_due`]).
     RefreshWeather {

@@ -745,3 +745,58 @@ pub async fn a_gate_sees_the_decision_once_and_can_stop_it(store: Arc<dyn Store>
     assert_eq!(passing.asked().len(), 1, "asked once across the retry");
     assert!(store.trip_view(trip_id).await.expect("view").is_none());
 }
+
+/// The sweeper's query: a trip whose work has not ended is listed once nothing touched it
+/// since the given time, not before; a trip whose work has ended (its route failed for good)
+/// is never listed.
+pub async fn trips_with_stale_open_work_are_found(store: Arc<dyn Store>) {
+    let create = |trip_id| TripCommand::Create {
+        trip_id,
+        owner_id: UserId::new(),
+        source: SourceUrl::parse("https://example.org/route.gpx", &[]).expect("url"),
+        settings: SettingsPatch::default(),
+    };
+    let (waiting, ended) = (TripId::new(), TripId::new());
+    for trip_id in [waiting, ended] {
+        store
+            .append(
+                &trip_id.stream_id(),
+                ExpectedVersion::NoStream,
+                trip_events(None, create(trip_id)),
+            )
+            .await
+            .expect("create");
+    }
+    let (version, state) = load(store.as_ref(), ended).await;
+    let failed = TripCommand::FailRoute {
+        generation: state.as_ref().map_or(0, |t| t.generation),
+        reason: "the link is gone".into(),
+    };
+    store
+        .append(
+            &ended.stream_id(),
+            ExpectedVersion::Exact(version),
+            trip_events(state.as_ref(), failed),
+        )
+        .await
+        .expect("fail the route");
+    // Other checks share the database: read them all.
+    let listed = |since| {
+        let store = Arc::clone(&store);
+        async move {
+            store
+                .stale_open_work(since, 100_000)
+                .await
+                .expect("the sweeper's query")
+        }
+    };
+    let now = chrono::Utc::now();
+    let quiet = listed(now + chrono::Duration::seconds(5)).await;
+    assert!(
+        quiet.contains(&waiting),
+        "its work is open and quiet since: {quiet:?}"
+    );
+    assert!(!quiet.contains(&ended), "its work has ended");
+    let busy = listed(now - chrono::Duration::hours(1)).await;
+    assert!(!busy.contains(&waiting), "touched within the hour");
+}

@@ -101,6 +101,12 @@ pub(crate) trait SqlDialect: Send + Sync + fmt::Debug {
         filter: &TripFilter,
         page: Page,
     ) -> Result<(Vec<TripView>, u64), StoreError>;
+    /// See [`TripViews::stale_open_work`].
+    async fn stale_open_work(
+        &self,
+        quiet_since: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<TripId>, StoreError>;
     /// See [`TripViews::owned_trips`].
     async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError>;
     /// See [`TripViews::purge_trips`].
@@ -194,6 +200,14 @@ impl<D: SqlDialect> TripViews for D {
             outcome,
             view: view.flatten(),
         })
+    }
+
+    async fn stale_open_work(
+        &self,
+        quiet_since: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<TripId>, StoreError> {
+        SqlDialect::stale_open_work(self, quiet_since, limit).await
     }
 
     async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError> {

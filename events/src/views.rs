@@ -80,6 +80,15 @@ pub trait TripViews: Send + Sync + fmt::Debug {
         events: Vec<NewEvent>,
     ) -> Result<TripAppend, StoreError>;
 
+    /// Trips whose work has not ended (a category waiting or running) and that nothing has
+    /// touched since `quiet_since`: work a dead worker or a lost job left behind, for the
+    /// sweeper to ask again. At most `limit`, the longest quiet first.
+    async fn stale_open_work(
+        &self,
+        quiet_since: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<TripId>, StoreError>;
+
     /// Every trip `owner` ever had, deleted ones included (their streams outlive the read
     /// model): the trips whose first event names `owner`, and those the read model lists.
     /// Ordered by trip id.

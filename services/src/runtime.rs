@@ -28,7 +28,8 @@ impl Background {
             Arc::clone(&work.queue),
             Arc::clone(&work.metrics),
         )
-        .with_change_notices(Arc::clone(&work.progress));
+        .with_change_notices(Arc::clone(&work.progress))
+        .with_sweep(config.work.sweep());
         tasks.push(tokio::spawn(dispatcher.run(stopped.clone())));
         if config.runs_workers() {
             let worker = work.worker(format!("api-{}", uuid::Uuid::now_v7()))?;

@@ -43,6 +43,28 @@ pub struct Dispatcher {
     outstanding: VecDeque<(Cursor, Uuid)>,
     /// Where live readers hear that a trip changed (the progress channel), if anywhere.
     notices: Option<Arc<dyn crate::progress::ProgressStore>>,
+    /// How long a trip's work may stay unfinished and untouched before the sweeper asks it
+    /// again, and how often it looks.
+    sweep: Sweep,
+}
+
+/// The sweeper's clock: work of the current version untouched for `after` is asked again;
+/// the leader looks every `every`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sweep {
+    pub after: Duration,
+    pub every: Duration,
+}
+
+impl Default for Sweep {
+    /// Ten minutes: longer than any job takes with its retries (upstream timeouts and
+    /// backoff included), so only work nobody is doing is asked again.
+    fn default() -> Self {
+        Self {
+            after: Duration::from_secs(600),
+            every: Duration::from_secs(60),
+        }
+    }
 }
 
 impl Dispatcher {
@@ -55,7 +77,57 @@ impl Dispatcher {
             read: None,
             outstanding: VecDeque::new(),
             notices: None,
+            sweep: Sweep::default(),
         }
+    }
+
+    /// The sweeper's clock (the default: ten minutes, looked at every minute).
+    pub fn with_sweep(mut self, sweep: Sweep) -> Self {
+        self.sweep = sweep;
+        self
+    }
+
+    /// The sweeper: trips whose work of the current version has not ended and that nothing
+    /// touched for [`Sweep::after`] (the worker holding the job died, a job was lost) get that
+    /// work asked again — the route under a new generation, or the analysis still open — with
+    /// a WARN line and `etappe_work_resumed_total`. Answers how many were asked again.
+    pub async fn sweep(&self) -> Result<usize, StoreError> {
+        let after = chrono::Duration::from_std(self.sweep.after).unwrap_or(chrono::Duration::MAX);
+        let quiet_since = chrono::Utc::now() - after;
+        let stale = self.store.stale_open_work(quiet_since, 100).await?;
+        let mut resumed = 0;
+        for trip_id in stale {
+            let meta = etappe_store::CommandMetadata {
+                metadata: etappe_store::EventMetadata {
+                    actor: Some("sweeper".into()),
+                    ..Default::default()
+                },
+                ids: etappe_store::EventIds::Fresh,
+            };
+            let executed = self
+                .store
+                .execute(trip_id, etappe_store::DecidedOn::Current, &meta, |_| {
+                    etappe_domain::trip::TripCommand::ResumeWork
+                })
+                .await;
+            match executed {
+                Ok(done) if !done.events.is_empty() => {
+                    resumed += 1;
+                    self.metrics.work_resumed.inc();
+                    tracing::warn!(
+                        %trip_id,
+                        quiet_secs = self.sweep.after.as_secs(),
+                        asked = ?done.events.iter().map(etappe_domain::trip::TripEvent::event_type).collect::<Vec<_>>(),
+                        "work of the current version had not ended: asked again"
+                    );
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::warn!(%trip_id, %error, "sweeper: could not ask the work again");
+                }
+            }
+        }
+        Ok(resumed)
     }
 
     /// The dispatcher also tells live readers (SSE) which trips' logs grew: it reads every
@@ -145,7 +217,14 @@ impl Dispatcher {
             };
             tracing::info!("dispatcher: leading");
             self.read = None;
+            let mut swept = tokio::time::Instant::now();
             while !*stop.borrow() {
+                if swept.elapsed() >= self.sweep.every {
+                    swept = tokio::time::Instant::now();
+                    if let Err(error) = self.sweep().await {
+                        tracing::warn!(%error, "sweeper: the read model could not be read");
+                    }
+                }
                 match self.step().await {
                     Ok(0) => {
                         pause = Duration::from_millis(200);

@@ -60,6 +60,12 @@ pub struct WorkFlags {
     #[arg(long, env = "ETAPPE_RETRY_UNIT_MS", default_value_t = 1000)]
     pub retry_unit_ms: u64,
 
+    /// Seconds a trip's work of its current version may stay unfinished and untouched
+    /// before the dispatcher's sweeper asks it again (a worker died holding its job, a job
+    /// was lost); the sweeper looks every tenth of it, at most once a minute.
+    #[arg(long, env = "ETAPPE_SWEEP_AFTER_SECS", default_value_t = 600)]
+    pub sweep_after_secs: u64,
+
     /// Address of the worker process's own HTTP server (`/metrics`, `/livez`, `/readyz`).
     #[arg(long, env = "ETAPPE_WORKER_ADDR", default_value = "127.0.0.1:9091")]
     pub worker_addr: SocketAddr,
@@ -78,6 +84,15 @@ pub struct WorkFlags {
 }
 
 impl WorkFlags {
+    /// The sweeper's clock from [`Self::sweep_after_secs`].
+    pub fn sweep(&self) -> crate::dispatcher::Sweep {
+        let after = std::time::Duration::from_secs(self.sweep_after_secs.max(1));
+        crate::dispatcher::Sweep {
+            after,
+            every: (after / 10).min(std::time::Duration::from_secs(60)),
+        }
+    }
+
     /// Every default, nothing read from the environment, the data under `data_dir` (tests).
     pub fn embedded(data_dir: PathBuf) -> Self {
         Self {
@@ -91,6 +106,7 @@ impl WorkFlags {
             fetch_hooks: FetchHooks::default(),
             worker_concurrency: 2,
             retry_unit_ms: 1000,
+            sweep_after_secs: 600,
             worker_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             upstreams: UpstreamSettings::default(),
             log: "warn".into(),

@@ -52,6 +52,8 @@ pub struct Metrics {
     pub queue_depth: Gauge,
     /// `etappe_dead_letter_depth`: jobs in the dead-letter queue.
     pub dead_letter_depth: Gauge,
+    /// `etappe_work_resumed_total`: trips whose unfinished work the sweeper asked again.
+    pub work_resumed: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -71,6 +73,12 @@ impl Default for Metrics {
         let dispatcher_lag = Gauge::<f64, AtomicU64>::default();
         let queue_depth = Gauge::default();
         let dead_letter_depth = Gauge::default();
+        let work_resumed = Counter::default();
+        registry.register(
+            "etappe_work_resumed",
+            "Trips whose unfinished work the sweeper asked again (a dead worker, a lost job)",
+            work_resumed.clone(),
+        );
         registry.register(
             "etappe_jobs_dispatched",
             "Jobs published to the queue",
@@ -105,6 +113,7 @@ impl Default for Metrics {
             dispatcher_lag,
             queue_depth,
             dead_letter_depth,
+            work_resumed,
         }
     }
 }

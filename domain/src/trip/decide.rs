@@ -75,6 +75,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             )
         }
         TripCommand::RequestAnalysis { today } => work_requests::request_analysis(live, today),
+        TripCommand::ResumeWork => work_requests::resume_work(live),
         TripCommand::RefreshWeather { today } => work_requests::refresh_weather(live, today),
         TripCommand::RequestAccommodationScan {
             radius_km,

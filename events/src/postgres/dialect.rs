@@ -317,6 +317,26 @@ impl SqlDialect for PostgresStore {
         Ok((views, total as u64))
     }
 
+    async fn stale_open_work(
+        &self,
+        quiet_since: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<TripId>, StoreError> {
+        // A scan of the read model: the sweeper runs once a minute, on the leader only.
+        let ids: Vec<Uuid> = sqlx::query_scalar(
+            "SELECT trip_id FROM trip_views \
+             WHERE updated_at < $1 \
+               AND EXISTS (SELECT 1 FROM jsonb_each_text(doc->'trip'->'computations') c \
+                           WHERE c.value IN ('pending', 'running')) \
+             ORDER BY updated_at LIMIT $2",
+        )
+        .bind(quiet_since)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(ids.into_iter().map(TripId).collect())
+    }
+
     async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError> {
         let ids: Vec<Uuid> = sqlx::query_scalar(
             "SELECT trip_id FROM ( \

@@ -289,6 +289,31 @@ impl SqlDialect for SqliteStore {
         Ok((views, total as u64))
     }
 
+    async fn stale_open_work(
+        &self,
+        quiet_since: chrono::DateTime<chrono::Utc>,
+        limit: u32,
+    ) -> Result<Vec<TripId>, StoreError> {
+        // A scan of the read model: the sweeper runs once a minute, on the leader only.
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT trip_id FROM trip_views \
+             WHERE updated_at < ?1 \
+               AND EXISTS (SELECT 1 FROM json_each(doc, '$.trip.computations') \
+                           WHERE value IN ('pending', 'running')) \
+             ORDER BY updated_at LIMIT ?2",
+        )
+        .bind(ts(quiet_since))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        ids.iter()
+            .map(|id| {
+                id.parse()
+                    .map_err(|_| StoreError::Corrupt(format!("trip id {id:?}")))
+            })
+            .collect()
+    }
+
     async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError> {
         let ids: Vec<String> = sqlx::query_scalar(
             "SELECT trip_id FROM ( \

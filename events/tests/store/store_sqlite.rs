@@ -57,4 +57,5 @@ conformance_tests!(
     trip_lists_filter_and_paginate,
     an_owners_trips_are_listed_and_purged,
     a_gate_sees_the_decision_once_and_can_stop_it,
+    trips_with_stale_open_work_are_found,
 );

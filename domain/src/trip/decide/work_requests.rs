@@ -7,9 +7,11 @@ use uuid::Uuid;
 
 use crate::trip::edits::{self, Measure};
 use crate::trip::stage::{ANALYSIS_CATEGORIES, DETOUR_INVALIDATES, Point};
-use crate::trip::{Category, FieldError, SCAN_RADIUS_KM, Trip, TripError, TripEvent};
+use crate::trip::{
+    Category, ComputationStatus, FieldError, SCAN_RADIUS_KM, Trip, TripError, TripEvent,
+};
 
-use super::guards::{days_open_to_work, stage_of};
+use super::guards::{days_open_to_work, existing, stage_of};
 
 /// Runs the whole analysis of the current days again; on a trip whose route failed for good,
 /// asks for the route again instead.
@@ -35,6 +37,29 @@ pub(super) fn request_analysis(
     Ok(vec![TripEvent::AnalysisRequested {
         generation: trip.generation,
         categories: ANALYSIS_CATEGORIES.to_vec(),
+    }])
+}
+
+/// Asks again for the work of the current version that has not ended: the route under a new
+/// generation (the lost job's late answer is then superseded), else the analysis categories
+/// still open. Nothing when everything has ended.
+pub(super) fn resume_work(live: Option<&Trip>) -> Result<Vec<TripEvent>, TripError> {
+    let trip = existing(live)?;
+    if matches!(
+        trip.status(Category::Route),
+        ComputationStatus::Pending | ComputationStatus::Running
+    ) {
+        return Ok(vec![TripEvent::RouteRequested {
+            generation: trip.generation + 1,
+        }]);
+    }
+    let open = trip.open_analysis();
+    if open.is_empty() || !trip.has_days() {
+        return Ok(vec![]);
+    }
+    Ok(vec![TripEvent::AnalysisRequested {
+        generation: trip.generation,
+        categories: open,
     }])
 }
 
