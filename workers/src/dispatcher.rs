@@ -201,6 +201,8 @@ impl Dispatcher {
     /// Runs until `stop` turns true: takes the lease, then dispatches while holding it.
     pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
         let mut pause = Duration::from_millis(200);
+        // Not leading (yet): no lag measured here, and none reported as zero.
+        self.follow();
         while !*stop.borrow() {
             let lease = match self.store.try_lease(SUBSCRIPTION).await {
                 Ok(Some(lease)) => lease,
@@ -216,6 +218,7 @@ impl Dispatcher {
                 }
             };
             tracing::info!("dispatcher: leading");
+            self.metrics.dispatcher_leader.set(1);
             self.read = None;
             let mut swept = tokio::time::Instant::now();
             while !*stop.borrow() {
@@ -245,6 +248,13 @@ impl Dispatcher {
                 }
             }
             drop(lease);
+            self.follow();
         }
+    }
+
+    /// This replica does not dispatch: it says so, and reports no lag it did not measure.
+    fn follow(&self) {
+        self.metrics.dispatcher_leader.set(0);
+        self.metrics.dispatcher_lag.set(f64::NAN);
     }
 }

@@ -231,6 +231,11 @@ impl WorkHandles {
 /// Runs a worker process until SIGTERM/Ctrl-C, with `/metrics`, `/livez` and `/readyz` on
 /// `addr`.
 pub async fn run_worker_process(work: WorkHandles, addr: SocketAddr) -> Result<(), RuntimeError> {
+    // A worker reports what it knows: its jobs, and the queue as sampled at each scrape.
+    let work = WorkHandles {
+        metrics: Arc::new(Metrics::worker()),
+        ..work
+    };
     let id = format!("worker-{}", uuid::Uuid::now_v7());
     let worker = work.worker(id.clone())?;
     let (stop, stopped) = watch::channel(false);
@@ -238,6 +243,17 @@ pub async fn run_worker_process(work: WorkHandles, addr: SocketAddr) -> Result<(
         .route(
             "/metrics",
             get(|State(w): State<WorkHandles>| async move {
+                // Sampled from the queue now, as the API does: never a zero nobody measured.
+                if let Ok(depth) = w.queue.depth().await {
+                    w.metrics
+                        .queue_depth
+                        .set(i64::try_from(depth).unwrap_or(i64::MAX));
+                }
+                if let Ok(dead) = w.queue.dead_lettered().await {
+                    w.metrics
+                        .dead_letter_depth
+                        .set(i64::try_from(dead).unwrap_or(i64::MAX));
+                }
                 (
                     [(
                         axum::http::header::CONTENT_TYPE,

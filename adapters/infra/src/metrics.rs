@@ -54,6 +54,8 @@ pub struct Metrics {
     pub dead_letter_depth: Gauge,
     /// `etappe_work_resumed_total`: trips whose unfinished work the sweeper asked again.
     pub work_resumed: Counter,
+    /// `etappe_dispatcher_leader`: 1 on the replica that dispatches (holds the lease), else 0.
+    pub dispatcher_leader: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -63,7 +65,21 @@ impl std::fmt::Debug for Metrics {
 }
 
 impl Default for Metrics {
+    /// The API's metrics: jobs, the dispatcher and the sweeper, the queue as sampled.
     fn default() -> Self {
+        Self::build(true)
+    }
+}
+
+impl Metrics {
+    /// A worker process's metrics: only what a worker knows — its jobs, and the queue as it
+    /// samples it at each scrape. No dispatcher series: a worker does not dispatch, and a
+    /// zero it never measured would hide a real lag from an alert.
+    pub fn worker() -> Self {
+        Self::build(false)
+    }
+
+    fn build(dispatches: bool) -> Self {
         let mut registry = Registry::default();
         let jobs_dispatched = Family::<KindLabel, Counter>::default();
         let jobs = Family::<OutcomeLabels, Counter>::default();
@@ -74,11 +90,24 @@ impl Default for Metrics {
         let queue_depth = Gauge::default();
         let dead_letter_depth = Gauge::default();
         let work_resumed = Counter::default();
-        registry.register(
-            "etappe_work_resumed",
-            "Trips whose unfinished work the sweeper asked again (a dead worker, a lost job)",
-            work_resumed.clone(),
-        );
+        let dispatcher_leader = Gauge::default();
+        if dispatches {
+            registry.register(
+                "etappe_work_resumed",
+                "Trips whose unfinished work the sweeper asked again (a dead worker, a lost job)",
+                work_resumed.clone(),
+            );
+            registry.register(
+                "etappe_dispatcher_leader",
+                "1 on the replica that dispatches (holds the lease), else 0",
+                dispatcher_leader.clone(),
+            );
+            registry.register(
+                "etappe_dispatcher_lag_seconds",
+                "Age of the newest event the dispatcher read (NaN on a replica that does not lead)",
+                dispatcher_lag.clone(),
+            );
+        }
         registry.register(
             "etappe_jobs_dispatched",
             "Jobs published to the queue",
@@ -89,11 +118,6 @@ impl Default for Metrics {
             "etappe_job_duration_seconds",
             "Time a worker spent on a job",
             job_duration.clone(),
-        );
-        registry.register(
-            "etappe_dispatcher_lag_seconds",
-            "Age of the newest event the dispatcher read",
-            dispatcher_lag.clone(),
         );
         registry.register(
             "etappe_queue_depth",
@@ -114,6 +138,7 @@ impl Default for Metrics {
             queue_depth,
             dead_letter_depth,
             work_resumed,
+            dispatcher_leader,
         }
     }
 }

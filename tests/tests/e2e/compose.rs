@@ -263,4 +263,18 @@ async fn the_worker_health_check_passes_under_sh_against_a_running_worker() {
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    // Its metrics say only what a worker knows: the queue as sampled, no dispatcher series
+    // (a worker does not dispatch; a zero it never measured would hide a real lag).
+    let metrics = reqwest::Client::new()
+        .get(format!("http://{addr}/metrics"))
+        .send()
+        .await
+        .expect("worker metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(metrics.contains("etappe_queue_depth "), "{metrics}");
+    assert!(metrics.contains("etappe_dead_letter_depth "), "{metrics}");
+    assert!(!metrics.contains("etappe_dispatcher_lag"), "{metrics}");
+    assert!(!metrics.contains("etappe_dispatcher_leader"), "{metrics}");
 }

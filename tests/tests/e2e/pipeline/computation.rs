@@ -339,6 +339,9 @@ async fn readiness_counts_the_workers_and_metrics_count_the_jobs() {
         "{metrics}"
     );
     assert!(metrics.contains("etappe_queue_depth"), "{metrics}");
+    // The one replica leads the dispatch, and says so; its sweeper found nothing to resume.
+    assert!(metrics.contains("etappe_dispatcher_leader 1"), "{metrics}");
+    assert!(metrics.contains("etappe_work_resumed_total 0"), "{metrics}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
