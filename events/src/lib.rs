@@ -39,7 +39,7 @@ pub use self::log::{AppendOutcome, EventStore, ExpectedVersion, StoreError};
 pub use self::postgres::PostgresStore;
 pub use self::sqlite::SqliteStore;
 pub use self::views::{Page, RebuildReport, TripAppend, TripFilter, TripViews};
-pub use self::work::{Lease, WorkStore};
+pub use self::work::{LEASE_TTL, Lease, WorkStore};
 
 /// Every half of a backend.
 pub trait Store: EventStore + TripViews + WorkStore {}

@@ -24,10 +24,23 @@ pub trait WorkStore: Send + Sync + fmt::Debug {
     async fn heartbeat(&self, worker_id: &str) -> Result<(), StoreError>;
     /// Workers seen within the last `within`.
     async fn live_workers(&self, within: std::time::Duration) -> Result<u64, StoreError>;
-    /// Takes the named lease of this store if nobody holds it; it is held until the handle is
-    /// dropped (or, on PostgreSQL, until its connection dies, so a crashed holder frees it).
+    /// Takes the named lease of this store if nobody holds it, or its holder let it expire.
+    /// On PostgreSQL it lasts [`LEASE_TTL`] unless renewed ([`Lease::renew`]), so a holder
+    /// that hangs (paused, partitioned, stuck) loses it to another replica, whatever its
+    /// connection does; dropping the handle gives it back. On SQLite (one process) it is held
+    /// until dropped.
     async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn Lease>>, StoreError>;
 }
 
+/// How long a lease lasts without renewal (PostgreSQL): a holder renews well within it.
+pub const LEASE_TTL: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// A held lease.
-pub trait Lease: Send + Sync + fmt::Debug {}
+#[async_trait]
+pub trait Lease: Send + Sync + fmt::Debug {
+    /// Extends the lease by [`LEASE_TTL`]; `false` when it expired and another holder took
+    /// it meanwhile (the holder must stop what the lease guards).
+    async fn renew(&self) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+}

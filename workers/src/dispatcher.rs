@@ -1,7 +1,9 @@
 //! The dispatcher: a subscription on the event log that publishes every job-requesting event
 //! as a job (job id = event id) and moves its checkpoint only once the queue holds the job.
 //! The event table is the outbox: a crash anywhere re-publishes, never loses. One dispatcher
-//! runs at a time across API replicas (a lease: a PostgreSQL advisory lock).
+//! runs at a time across API replicas (a lease that expires unless renewed, so a hung leader
+//! hands over within `LEASE_TTL`). While leading it also sweeps: work nobody finished is asked
+//! again.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -221,7 +223,25 @@ impl Dispatcher {
             self.metrics.dispatcher_leader.set(1);
             self.read = None;
             let mut swept = tokio::time::Instant::now();
+            let mut renewed = tokio::time::Instant::now();
             while !*stop.borrow() {
+                // The lease expires unless renewed: a leader that hung (paused, partitioned)
+                // finds on waking that another replica leads, and stops before dispatching.
+                if renewed.elapsed() >= etappe_store::LEASE_TTL / 3 {
+                    match lease.renew().await {
+                        Ok(true) => renewed = tokio::time::Instant::now(),
+                        Ok(false) => {
+                            tracing::warn!(
+                                "dispatcher: the lease expired and another replica leads; stopping"
+                            );
+                            break;
+                        }
+                        Err(error) => {
+                            tracing::warn!(%error, "dispatcher: cannot renew the lease; stopping");
+                            break;
+                        }
+                    }
+                }
                 if swept.elapsed() >= self.sweep.every {
                     swept = tokio::time::Instant::now();
                     if let Err(error) = self.sweep().await {

@@ -1,4 +1,4 @@
-//! Blobs, heartbeats and advisory-lock leases on PostgreSQL.
+//! Blobs, heartbeats and expiring leases on PostgreSQL.
 
 use async_trait::async_trait;
 use etappe_domain::ids::{TripId, UserId};
@@ -6,14 +6,47 @@ use etappe_domain::ids::{TripId, UserId};
 use super::PostgresStore;
 use crate::StoreError;
 
-/// A session-level advisory lock, held by a connection detached from the pool: dropping the
-/// lease closes the connection, which ends the session and releases the lock.
+/// A row of `leases` naming its holder until `expires_at`: renewed by the holder, taken over
+/// by another once it expired (a hung holder's connection may stay open for minutes, so a
+/// lock tied to it would never free), given back when dropped.
 #[derive(Debug)]
 struct PgLease {
-    _connection: sqlx::PgConnection,
+    pool: sqlx::PgPool,
+    name: String,
+    holder: String,
 }
 
-impl crate::Lease for PgLease {}
+#[async_trait]
+impl crate::Lease for PgLease {
+    async fn renew(&self) -> Result<bool, StoreError> {
+        let renewed = sqlx::query(
+            "UPDATE leases SET expires_at = now() + make_interval(secs => $3) \
+             WHERE name = $1 AND holder = $2",
+        )
+        .bind(&self.name)
+        .bind(&self.holder)
+        .bind(crate::LEASE_TTL.as_secs_f64())
+        .execute(&self.pool)
+        .await?;
+        Ok(renewed.rows_affected() == 1)
+    }
+}
+
+impl Drop for PgLease {
+    fn drop(&mut self) {
+        // Given back at once (best effort): otherwise it frees when it expires.
+        let (pool, name, holder) = (self.pool.clone(), self.name.clone(), self.holder.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = sqlx::query("DELETE FROM leases WHERE name = $1 AND holder = $2")
+                    .bind(name)
+                    .bind(holder)
+                    .execute(&pool)
+                    .await;
+            });
+        }
+    }
+}
 
 #[async_trait]
 impl crate::WorkStore for PostgresStore {
@@ -80,17 +113,26 @@ impl crate::WorkStore for PostgresStore {
     }
 
     async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn crate::Lease>>, StoreError> {
-        let mut connection = self.pool.acquire().await?;
-        let taken: bool =
-            sqlx::query_scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))")
-                .bind(name)
-                .fetch_one(&mut *connection)
-                .await?;
-        if !taken {
+        let holder = uuid::Uuid::now_v7().to_string();
+        let taken: Option<String> = sqlx::query_scalar(
+            "INSERT INTO leases (name, holder, expires_at) \
+             VALUES ($1, $2, now() + make_interval(secs => $3)) \
+             ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at \
+             WHERE leases.expires_at < now() \
+             RETURNING holder",
+        )
+        .bind(name)
+        .bind(&holder)
+        .bind(crate::LEASE_TTL.as_secs_f64())
+        .fetch_optional(&self.pool)
+        .await?;
+        if taken.as_deref() != Some(holder.as_str()) {
             return Ok(None);
         }
         Ok(Some(Box::new(PgLease {
-            _connection: connection.detach(),
+            pool: self.pool.clone(),
+            name: name.to_owned(),
+            holder,
         })))
     }
 }

@@ -17,6 +17,7 @@ struct LocalLease {
     held: Arc<Mutex<HashSet<String>>>,
 }
 
+#[async_trait]
 impl crate::Lease for LocalLease {}
 
 impl Drop for LocalLease {

@@ -47,3 +47,48 @@ conformance_tests!(
     a_gate_sees_the_decision_once_and_can_stop_it,
     trips_with_stale_open_work_are_found,
 );
+
+/// A lease whose holder stopped renewing it (a paused or hung leader) is taken over once it
+/// expires, whatever the old holder's connection does; the old holder learns it on its next
+/// renewal, and giving its handle back frees nothing of the new holder's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_its_holder_stopped_renewing_is_taken_over() {
+    let Some(store) = store().await else { return };
+    let name = format!("test-lease-{}", uuid::Uuid::now_v7());
+    let first = store.try_lease(&name).await.expect("lease").expect("taken");
+    assert!(
+        store.try_lease(&name).await.expect("lease").is_none(),
+        "held"
+    );
+    assert!(first.renew().await.expect("renew"), "its holder renews it");
+    // The holder hangs: nobody renews, and the lease runs out (moved back, not waited for).
+    let url = std::env::var("DATABASE_URL").expect("the URL");
+    let pool = sqlx::PgPool::connect(&url).await.expect("a pool");
+    sqlx::query("UPDATE leases SET expires_at = now() - interval '1 second' WHERE name = $1")
+        .bind(&name)
+        .execute(&pool)
+        .await
+        .expect("expire it");
+    let second = store
+        .try_lease(&name)
+        .await
+        .expect("lease")
+        .expect("taken over once expired");
+    assert!(
+        !first.renew().await.expect("renew"),
+        "the old holder learns it lost the lease"
+    );
+    drop(first);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        store.try_lease(&name).await.expect("lease").is_none(),
+        "the old holder's release frees nothing of the new holder's"
+    );
+    assert!(second.renew().await.expect("renew"));
+    drop(second);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        store.try_lease(&name).await.expect("lease").is_some(),
+        "given back when dropped"
+    );
+}
