@@ -142,6 +142,7 @@ pub(crate) async fn run() -> anyhow::Result<()> {
     let _telemetry = telemetry::init(
         "etappe",
         &config.work.log,
+        &config.work.log_format,
         config.work.otel_endpoint.as_deref(),
     )?;
     match cli.command.unwrap_or(Command::Serve) {

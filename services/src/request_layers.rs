@@ -22,20 +22,33 @@ pub fn wrap(router: Router, limits: ServerLimits) -> Router {
             limits.body_timeout(),
         ))
         .layer(
-            TraceLayer::new_for_http().make_span_with(|request: &Request| {
-                let route = request
-                    .extensions()
-                    .get::<MatchedPath>()
-                    .map_or("unmatched", |p| p.as_str());
-                let span = tracing::info_span!(
-                    "http",
-                    method = %request.method(),
-                    route,
-                    status = tracing::field::Empty
-                );
-                crate::telemetry::continue_trace(&span, request.headers());
-                span
-            }),
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &Request| {
+                    let route = request
+                        .extensions()
+                        .get::<MatchedPath>()
+                        .map_or("unmatched", |p| p.as_str());
+                    let span = tracing::info_span!(
+                        "http",
+                        method = %request.method(),
+                        route,
+                        status = tracing::field::Empty,
+                        request_id = tracing::field::Empty,
+                        trace_id = tracing::field::Empty
+                    );
+                    crate::telemetry::continue_trace(&span, request.headers());
+                    span
+                })
+                // The access log: a line per request at INFO, in its span (method, route,
+                // status, request and trace ids), with its latency. A 5xx is a WARN here: the
+                // errors that are Etappe's own are logged as ERROR where they happen, and a
+                // `/readyz` saying "not ready" is an answer, not a failure.
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new()
+                        .level(tracing::Level::INFO)
+                        .latency_unit(tower_http::LatencyUnit::Millis),
+                )
+                .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)),
         )
 }
 
@@ -53,6 +66,15 @@ async fn request_context(mut request: Request, next: Next) -> Response {
         correlation_id: Some(correlation_id),
         traceparent: crate::telemetry::current_traceparent(),
     };
+    let span = tracing::Span::current();
+    span.record("request_id", tracing::field::display(correlation_id));
+    if let Some(trace_id) = context
+        .traceparent
+        .as_deref()
+        .and_then(|t| t.split('-').nth(1))
+    {
+        span.record("trace_id", trace_id);
+    }
     request.extensions_mut().insert(context);
     let mut response = next.run(request).await;
     if let Ok(value) = HeaderValue::from_str(&correlation_id.to_string()) {

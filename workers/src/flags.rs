@@ -78,6 +78,11 @@ pub struct WorkFlags {
     #[arg(long, env = "ETAPPE_LOG", default_value = "info")]
     pub log: String,
 
+    /// Log lines as `text` (colours only on a terminal) or `json` (one object a line, with
+    /// the request's or job's span: route, status, request and trace ids).
+    #[arg(long, env = "ETAPPE_LOG_FORMAT", default_value = "text")]
+    pub log_format: String,
+
     /// OTLP/HTTP collector endpoint (`http://collector:4318`). Unset: no trace export.
     #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     pub otel_endpoint: Option<String>,
@@ -110,6 +115,7 @@ impl WorkFlags {
             worker_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             upstreams: UpstreamSettings::default(),
             log: "warn".into(),
+            log_format: "text".into(),
             otel_endpoint: None,
         }
     }

@@ -32,8 +32,12 @@ async fn main() -> anyhow::Result<()> {
     if settings.amqp_url.is_none() {
         anyhow::bail!("AMQP_URL is required: a worker process takes its jobs from a shared queue");
     }
-    let _telemetry =
-        etappe_infra::telemetry::init("etappe-worker", &flags.log, flags.otel_endpoint.as_deref())?;
+    let _telemetry = etappe_infra::telemetry::init(
+        "etappe-worker",
+        &flags.log,
+        &flags.log_format,
+        flags.otel_endpoint.as_deref(),
+    )?;
     let database = Database::open(&flags, 8).await?;
     let work = open_work(&settings, &database).await?;
     run_worker_process(work, flags.worker_addr).await?;

@@ -35,6 +35,8 @@ pub enum TelemetryError {
     Filter(String, String),
     #[error("OTLP exporter: {0}")]
     Exporter(String),
+    #[error("ETAPPE_LOG_FORMAT must be text or json; got {0:?}")]
+    Format(String),
 }
 
 /// Makes `ring` the process's TLS provider (the HTTP clients are built without a default
@@ -44,17 +46,31 @@ pub fn install_tls_provider() {
 }
 
 /// Installs the global subscriber. Call once, from `main`.
+/// `format` is `text` (for people; colours only on a terminal) or `json` (one object a line,
+/// for a log shipper).
 pub fn init(
     service: &'static str,
     filter: &str,
+    format: &str,
     otlp_endpoint: Option<&str>,
 ) -> Result<TelemetryGuard, TelemetryError> {
+    use std::io::IsTerminal as _;
     install_tls_provider();
     let env_filter = EnvFilter::try_new(filter)
         .map_err(|e| TelemetryError::Filter(filter.to_owned(), e.to_string()))?;
-    let fmt = tracing_subscriber::fmt::layer()
+    let text = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(true);
+    let fmt = match format {
+        "text" => text.boxed(),
+        "json" => text
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .boxed(),
+        other => return Err(TelemetryError::Format(other.to_owned())),
+    };
     let provider = match otlp_endpoint {
         Some(endpoint) => {
             use opentelemetry_otlp::WithExportConfig;

@@ -13,6 +13,7 @@
 mod compose;
 mod mcp;
 mod oauth;
+mod operations;
 mod people;
 mod pipeline;
 mod rest;
