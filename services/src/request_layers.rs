@@ -1,13 +1,16 @@
 //! What every request passes through, whichever transport serves it: a request id and trace
 //! context (carried into event metadata by REST and MCP alike), a tracing span named after
-//! the matched route, and the body deadline. The composition root wraps the merged router
+//! the matched route, its rate/errors/duration in the metrics, and the body deadline. The composition root wraps the merged router
 //! in these layers once, so no transport has its own.
 
+use std::sync::Arc;
+
 use axum::Router;
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
+use etappe_infra::metrics::Metrics;
 use tower_http::trace::TraceLayer;
 use uuid::Uuid;
 
@@ -15,9 +18,10 @@ use crate::app::RequestContext;
 use crate::config::ServerLimits;
 
 /// `router` with the layers every request passes through.
-pub fn wrap(router: Router, limits: ServerLimits) -> Router {
+pub fn wrap(router: Router, limits: ServerLimits, metrics: Arc<Metrics>) -> Router {
     router
         .layer(axum::middleware::from_fn(request_context))
+        .layer(axum::middleware::from_fn_with_state(metrics, red_metrics))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
             limits.body_timeout(),
         ))
@@ -50,6 +54,29 @@ pub fn wrap(router: Router, limits: ServerLimits) -> Router {
                 )
                 .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)),
         )
+}
+
+/// Counts each answered request by its route template (never its path: ids would explode the
+/// series) and status class, and times it: rate, errors and duration per route.
+async fn red_metrics(
+    State(metrics): State<Arc<Metrics>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
+    let method = request.method().as_str().to_owned();
+    let started = std::time::Instant::now();
+    let response = next.run(request).await;
+    metrics.http_answered(
+        &method,
+        &route,
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    response
 }
 
 /// Gives each request an id (the caller's `X-Request-Id` when it is a UUID, or a new one) and

@@ -216,6 +216,7 @@ impl Application {
 /// through. The transports are siblings: each takes the `App`, none knows another.
 pub fn routes(app: App) -> axum::Router {
     let limits = app.limits;
+    let metrics = std::sync::Arc::clone(&app.work.metrics);
     let transports = crate::mcp::router(app.clone())
         .merge(crate::oauth::router(app.clone()))
         .merge(crate::web::router(app.clone()))
@@ -224,7 +225,7 @@ pub fn routes(app: App) -> axum::Router {
             app,
             crate::web::share_page,
         ));
-    crate::request_layers::wrap(transports, limits)
+    crate::request_layers::wrap(transports, limits, metrics)
 }
 
 /// The login link of `local@localhost`, when that user exists (the embedded default's).

@@ -134,6 +134,7 @@ impl Worker {
             return;
         }
         let started = Instant::now();
+        self.metrics.job_in_flight(job.kind(), 1);
         let run = self
             .pipeline
             .run(job, message.traceparent.as_deref())
@@ -147,6 +148,15 @@ impl Worker {
             } => None,
         };
         let kind = job.kind();
+        self.metrics.job_in_flight(kind, -1);
+        // Its end, with how long it took, for an operator following one job.
+        span.in_scope(|| {
+            tracing::debug!(
+                ms = started.elapsed().as_millis() as u64,
+                finished = result.is_some(),
+                "job ended"
+            );
+        });
         let outcome = match result {
             None => {
                 let _ = acker.requeue().await;

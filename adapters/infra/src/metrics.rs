@@ -26,6 +26,29 @@ pub struct KindLabel {
     pub kind: String,
 }
 
+/// An HTTP request: its method, the route template it matched, its status class.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HttpLabels {
+    pub method: String,
+    pub route: String,
+    /// `2xx`, `3xx`, `4xx` or `5xx` (and `429` apart: a rate-limit refusal).
+    pub status: String,
+}
+
+/// An HTTP route: its method and template.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RouteLabels {
+    pub method: String,
+    pub route: String,
+}
+
+/// What build this process runs.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BuildLabels {
+    pub version: String,
+    pub service: String,
+}
+
 /// A job's kind and how it ended.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OutcomeLabels {
@@ -56,6 +79,14 @@ pub struct Metrics {
     pub work_resumed: Counter,
     /// `etappe_dispatcher_leader`: 1 on the replica that dispatches (holds the lease), else 0.
     pub dispatcher_leader: Gauge,
+    /// `etappe_http_requests_total`: requests by method, route template and status class.
+    pub http_requests: Family<HttpLabels, Counter>,
+    /// `etappe_http_request_duration_seconds`: time to answer, by method and route template.
+    pub http_duration: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    /// `etappe_jobs_in_flight`: jobs this process is running now, by kind.
+    pub jobs_in_flight: Family<KindLabel, Gauge>,
+    /// `etappe_build_info`: 1, labelled with the version and the service.
+    pub build_info: Family<BuildLabels, Gauge>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -80,6 +111,24 @@ impl Metrics {
     }
 
     fn build(dispatches: bool) -> Self {
+        let http_requests = Family::<HttpLabels, Counter>::default();
+        let http_duration =
+            Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                duration_histogram,
+            );
+        let jobs_in_flight = Family::<KindLabel, Gauge>::default();
+        let build_info = Family::<BuildLabels, Gauge>::default();
+        build_info
+            .get_or_create(&BuildLabels {
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                service: if dispatches {
+                    "etappe"
+                } else {
+                    "etappe-worker"
+                }
+                .to_owned(),
+            })
+            .set(1);
         let mut registry = Registry::default();
         let jobs_dispatched = Family::<KindLabel, Counter>::default();
         let jobs = Family::<OutcomeLabels, Counter>::default();
@@ -91,7 +140,27 @@ impl Metrics {
         let dead_letter_depth = Gauge::default();
         let work_resumed = Counter::default();
         let dispatcher_leader = Gauge::default();
+        registry.register(
+            "etappe_build_info",
+            "The version and service this process runs (value 1)",
+            build_info.clone(),
+        );
+        registry.register(
+            "etappe_jobs_in_flight",
+            "Jobs this process is running now",
+            jobs_in_flight.clone(),
+        );
         if dispatches {
+            registry.register(
+                "etappe_http_requests",
+                "HTTP requests by method, route template and status class",
+                http_requests.clone(),
+            );
+            registry.register(
+                "etappe_http_request_duration_seconds",
+                "Time to answer an HTTP request, by method and route template",
+                http_duration.clone(),
+            );
             registry.register(
                 "etappe_work_resumed",
                 "Trips whose unfinished work the sweeper asked again (a dead worker, a lost job)",
@@ -139,7 +208,41 @@ impl Metrics {
             dead_letter_depth,
             work_resumed,
             dispatcher_leader,
+            http_requests,
+            http_duration,
+            jobs_in_flight,
+            build_info,
         }
+    }
+
+    /// Counts an answered HTTP request and its duration (RED: rate, errors, duration).
+    pub fn http_answered(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        let class = match status {
+            429 => "429".to_owned(),
+            _ => format!("{}xx", status / 100),
+        };
+        self.http_requests
+            .get_or_create(&HttpLabels {
+                method: method.to_owned(),
+                route: route.to_owned(),
+                status: class,
+            })
+            .inc();
+        self.http_duration
+            .get_or_create(&RouteLabels {
+                method: method.to_owned(),
+                route: route.to_owned(),
+            })
+            .observe(seconds);
+    }
+
+    /// A job of `kind` starts (`+1`) or ends (`-1`) in this process.
+    pub fn job_in_flight(&self, kind: &str, delta: i64) {
+        self.jobs_in_flight
+            .get_or_create(&KindLabel {
+                kind: kind.to_owned(),
+            })
+            .inc_by(delta);
     }
 }
 

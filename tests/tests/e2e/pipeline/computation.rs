@@ -342,6 +342,25 @@ async fn readiness_counts_the_workers_and_metrics_count_the_jobs() {
     // The one replica leads the dispatch, and says so; its sweeper found nothing to resume.
     assert!(metrics.contains("etappe_dispatcher_leader 1"), "{metrics}");
     assert!(metrics.contains("etappe_work_resumed_total 0"), "{metrics}");
+    // RED per route template (never per path), the build, the jobs running now.
+    assert!(
+        metrics.contains(
+            "etappe_http_requests_total{method=\"GET\",route=\"/trips/{id}/detail\",status=\"2xx\"}"
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("etappe_http_request_duration_seconds_bucket{"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("etappe_build_info{version=\""),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("etappe_jobs_in_flight{kind=\"compute_route\"} 0"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
