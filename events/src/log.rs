@@ -66,6 +66,9 @@ pub enum StoreError {
     /// An append with no events, or ids repeated within one append.
     #[error("invalid append: {0}")]
     InvalidAppend(&'static str),
+    /// The database's schema is behind this build and this process does not migrate.
+    #[error("{0}")]
+    NotMigrated(String),
 }
 
 impl StoreError {

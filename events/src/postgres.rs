@@ -30,14 +30,49 @@ pub struct PostgresStore {
 impl PostgresStore {
     /// Connects and applies the migrations.
     pub async fn connect(url: &str, max_connections: u32) -> Result<Self, StoreError> {
+        Self::connect_migrating(url, max_connections, true).await
+    }
+
+    /// Connects; applies the migrations when `migrate`, else only checks that one process
+    /// (`etappe migrate`) applied every migration this build knows, and refuses to start
+    /// on a database behind it.
+    pub async fn connect_migrating(
+        url: &str,
+        max_connections: u32,
+        migrate: bool,
+    ) -> Result<Self, StoreError> {
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(5))
             .connect(url)
             .await?;
         let store = Self { pool };
-        store.migrate().await?;
+        if migrate {
+            store.migrate().await?;
+        } else {
+            store.check_migrated().await?;
+        }
         Ok(store)
+    }
+
+    /// Whether every migration of this build is applied; the error names the first missing.
+    pub async fn check_migrated(&self) -> Result<(), StoreError> {
+        let applied: Vec<i64> = sqlx::query_scalar(
+            "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .unwrap_or_default();
+        let missing = sqlx::migrate!("../migrations/postgres")
+            .iter()
+            .find(|m| !applied.contains(&m.version));
+        match missing {
+            None => Ok(()),
+            Some(m) => Err(StoreError::NotMigrated(format!(
+                "the database lacks migration {} ({}): run `etappe migrate` once (this process does not migrate: ETAPPE_MIGRATE_ON_START=false)",
+                m.version, m.description
+            ))),
+        }
     }
 
     /// Applies the embedded PostgreSQL migrations.

@@ -156,6 +156,9 @@ pub(crate) async fn run() -> anyhow::Result<()> {
         }
         Command::Health(_) => Ok(()),
         Command::Migrate => {
+            // The one process that migrates, whatever ETAPPE_MIGRATE_ON_START says.
+            let mut config = config;
+            config.work.migrate_on_start = true;
             open_backend(&config).await.context("migrating")?;
             println!("migrations applied");
             Ok(())

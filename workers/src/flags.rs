@@ -60,6 +60,12 @@ pub struct WorkFlags {
     #[arg(long, env = "ETAPPE_RETRY_UNIT_MS", default_value_t = 1000)]
     pub retry_unit_ms: u64,
 
+    /// Apply the database's migrations at start (PostgreSQL). With several API replicas and
+    /// workers, set it false on all of them and run `etappe migrate` once per upgrade: a
+    /// process then only checks the schema is at its build's, and refuses to start if not.
+    #[arg(long, env = "ETAPPE_MIGRATE_ON_START", default_value_t = true, action = clap::ArgAction::Set)]
+    pub migrate_on_start: bool,
+
     /// Seconds a trip's work of its current version may stay unfinished and untouched
     /// before the dispatcher's sweeper asks it again (a worker died holding its job, a job
     /// was lost); the sweeper looks every tenth of it, at most once a minute.
@@ -112,6 +118,7 @@ impl WorkFlags {
             worker_concurrency: 2,
             retry_unit_ms: 1000,
             sweep_after_secs: 600,
+            migrate_on_start: true,
             worker_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             upstreams: UpstreamSettings::default(),
             log: "warn".into(),

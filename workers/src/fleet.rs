@@ -76,7 +76,8 @@ impl Database {
     pub async fn open(flags: &WorkFlags, max_connections: u32) -> Result<Self, StoreError> {
         Ok(match flags.database_url() {
             Some(url) => Self::Postgres(Arc::new(
-                PostgresStore::connect(url, max_connections).await?,
+                PostgresStore::connect_migrating(url, max_connections, flags.migrate_on_start)
+                    .await?,
             )),
             None => Self::Sqlite(Arc::new(SqliteStore::open(&flags.sqlite_path()).await?)),
         })

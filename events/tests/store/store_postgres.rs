@@ -92,3 +92,42 @@ async fn a_lease_its_holder_stopped_renewing_is_taken_over() {
         "given back when dropped"
     );
 }
+
+/// A process that does not migrate (`ETAPPE_MIGRATE_ON_START=false`) refuses a database
+/// behind its build, naming the command that fixes it, and starts once one process migrated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_does_not_migrate_refuses_a_schema_behind_it() {
+    let Some(_store) = store().await else { return };
+    let url = std::env::var("DATABASE_URL").expect("the URL");
+    let admin = sqlx::PgPool::connect(&url).await.expect("a pool");
+    let name = format!("etappe_migrate_{}", uuid::Uuid::now_v7().simple());
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&admin)
+        .await
+        .expect("a fresh database");
+    let fresh = match url.rsplit_once('/') {
+        Some((server, _)) => format!("{server}/{name}"),
+        None => panic!("a database URL ends in its name: {url}"),
+    };
+    let refused = PostgresStore::connect_migrating(&fresh, 2, false)
+        .await
+        .expect_err("an empty schema is refused");
+    assert!(
+        refused.to_string().contains("etappe migrate"),
+        "names the fix: {refused}"
+    );
+    let migrated = PostgresStore::connect(&fresh, 2)
+        .await
+        .expect("one process migrates");
+    drop(migrated);
+    PostgresStore::connect_migrating(&fresh, 2, false)
+        .await
+        .expect("then the others start without migrating");
+    admin.close().await;
+    let admin = sqlx::PgPool::connect(&url).await.expect("a pool");
+    let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+    )))
+    .execute(&admin)
+    .await;
+}
