@@ -84,3 +84,82 @@ async fn the_server_logs_one_json_object_a_line_with_an_access_line_per_request(
     assert_eq!(access["fields"]["status"], 200, "{access}");
     assert!(access["fields"]["latency"].is_string(), "{access}");
 }
+
+/// The operations kit in `deploy/` names only what Etappe has: every metric its alert rules
+/// and dashboard query is one the API or a worker exports, and the Kubernetes example scales
+/// the worker Deployment it defines on the queue the workers consume. (promtool and
+/// kubernetes-validate check their syntax and schemas in `.ci/run`.)
+#[test]
+fn the_operations_kit_names_only_what_etappe_exports() {
+    use etappe_infra::metrics::Metrics;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy");
+    let read = |path: &str| {
+        std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    // Every family, with a sample each so labelled ones render too.
+    let exported: String = [Metrics::default(), Metrics::worker()]
+        .iter()
+        .map(|m| {
+            m.job_ended("compute_route", "completed");
+            m.job_dispatched("compute_route");
+            m.job_took("compute_route", 0.1);
+            m.job_in_flight("compute_route", 0);
+            m.http_answered("GET", "/trips", 200, 0.01);
+            m.render()
+        })
+        .collect();
+    let alerts = read("prometheus/alerts.yml");
+    let dashboard = read("grafana/etappe-dashboard.json");
+    let _: Value = serde_json::from_str(&dashboard).expect("the dashboard is JSON");
+    let mut named = 0;
+    for text in [&alerts, &dashboard] {
+        for name in text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("etappe_"))
+        {
+            named += 1;
+            assert!(
+                exported.contains(name),
+                "{name} is queried but not exported:\n{exported}"
+            );
+        }
+    }
+    assert!(named >= 15, "the kit queries the metrics ({named} names)");
+
+    let documents = |path: &str| -> Vec<serde_yaml::Value> {
+        read(path)
+            .split("\n---\n")
+            .map(|doc| serde_yaml::from_str(doc).expect("YAML"))
+            .collect()
+    };
+    let manifests = documents("kubernetes/etappe.yaml");
+    let kind = |doc: &serde_yaml::Value, kind: &str, name: &str| {
+        doc["kind"].as_str() == Some(kind) && doc["metadata"]["name"].as_str() == Some(name)
+    };
+    let worker = manifests
+        .iter()
+        .find(|d| kind(d, "Deployment", "etappe-worker"))
+        .expect("the worker Deployment");
+    assert_eq!(
+        worker["spec"]["template"]["spec"]["containers"][0]["command"][0].as_str(),
+        Some("etappe-worker")
+    );
+    assert!(
+        manifests.iter().any(|d| kind(d, "Job", "etappe-migrate")),
+        "one process migrates"
+    );
+    let scaling = documents("kubernetes/keda-scaledobject.yaml");
+    let scaled = scaling
+        .iter()
+        .find(|d| d["kind"].as_str() == Some("ScaledObject"))
+        .expect("a ScaledObject");
+    assert_eq!(
+        scaled["spec"]["scaleTargetRef"]["name"].as_str(),
+        Some("etappe-worker")
+    );
+    assert_eq!(
+        scaled["spec"]["triggers"][0]["metadata"]["queueName"].as_str(),
+        Some(etappe_workers::queue::rabbitmq::jobs_queue_name("etappe").as_str()),
+        "KEDA watches the queue the workers consume"
+    );
+}

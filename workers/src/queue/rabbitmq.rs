@@ -47,13 +47,24 @@ struct Names {
 impl Names {
     fn new(prefix: &str) -> Self {
         Self {
-            exchange: format!("{prefix}.jobs"),
-            queue: format!("{prefix}.jobs"),
+            exchange: jobs_queue_name(prefix),
+            queue: jobs_queue_name(prefix),
             dlx: format!("{prefix}.jobs.dlx"),
-            dlq: format!("{prefix}.jobs.dlq"),
+            dlq: dead_letter_queue_name(prefix),
             retry_exchange: format!("{prefix}.jobs.retry"),
         }
     }
+}
+
+/// The queue the workers consume (`ETAPPE_QUEUE_PREFIX` + `.jobs`: `etappe.jobs` by default):
+/// what an autoscaler watches (`deploy/kubernetes/keda-scaledobject.yaml`).
+pub fn jobs_queue_name(prefix: &str) -> String {
+    format!("{prefix}.jobs")
+}
+
+/// The queue of jobs given up (`etappe.jobs.dlq` by default).
+pub fn dead_letter_queue_name(prefix: &str) -> String {
+    format!("{prefix}.jobs.dlq")
 }
 
 fn unavailable(error: impl std::fmt::Display) -> QueueError {
