@@ -24,6 +24,14 @@ pub trait WorkStore: Send + Sync + fmt::Debug {
     async fn heartbeat(&self, worker_id: &str) -> Result<(), StoreError>;
     /// Workers seen within the last `within`.
     async fn live_workers(&self, within: std::time::Duration) -> Result<u64, StoreError>;
+    /// Forgets `worker_id` (it stopped): readiness stops counting it at once.
+    async fn forget_worker(&self, worker_id: &str) -> Result<(), StoreError>;
+    /// Forgets the workers silent for `silent_for` (killed, never stopped cleanly): their
+    /// rows do not pile up. Answers how many.
+    async fn forget_silent_workers(
+        &self,
+        silent_for: std::time::Duration,
+    ) -> Result<u64, StoreError>;
     /// Takes the named lease of this store if nobody holds it, or its holder let it expire.
     /// On PostgreSQL it lasts [`LEASE_TTL`] unless renewed ([`Lease::renew`]), so a holder
     /// that hangs (paused, partitioned, stuck) loses it to another replica, whatever its

@@ -96,6 +96,14 @@ impl Dispatcher {
     pub async fn sweep(&self) -> Result<usize, StoreError> {
         let after = chrono::Duration::from_std(self.sweep.after).unwrap_or(chrono::Duration::MAX);
         let quiet_since = chrono::Utc::now() - after;
+        // Workers killed without stopping leave their heartbeat rows: a day on, they go.
+        let gone = self
+            .store
+            .forget_silent_workers(Duration::from_secs(24 * 3600))
+            .await?;
+        if gone > 0 {
+            tracing::info!(gone, "sweeper: forgot workers silent for a day");
+        }
         let stale = self.store.stale_open_work(quiet_since, 100).await?;
         let mut resumed = 0;
         for trip_id in stale {

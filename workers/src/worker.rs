@@ -87,6 +87,10 @@ impl Worker {
             let _ = slot.await;
         }
         heartbeat.abort();
+        // Stopped: readiness stops counting this worker now, not when its beat goes stale.
+        if let Err(error) = this.store.forget_worker(&this.id).await {
+            tracing::warn!(%error, "the stopped worker's heartbeat was not removed");
+        }
         Ok(())
     }
 

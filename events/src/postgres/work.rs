@@ -112,6 +112,27 @@ impl crate::WorkStore for PostgresStore {
         Ok(n as u64)
     }
 
+    async fn forget_worker(&self, worker_id: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM worker_heartbeats WHERE worker_id = $1")
+            .bind(worker_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn forget_silent_workers(
+        &self,
+        silent_for: std::time::Duration,
+    ) -> Result<u64, StoreError> {
+        let gone = sqlx::query(
+            "DELETE FROM worker_heartbeats WHERE last_seen < now() - make_interval(secs => $1)",
+        )
+        .bind(silent_for.as_secs_f64())
+        .execute(&self.pool)
+        .await?;
+        Ok(gone.rows_affected())
+    }
+
     async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn crate::Lease>>, StoreError> {
         let holder = uuid::Uuid::now_v7().to_string();
         let taken: Option<String> = sqlx::query_scalar(

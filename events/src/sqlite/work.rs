@@ -97,6 +97,26 @@ impl crate::WorkStore for SqliteStore {
         Ok(n as u64)
     }
 
+    async fn forget_worker(&self, worker_id: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM worker_heartbeats WHERE worker_id = ?1")
+            .bind(worker_id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn forget_silent_workers(
+        &self,
+        silent_for: std::time::Duration,
+    ) -> Result<u64, StoreError> {
+        let since = Utc::now().timestamp_millis() - silent_for.as_millis() as i64;
+        let gone = sqlx::query("DELETE FROM worker_heartbeats WHERE last_seen < ?1")
+            .bind(since)
+            .execute(&self.pool)
+            .await?;
+        Ok(gone.rows_affected())
+    }
+
     async fn try_lease(&self, name: &str) -> Result<Option<Box<dyn crate::Lease>>, StoreError> {
         let mut held = self.leases.lock().unwrap_or_else(|e| e.into_inner());
         if !held.insert(name.to_owned()) {
@@ -120,6 +140,27 @@ mod tests {
         std::env::temp_dir()
             .join(format!("etappe-lease-{}", Uuid::now_v7()))
             .join(name)
+    }
+
+    #[tokio::test]
+    async fn a_stopped_worker_is_forgotten_at_once_and_a_silent_one_a_day_on() {
+        let path = temp_path("beats.db");
+        let store = SqliteStore::open(&path).await.expect("open");
+        let minute = std::time::Duration::from_secs(60);
+        store.heartbeat("stopping").await.expect("beat");
+        store.heartbeat("killed").await.expect("beat");
+        assert_eq!(store.live_workers(minute).await.expect("count"), 2);
+        store.forget_worker("stopping").await.expect("forget");
+        assert_eq!(store.live_workers(minute).await.expect("count"), 1);
+        let day = std::time::Duration::from_secs(24 * 3600);
+        assert_eq!(store.forget_silent_workers(day).await.expect("sweep"), 0);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let none = std::time::Duration::from_millis(10);
+        assert_eq!(store.forget_silent_workers(none).await.expect("sweep"), 1);
+        assert_eq!(store.live_workers(minute).await.expect("count"), 0);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 
     #[tokio::test]
