@@ -33,6 +33,11 @@ enum Command {
     Health(HealthFlags),
     /// Apply the database migrations and exit.
     Migrate,
+    /// The job queue (RabbitMQ).
+    Jobs {
+        #[command(subcommand)]
+        action: JobsAction,
+    },
     /// Read models.
     Projections {
         #[command(subcommand)]
@@ -105,6 +110,17 @@ enum MailAction {
 }
 
 #[derive(Subcommand, Debug)]
+enum JobsAction {
+    /// Move dead-lettered jobs back to the jobs queue, once their cause is fixed; prints how
+    /// many moved.
+    ReplayDeadLetters {
+        /// At most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: u64,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 enum ProjectionsAction {
     /// Replay the whole event log into fresh read models.
     Rebuild,
@@ -155,6 +171,17 @@ pub(crate) async fn run() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Health(_) => Ok(()),
+        Command::Jobs {
+            action: JobsAction::ReplayDeadLetters { limit },
+        } => {
+            let database = Database::open(&config.work, 2).await?;
+            let work =
+                etappe_services::runtime::open_work(&config.work.settings(), &database).await?;
+            let waiting = work.queue.dead_lettered().await?;
+            let moved = work.queue.replay_dead_letters(limit).await?;
+            println!("replayed {moved} of {waiting} dead-lettered jobs");
+            Ok(())
+        }
         Command::Migrate => {
             // The one process that migrates, whatever ETAPPE_MIGRATE_ON_START says.
             let mut config = config;

@@ -93,6 +93,13 @@ pub trait JobQueue: Send + Sync + fmt::Debug {
     async fn depth(&self) -> Result<u64, QueueError>;
     /// Messages in the dead-letter queue.
     async fn dead_lettered(&self) -> Result<u64, QueueError>;
+    /// Moves up to `limit` dead-lettered jobs back to the jobs queue, each with its attempts
+    /// counted afresh (once the cause is fixed: an upstream back, a bug deployed away).
+    /// A replayed job runs from where its trip is; its results are idempotent. Answers how
+    /// many moved. The in-process queue keeps no dead letters: none.
+    async fn replay_dead_letters(&self, _limit: u64) -> Result<u64, QueueError> {
+        Ok(0)
+    }
     /// Whether a published message survives a crash of this process. When not, the
     /// dispatcher keeps its checkpoint below every job not yet settled.
     fn is_durable(&self) -> bool;

@@ -5,6 +5,7 @@
 //! this file run one at a time because some stop a shared server, and those hold the servers
 //! alone against every other test of the binary (`etappe_tests::servers_alone`).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use etappe_domain::ids::TripId;
@@ -215,10 +216,21 @@ async fn a_job_whose_retries_run_out_on_rabbitmq_fails_its_trip_then_is_dead_let
     let _serial = ONE_AT_A_TIME.lock().await;
     let _servers = etappe_tests::servers_shared().await;
     let app = app_on(&servers).await;
-    // A source that answers 503 to every try.
+    // A source that answers 503 to every try, until it is back.
+    let back = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let serves = Arc::clone(&back);
     let down = axum::Router::new().route(
         "/down.gpx",
-        axum::routing::get(|| async { axum::http::StatusCode::SERVICE_UNAVAILABLE }),
+        axum::routing::get(move || {
+            let up = serves.load(std::sync::atomic::Ordering::SeqCst);
+            async move {
+                if up {
+                    (axum::http::StatusCode::OK, fixtures::route_gpx(100.0, 50.0))
+                } else {
+                    (axum::http::StatusCode::SERVICE_UNAVAILABLE, String::new())
+                }
+            }
+        }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -238,6 +250,28 @@ async fn a_job_whose_retries_run_out_on_rabbitmq_fails_its_trip_then_is_dead_let
         assert!(
             Instant::now() < deadline,
             "the given-up job is not in the dead-letter queue"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The source is back: the operator replays the dead letters, and the trip gets its days.
+    back.store(true, std::sync::atomic::Ordering::SeqCst);
+    let moved = app
+        .state
+        .work
+        .queue
+        .replay_dead_letters(10)
+        .await
+        .expect("replay");
+    assert_eq!(moved, 1, "the given-up job went back to the jobs queue");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let detail = app.detail(&token, &id).await.body;
+        if detail["status"] == json!("ready") && detail["partial"] == json!(false) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the replayed job never gave the trip its days: {detail}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

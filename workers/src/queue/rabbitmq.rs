@@ -545,6 +545,44 @@ impl JobQueue for SharedRabbitQueue {
         self.0.count(&self.0.names.dlq).await
     }
 
+    async fn replay_dead_letters(&self, limit: u64) -> Result<u64, QueueError> {
+        let channel = self.0.channel().await?;
+        let mut moved = 0;
+        while moved < limit {
+            let got = channel
+                .basic_get(
+                    self.0.names.dlq.as_str().into(),
+                    lapin::options::BasicGetOptions { no_ack: false },
+                )
+                .await
+                .map_err(unavailable)?;
+            let Some(got) = got else { break };
+            let Ok(message) = serde_json::from_slice::<JobMessage>(&got.delivery.data) else {
+                // Unreadable: it stays where it is, for a person to look at.
+                let _ = got
+                    .delivery
+                    .nack(lapin::options::BasicNackOptions {
+                        requeue: true,
+                        ..Default::default()
+                    })
+                    .await;
+                tracing::warn!("an unreadable dead letter stays in the dead-letter queue");
+                break;
+            };
+            // Published first, acknowledged after: a crash between leaves a copy in each
+            // queue, never none (the job is idempotent).
+            self.0
+                .publish_to(&self.0.names.exchange, "job", &message, 0)
+                .await?;
+            got.delivery
+                .ack(lapin::options::BasicAckOptions::default())
+                .await
+                .map_err(unavailable)?;
+            moved += 1;
+        }
+        Ok(moved)
+    }
+
     fn is_durable(&self) -> bool {
         true
     }
