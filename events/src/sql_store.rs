@@ -4,7 +4,6 @@
 //! backend supplies only its dialect: the statements whose text, bound types or row decoding
 //! differ between SQLite and PostgreSQL.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use async_trait::async_trait;
@@ -69,9 +68,19 @@ pub(crate) trait SqlDialect: Send + Sync + fmt::Debug {
     /// order.
     async fn stored_places(&self, event_ids: &[Uuid]) -> Result<Vec<(i64, i64)>, StoreError>;
 
-    /// Inside `tx`: makes appends wait until it ends, empties the trip read model, and
-    /// answers every trip event of the log in position order.
-    async fn start_rebuild(tx: &mut ConnectionOf<Self>) -> Result<Vec<RecordedEvent>, StoreError>;
+    /// Up to `limit` trip stream ids after `after`, in id order (the rebuild's keyset pages).
+    async fn trip_streams_after(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError>;
+
+    /// Inside `tx`: makes appends to `stream_id` wait until it ends, and answers its events
+    /// in version order.
+    async fn locked_stream(
+        tx: &mut ConnectionOf<Self>,
+        stream_id: &str,
+    ) -> Result<Vec<RecordedEvent>, StoreError>;
 
     // The event log's reads.
 
@@ -301,27 +310,33 @@ async fn append_in_tx<D: SqlDialect>(
 
 /// Folds the whole log into fresh trip views and swaps them in, in one transaction.
 async fn rebuild<D: SqlDialect>(dialect: &D) -> Result<RebuildReport, StoreError> {
-    let mut tx = dialect.begin_write().await?;
-    let events = D::start_rebuild(&mut tx).await?;
+    // Online, a trip at a time: each trip's row is folded again from its own stream in a
+    // short transaction that holds only that stream (appends to it wait a moment; reads never
+    // do, and see the old row until the new one commits). Memory holds one trip's events.
     let mut report = RebuildReport::default();
-    let mut views: BTreeMap<TripId, Option<TripView>> = BTreeMap::new();
-    for event in &events {
-        report.events += 1;
-        let Some(trip_id) = TripId::from_stream_id(&event.stream_id) else {
-            continue;
+    let mut after: Option<String> = None;
+    loop {
+        let page = dialect.trip_streams_after(after.as_deref(), 200).await?;
+        let Some(last) = page.last().cloned() else {
+            break;
         };
-        let current = views.remove(&trip_id).flatten();
-        views.insert(trip_id, TripView::apply(current, event)?);
+        for stream_id in &page {
+            let Some(trip_id) = TripId::from_stream_id(stream_id) else {
+                continue;
+            };
+            let mut tx = dialect.begin_write().await?;
+            let events = D::locked_stream(&mut tx, stream_id).await?;
+            let mut view = None;
+            for event in &events {
+                report.events += 1;
+                view = TripView::apply(view, event)?;
+            }
+            report.trips += u64::from(view.is_some());
+            D::write_view(&mut tx, trip_id, view.as_ref()).await?;
+            tx.commit().await?;
+        }
+        after = Some(last);
     }
-    let live: BTreeMap<TripId, TripView> = views
-        .into_iter()
-        .filter_map(|(id, view)| view.map(|v| (id, v)))
-        .collect();
-    report.trips = live.len() as u64;
-    for (trip_id, view) in &live {
-        D::write_view(&mut tx, *trip_id, Some(view)).await?;
-    }
-    tx.commit().await?;
     Ok(report)
 }
 

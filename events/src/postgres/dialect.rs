@@ -177,23 +177,39 @@ impl SqlDialect for PostgresStore {
             .collect()
     }
 
-    async fn start_rebuild(tx: &mut PgConnection) -> Result<Vec<RecordedEvent>, StoreError> {
-        // Appends that land meanwhile wait on this lock, then fold their events onto the
-        // rebuilt rows: nothing is lost either way.
-        sqlx::query("LOCK TABLE trip_views IN ACCESS EXCLUSIVE MODE")
-            .execute(&mut *tx)
+    async fn trip_streams_after(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT stream_id FROM streams \
+             WHERE stream_id LIKE 'trip-%' AND ($1::text IS NULL OR stream_id > $1) \
+             ORDER BY stream_id LIMIT $2",
+        )
+        .bind(after)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn locked_stream(
+        tx: &mut PgConnection,
+        stream_id: &str,
+    ) -> Result<Vec<RecordedEvent>, StoreError> {
+        // The stream's row is what an append updates: holding it, no append slips between
+        // the read and the write of the view.
+        sqlx::query("SELECT version FROM streams WHERE stream_id = $1 FOR UPDATE")
+            .bind(stream_id)
+            .fetch_optional(&mut *tx)
             .await?;
-        let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM events WHERE stream_id LIKE 'trip-%' ORDER BY global_position"
-        );
+        let sql =
+            format!("SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY version");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(stream_id)
             .fetch_all(&mut *tx)
             .await?;
-        let events = rows.iter().map(decode_event).collect::<Result<_, _>>()?;
-        sqlx::query("DELETE FROM trip_views")
-            .execute(&mut *tx)
-            .await?;
-        Ok(events)
+        rows.iter().map(decode_event).collect()
     }
 
     async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {

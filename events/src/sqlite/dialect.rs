@@ -154,19 +154,34 @@ impl SqlDialect for SqliteStore {
             .collect()
     }
 
-    async fn start_rebuild(tx: &mut SqliteConnection) -> Result<Vec<RecordedEvent>, StoreError> {
-        // The transaction began IMMEDIATE: appends wait until the rebuilt rows are in.
-        let sql = format!(
-            "SELECT {EVENT_COLUMNS} FROM events WHERE stream_id LIKE 'trip-%' ORDER BY global_position"
-        );
+    async fn trip_streams_after(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT stream_id FROM streams \
+             WHERE stream_id LIKE 'trip-%' AND (?1 IS NULL OR stream_id > ?1) \
+             ORDER BY stream_id LIMIT ?2",
+        )
+        .bind(after)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn locked_stream(
+        tx: &mut SqliteConnection,
+        stream_id: &str,
+    ) -> Result<Vec<RecordedEvent>, StoreError> {
+        // The transaction began IMMEDIATE: appends wait the moment it takes.
+        let sql =
+            format!("SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = ?1 ORDER BY version");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(stream_id)
             .fetch_all(&mut *tx)
             .await?;
-        let events = rows.iter().map(decode_event).collect::<Result<_, _>>()?;
-        sqlx::query("DELETE FROM trip_views")
-            .execute(&mut *tx)
-            .await?;
-        Ok(events)
+        rows.iter().map(decode_event).collect()
     }
 
     async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {

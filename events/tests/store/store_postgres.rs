@@ -131,3 +131,69 @@ async fn a_process_that_does_not_migrate_refuses_a_schema_behind_it() {
     .execute(&admin)
     .await;
 }
+
+/// A projection rebuild is online: reads go on while it runs (it holds one trip's stream at a
+/// time, never the read model; an append to that trip waits a moment), and every trip is
+/// there after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rebuild_runs_online_while_reads_and_appends_go_on() {
+    use etappe_domain::ids::{TripId, UserId};
+    use etappe_domain::trip::settings::SettingsPatch;
+    use etappe_domain::trip::source::SourceUrl;
+    use etappe_domain::trip::{TripCommand, decide};
+    use etappe_store::{EventMetadata, ExpectedVersion};
+    let Some(store) = store().await else { return };
+    let metadata = EventMetadata::default();
+    let mut trips = Vec::new();
+    for _ in 0..400 {
+        let trip_id = TripId::new();
+        let events = decide(
+            None,
+            TripCommand::Create {
+                trip_id,
+                owner_id: UserId::new(),
+                source: SourceUrl::parse("https://example.org/r.gpx", &[]).expect("url"),
+                settings: SettingsPatch::default(),
+            },
+        )
+        .expect("create");
+        store
+            .append(
+                &trip_id.stream_id(),
+                ExpectedVersion::NoStream,
+                events.iter().map(|e| e.to_new_event(&metadata)).collect(),
+            )
+            .await
+            .expect("append");
+        trips.push(trip_id);
+    }
+    let rebuilding = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { store.rebuild_projections().await })
+    };
+    let mut slowest = std::time::Duration::ZERO;
+    let mut reads = 0;
+    while !rebuilding.is_finished() {
+        let started = std::time::Instant::now();
+        let view = store
+            .trip_view(trips[reads % trips.len()])
+            .await
+            .expect("a read during the rebuild");
+        assert!(view.is_some());
+        slowest = slowest.max(started.elapsed());
+        reads += 1;
+    }
+    let report = rebuilding.await.expect("join").expect("rebuilt");
+    eprintln!(
+        "rebuild of {} trips / {} events: {reads} reads meanwhile, the slowest {:?}",
+        report.trips, report.events, slowest
+    );
+    assert!(report.trips >= 400, "{report:?}");
+    assert!(
+        slowest < std::time::Duration::from_secs(1),
+        "reads waited {slowest:?} during the rebuild"
+    );
+    for trip_id in trips.iter().take(20) {
+        assert!(store.trip_view(*trip_id).await.expect("read").is_some());
+    }
+}
