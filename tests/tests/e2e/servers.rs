@@ -566,3 +566,52 @@ async fn two_api_replicas_share_the_agent_surface_confirmations_and_budgets() {
         "spent on the other replica too: {refused}"
     );
 }
+
+/// Issue 33: workers killed again and again (`kill -9`, three times, each while busy) leave no
+/// acknowledged trip unfinished: every trip ends with its days once, and every category of
+/// its analysis ended — by a redelivery, or by the sweeper (ten seconds here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn workers_killed_again_and_again_leave_no_trip_unfinished() {
+    let Some(servers) = Servers::from_env() else {
+        return;
+    };
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
+    let app = TestApp::spawn_with(Backend::Postgres, |c| {
+        servers.configure(c);
+        c.work.sweep_after_secs = 10;
+    })
+    .await
+    .expect("app on the servers");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let mut ids = Vec::new();
+    for _ in 0..8 {
+        ids.push(create(&app, &token, &fixtures.url("/slow.gpx")).await);
+    }
+    let mut workers = [servers.spawn_worker(), servers.spawn_worker()];
+    for round in 0..3 {
+        // Each holds a job for 3 s (the slow source): killed in the middle of one.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        workers[round % 2].kill();
+        workers[round % 2] = servers.spawn_worker();
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for id in &ids {
+        loop {
+            let detail = app.detail(&token, id).await.body;
+            let ended = detail["computationStatus"]
+                .as_object()
+                .is_some_and(|all| all.values().all(|s| s == "done" || s == "failed"));
+            if detail["status"] == json!("ready") && detail["partial"] == json!(false) && ended {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "trip {id} left unfinished: {detail}"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert_eq!(route_results(&app, id).await, 1, "its days written once");
+    }
+}
