@@ -150,7 +150,8 @@ impl Application {
                     config.work.allowed_source_hosts.clone(),
                 )
                 .with_budgets(Arc::clone(&budgets))
-                .with_upstreams(work.upstreams.clone()),
+                .with_upstreams(work.upstreams.clone())
+                .with_metrics(Arc::clone(&work.metrics)),
             ),
             exports: Arc::new(crate::app::exports::ExportService::new(Arc::clone(
                 &backend.store,

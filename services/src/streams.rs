@@ -35,6 +35,11 @@ impl StreamSlots {
         })
     }
 
+    /// Streams open now, every user's (the `etappe_live_streams` gauge).
+    pub fn total(&self) -> usize {
+        self.open.lock().map_or(0, |o| o.values().sum())
+    }
+
     /// Streams `user` holds open now.
     pub fn held(&self, user: UserId) -> usize {
         self.open

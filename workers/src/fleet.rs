@@ -143,15 +143,25 @@ pub async fn open_work(
     upstreams.local_elevation = Some(Arc::new(etappe_elevation::LocalTiles::new(
         database.elevation_tiles(),
     )));
+    let metrics = Arc::new(Metrics::default());
+    observe_upstream_calls(&metrics);
     Ok(WorkHandles {
         queue,
         progress,
-        metrics: Arc::new(Metrics::default()),
+        metrics,
         store,
         settings: settings.clone(),
         upstreams,
         redis,
     })
+}
+
+/// Counts every third-party call of this process in `metrics` (by service, outcome and time).
+fn observe_upstream_calls(metrics: &Arc<Metrics>) {
+    let metrics = Arc::clone(metrics);
+    etappe_upstream::observe_calls(Arc::new(move |upstream, outcome, seconds| {
+        metrics.upstream_called(upstream, outcome, seconds);
+    }));
 }
 
 /// The labeller of day ends: the embedded gazetteer.
@@ -172,6 +182,7 @@ impl WorkHandles {
                 progress: Arc::clone(&self.progress),
                 labeller: labeller(),
                 upstreams: self.upstreams.clone(),
+                metrics: Arc::clone(&self.metrics),
             },
             store: Arc::clone(&self.store),
             metrics: Arc::clone(&self.metrics),
@@ -237,6 +248,7 @@ pub async fn run_worker_process(work: WorkHandles, addr: SocketAddr) -> Result<(
         metrics: Arc::new(Metrics::worker()),
         ..work
     };
+    observe_upstream_calls(&work.metrics);
     let id = format!("worker-{}", uuid::Uuid::now_v7());
     let worker = work.worker(id.clone())?;
     let (stop, stopped) = watch::channel(false);

@@ -77,6 +77,8 @@ pub struct Pipeline {
     pub progress: Arc<dyn ProgressStore>,
     pub labeller: Arc<dyn Labeller>,
     pub upstreams: crate::upstreams::Upstreams,
+    /// Where its appends' durations are counted.
+    pub metrics: Arc<etappe_infra::metrics::Metrics>,
 }
 
 /// What applying a worker command did: the trip after it (as the append projected it, or as
@@ -178,11 +180,15 @@ impl Pipeline {
             },
             ids: EventIds::Derived(seed.to_owned()),
         };
-        match self
+        let started = std::time::Instant::now();
+        let executed = self
             .store
             .execute(trip_id, DecidedOn::Current, &meta, |_| command())
-            .await
-        {
+            .await;
+        self.metrics
+            .store_append
+            .observe(started.elapsed().as_secs_f64());
+        match executed {
             Ok(executed) => Ok(Applied::Done(executed.view.map(Box::new))),
             Err(ExecuteError::Refused(refused)) => Ok(Applied::Refused(refused)),
             Err(ExecuteError::Contended) => Err(JobError::Transient(

@@ -42,6 +42,19 @@ pub struct RouteLabels {
     pub route: String,
 }
 
+/// An upstream call's service and outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UpstreamLabels {
+    pub upstream: String,
+    pub outcome: String,
+}
+
+/// An upstream service.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct UpstreamLabel {
+    pub upstream: String,
+}
+
 /// What build this process runs.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct BuildLabels {
@@ -87,6 +100,14 @@ pub struct Metrics {
     pub jobs_in_flight: Family<KindLabel, Gauge>,
     /// `etappe_build_info`: 1, labelled with the version and the service.
     pub build_info: Family<BuildLabels, Gauge>,
+    /// `etappe_upstream_calls_total`: calls to third parties by service and outcome.
+    pub upstream_calls: Family<UpstreamLabels, Counter>,
+    /// `etappe_upstream_call_duration_seconds`: their time, by service.
+    pub upstream_duration: Family<UpstreamLabel, Histogram, fn() -> Histogram>,
+    /// `etappe_live_streams`: live event streams open on this replica (sampled at scrape).
+    pub live_streams: Gauge,
+    /// `etappe_store_append_duration_seconds`: time of a command's decide-and-append.
+    pub store_append: Histogram,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -118,6 +139,13 @@ impl Metrics {
             );
         let jobs_in_flight = Family::<KindLabel, Gauge>::default();
         let build_info = Family::<BuildLabels, Gauge>::default();
+        let upstream_calls = Family::<UpstreamLabels, Counter>::default();
+        let upstream_duration =
+            Family::<UpstreamLabel, Histogram, fn() -> Histogram>::new_with_constructor(
+                duration_histogram,
+            );
+        let live_streams = Gauge::default();
+        let store_append = duration_histogram();
         build_info
             .get_or_create(&BuildLabels {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -150,7 +178,27 @@ impl Metrics {
             "Jobs this process is running now",
             jobs_in_flight.clone(),
         );
+        registry.register(
+            "etappe_upstream_calls",
+            "Calls to third parties (router, OpenStreetMap, elevation, weather, geocoder) by outcome",
+            upstream_calls.clone(),
+        );
+        registry.register(
+            "etappe_upstream_call_duration_seconds",
+            "Time of a call to a third party",
+            upstream_duration.clone(),
+        );
+        registry.register(
+            "etappe_store_append_duration_seconds",
+            "Time to decide a command and append its events",
+            store_append.clone(),
+        );
         if dispatches {
+            registry.register(
+                "etappe_live_streams",
+                "Live event streams open on this replica",
+                live_streams.clone(),
+            );
             registry.register(
                 "etappe_http_requests",
                 "HTTP requests by method, route template and status class",
@@ -212,7 +260,26 @@ impl Metrics {
             http_duration,
             jobs_in_flight,
             build_info,
+            upstream_calls,
+            upstream_duration,
+            live_streams,
+            store_append,
         }
+    }
+
+    /// Counts an upstream call's end and its time.
+    pub fn upstream_called(&self, upstream: &str, outcome: &str, seconds: f64) {
+        self.upstream_calls
+            .get_or_create(&UpstreamLabels {
+                upstream: upstream.to_owned(),
+                outcome: outcome.to_owned(),
+            })
+            .inc();
+        self.upstream_duration
+            .get_or_create(&UpstreamLabel {
+                upstream: upstream.to_owned(),
+            })
+            .observe(seconds);
     }
 
     /// Counts an answered HTTP request and its duration (RED: rate, errors, duration).

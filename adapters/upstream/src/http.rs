@@ -1,10 +1,12 @@
 //! The one send-and-read path all adapters share, so timeouts, body limits
 //! and error classification behave the same for every upstream.
 
-use std::time::Duration;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use reqwest::{RequestBuilder, StatusCode, header::RETRY_AFTER};
 use serde::de::DeserializeOwned;
+use tracing::Instrument as _;
 
 use crate::error::{Upstream, UpstreamError, parse_retry_after};
 
@@ -49,10 +51,54 @@ pub(crate) async fn probe(
     answer.into_success_body(upstream)
 }
 
+/// What a process does with each upstream call's end: its upstream, its outcome (`ok`,
+/// `status_4xx`, `status_5xx`, `failed` for no answer) and its seconds. The process's metrics
+/// install one ([`observe_calls`]); without, calls are only traced.
+pub type CallObserver = Arc<dyn Fn(&'static str, &'static str, f64) + Send + Sync>;
+
+static OBSERVER: RwLock<Option<CallObserver>> = RwLock::new(None);
+
+/// Installs `observer` for every upstream call of this process (the last one installed wins).
+pub fn observe_calls(observer: CallObserver) {
+    if let Ok(mut slot) = OBSERVER.write() {
+        *slot = Some(observer);
+    }
+}
+
 /// Sends the request with `timeout` covering connect, headers and body, and
 /// reads the whole body. Transport failures are classified here; statuses
 /// are left to the caller because some upstreams explain errors in the body.
+/// Each call is a span of its own (`upstream`) and reaches the installed observer.
 pub(crate) async fn send(
+    upstream: Upstream,
+    request: RequestBuilder,
+    timeout: Duration,
+) -> Result<Answer, UpstreamError> {
+    let started = Instant::now();
+    let span = tracing::info_span!(
+        "upstream",
+        upstream = upstream.as_str(),
+        status = tracing::field::Empty
+    );
+    let answer = send_once(upstream, request, timeout)
+        .instrument(span.clone())
+        .await;
+    let outcome = match &answer {
+        Ok(a) if a.status.is_success() => "ok",
+        Ok(a) if a.status.is_client_error() => "status_4xx",
+        Ok(_) => "status_5xx",
+        Err(_) => "failed",
+    };
+    if let Ok(a) = &answer {
+        span.record("status", a.status.as_u16());
+    }
+    if let Some(observer) = OBSERVER.read().ok().and_then(|o| o.clone()) {
+        observer(upstream.as_str(), outcome, started.elapsed().as_secs_f64());
+    }
+    answer
+}
+
+async fn send_once(
     upstream: Upstream,
     request: RequestBuilder,
     timeout: Duration,

@@ -25,7 +25,7 @@ pub use cache::{MemoryCache, NoCache, ResponseCache};
 pub use elevation::{Elevations, LayeredElevations, OpenMeteoElevationClient};
 pub use error::{ConfigError, Upstream, UpstreamError};
 pub use features::OsmFeatures;
-pub use http::CachedHttp;
+pub use http::{CachedHttp, CallObserver, observe_calls};
 pub use limiter::{Claim, RateLimiter, SharedPace};
 pub use nominatim::{NominatimClient, Place};
 pub use overpass::{Accommodation, AccommodationType, BedSearch, OsmType, OverpassClient};

@@ -77,6 +77,8 @@ pub struct TripService {
     /// The geocoder that resolves a plan's place names and the router that must exist for
     /// a plan to be accepted.
     upstreams: etappe_workers::upstreams::Upstreams,
+    /// Where the commands' decide-and-append durations are counted.
+    metrics: Arc<etappe_infra::metrics::Metrics>,
 }
 
 /// What a plan needs and this deployment lacks, said once for REST and MCP.
@@ -182,7 +184,14 @@ impl TripService {
             budgets: Arc::default(),
             weather_refreshes: Arc::default(),
             upstreams: etappe_workers::upstreams::Upstreams::default(),
+            metrics: Arc::default(),
         }
+    }
+
+    /// The service counting its appends' durations in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<etappe_infra::metrics::Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// The service resolving plans with these upstreams.
@@ -445,6 +454,7 @@ impl TripService {
         confirmation: Option<Confirmation<'_>>,
         command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
     ) -> Result<(Option<TripView>, Vec<TripEvent>), AppError> {
+        let started = std::time::Instant::now();
         let executed = self
             .store
             .execute_through(
@@ -454,7 +464,11 @@ impl TripService {
                 command,
                 confirmation.as_ref().map(|c| c as &dyn Gate),
             )
-            .await?;
+            .await;
+        self.metrics
+            .store_append
+            .observe(started.elapsed().as_secs_f64());
+        let executed = executed?;
         Ok((executed.view, executed.events))
     }
 

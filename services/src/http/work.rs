@@ -315,6 +315,9 @@ async fn authenticate(
         content_type = "application/openmetrics-text", body = String)))]
 pub(super) async fn metrics(State(state): State<App>) -> Response {
     let work = &state.work;
+    work.metrics
+        .live_streams
+        .set(i64::try_from(state.streams.total()).unwrap_or(i64::MAX));
     if let Ok(depth) = work.queue.depth().await {
         work.metrics
             .queue_depth

@@ -176,6 +176,7 @@ async fn fixture(elevation: Option<Stub>, spur: Spur) -> Fixture {
         progress: Arc::new(MemoryProgress::default()),
         labeller: Arc::new(NoLabels),
         upstreams,
+        metrics: Arc::default(),
     };
     Fixture { pipeline, dir }
 }

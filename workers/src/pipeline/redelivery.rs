@@ -38,6 +38,7 @@ async fn pipeline(dir: &std::path::Path) -> Pipeline {
         progress: Arc::new(MemoryProgress::default()),
         labeller: Arc::new(NoLabels),
         upstreams: Upstreams::default(),
+        metrics: Arc::default(),
     }
 }
 

@@ -229,3 +229,35 @@ async fn a_dead_port_is_unreachable_and_retryable() {
     );
     assert!(error.retryable);
 }
+
+/// An observed call: its upstream, its outcome, its seconds.
+type Call = (&'static str, &'static str, f64);
+
+/// Every call reaches the process's observer (its metrics): the service, how it ended, its
+/// time — a refusal, an answer, no answer at all.
+#[tokio::test]
+async fn each_call_reaches_the_observer_with_its_outcome() {
+    let seen: Arc<std::sync::Mutex<Vec<Call>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    etappe_upstream::observe_calls(Arc::new(move |upstream, outcome, seconds| {
+        if let Ok(mut seen) = record.lock() {
+            seen.push((upstream, outcome, seconds));
+        }
+    }));
+    let (refusing, _) = serve(Canned::status(400, "{}")).await;
+    let _ = client_for(&refusing, Duration::from_secs(5))
+        .search("Bern", 1)
+        .await;
+    let dead = dead_base_url().await;
+    let _ = client_for(&dead, Duration::from_secs(5))
+        .search("Bern", 1)
+        .await;
+    let seen = seen.lock().expect("seen").clone();
+    for outcome in ["status_4xx", "failed"] {
+        assert!(
+            seen.iter()
+                .any(|(u, o, s)| *u == "geocoder" && *o == outcome && *s >= 0.0),
+            "{outcome}: {seen:?}"
+        );
+    }
+}

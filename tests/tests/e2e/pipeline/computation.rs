@@ -361,6 +361,12 @@ async fn readiness_counts_the_workers_and_metrics_count_the_jobs() {
         metrics.contains("etappe_jobs_in_flight{kind=\"compute_route\"} 0"),
         "{metrics}"
     );
+    // The store's appends are timed, the live streams counted (none open now).
+    assert!(
+        !metrics.contains("etappe_store_append_duration_seconds_count 0\n"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("etappe_live_streams 0"), "{metrics}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
