@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium, waitFor, loginLink } from './support.mjs';
 import AxeBuilder from '@axe-core/playwright';
 
 const BASE = process.env.ETAPPE_BASE;
@@ -18,35 +18,9 @@ fs.mkdirSync(OUT, { recursive: true });
 let browser;
 before(async () => {
   assert.ok(BASE && GPX && MAILBOX, 'ETAPPE_BASE, ETAPPE_GPX_URL and ETAPPE_MAILBOX are set');
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 after(async () => { if (browser) await browser.close(); });
-
-async function waitFor(fn, what, ms = 45000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function loginLink(email) {
-  const files = fs.existsSync(MAILBOX) ? fs.readdirSync(MAILBOX).filter((f) => f.endsWith('.eml')).sort() : [];
-  for (const f of files.reverse()) {
-    const raw = fs.readFileSync(path.join(MAILBOX, f), 'utf8');
-    if (!raw.includes(email)) continue;
-    const body = raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, x) => String.fromCharCode(parseInt(x, 16)));
-    const m = body.match(/https?:\/\/[^\s"<>]+\/auth\/magic\?[^\s"<>]+/);
-    if (m) return m[0];
-  }
-  return null;
-}
 
 test('a night chosen by hand on a fresh install, and nights at a place to sleep refused in words', async () => {
   const email = `fresh-${Date.now()}@example.org`;
@@ -60,7 +34,7 @@ test('a night chosen by hand on a fresh install, and nights at a place to sleep 
   await page.fill('input[name=email]', email);
   await page.click('button[type=submit]');
   await page.waitForSelector('text=Check your mail');
-  await page.goto(await waitFor(async () => loginLink(email), 'the login mail'));
+  await page.goto(await waitFor(async () => loginLink(MAILBOX, email), 'the login mail'));
   await page.click('button[type=submit]');
   await page.waitForSelector('#create');
 

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium, waitFor, loginLink } from './support.mjs';
 import AxeBuilder from '@axe-core/playwright';
 
 const BASE = process.env.ETAPPE_BASE;
@@ -21,11 +21,7 @@ fs.mkdirSync(OUT, { recursive: true });
 let browser;
 before(async () => {
   assert.ok(BASE && GPX && MAILBOX, 'ETAPPE_BASE, ETAPPE_GPX_URL and ETAPPE_MAILBOX are set');
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 after(async () => { if (browser) await browser.close(); });
 
@@ -43,29 +39,6 @@ async function shots(page, name) {
   const size = vp.width > 600 ? 'desktop' : 'phone';
   await page.waitForTimeout(100);
   await page.screenshot({ path: path.join(OUT, `${name}-${size}.png`), fullPage: false });
-}
-
-/// The login link of the newest mail to EMAIL (quoted-printable decoded).
-function loginLink(EMAIL) {
-  const files = fs.existsSync(MAILBOX) ? fs.readdirSync(MAILBOX).filter((f) => f.endsWith('.eml')).sort() : [];
-  for (const f of files.reverse()) {
-    const raw = fs.readFileSync(path.join(MAILBOX, f), 'utf8');
-    if (!raw.includes(EMAIL)) continue;
-    const body = raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, x) => String.fromCharCode(parseInt(x, 16)));
-    const m = body.match(/https?:\/\/[^\s"<>]+\/auth\/magic\?[^\s"<>]+/);
-    if (m) return m[0];
-  }
-  return null;
-}
-
-async function waitFor(fn, what, ms = 45000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const dayCount = (page) => page.locator('#days details.day').count();
@@ -159,7 +132,7 @@ async function login(page, email) {
   await page.fill('input[name=email]', email);
   await page.click('button[type=submit]');
   await page.waitForSelector('text=Check your mail');
-  const link = await waitFor(async () => loginLink(email), 'the login mail');
+  const link = await waitFor(async () => loginLink(MAILBOX, email), 'the login mail');
   await page.goto(link);
   await page.click('button[type=submit]');
   await page.waitForSelector('#create');

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium, waitFor, loginLink } from './support.mjs';
 
 const BASE = process.env.ETAPPE_BASE;
 const MAILBOX = process.env.ETAPPE_MAILBOX;
@@ -16,35 +16,9 @@ fs.mkdirSync(OUT, { recursive: true });
 let browser;
 before(async () => {
   assert.ok(BASE && MAILBOX, 'ETAPPE_BASE and ETAPPE_MAILBOX are set');
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--no-first-run'],
-  });
+  browser = await launchChromium();
 });
 after(async () => { if (browser) await browser.close(); });
-
-async function waitFor(fn, what, ms = 45000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function loginLink(email) {
-  const files = fs.existsSync(MAILBOX) ? fs.readdirSync(MAILBOX).filter((f) => f.endsWith('.eml')).sort() : [];
-  for (const f of files.reverse()) {
-    const raw = fs.readFileSync(path.join(MAILBOX, f), 'utf8');
-    if (!raw.includes(email)) continue;
-    const body = raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, x) => String.fromCharCode(parseInt(x, 16)));
-    const m = body.match(/https?:\/\/[^\s"<>]+\/auth\/magic\?[^\s"<>]+/);
-    if (m) return m[0];
-  }
-  return null;
-}
 
 const dayCount = (page) => page.locator('#days details.day').count();
 const settled = async (page) => (await dayCount(page)) >= 1 && !(await page.locator('#progress').count());
@@ -60,7 +34,7 @@ test('a place the engine cannot reach keeps the days, says which, and is fixed i
   await page.fill('input[name=email]', email);
   await page.click('button[type=submit]');
   await page.waitForSelector('text=Check your mail');
-  await page.goto(await waitFor(async () => loginLink(email), 'the login mail'));
+  await page.goto(await waitFor(async () => loginLink(MAILBOX, email), 'the login mail'));
   await page.click('button[type=submit]');
   await page.waitForSelector('#create #new-plan');
 
