@@ -350,12 +350,16 @@ impl TestApp {
     /// client without an SDK sends it; answers the JSON-RPC `result`.
     /// `params` `null` leaves them out, as a request without parameters is sent.
     pub async fn mcp_raw(&self, token: &str, method: &str, params: Value) -> Value {
+        self.mcp_answer(token, method, params).await["result"].clone()
+    }
+
+    /// [`Self::mcp_raw`]'s whole JSON-RPC answer: its `result`, or its `error`.
+    pub async fn mcp_answer(&self, token: &str, method: &str, params: Value) -> Value {
         let mut request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method});
         if !params.is_null() {
             request["params"] = params;
         }
-        let answer: Value = self
-            .client
+        self.client
             .post(format!("{}/mcp", self.base))
             .bearer_auth(token)
             .header("content-type", "application/json")
@@ -367,8 +371,7 @@ impl TestApp {
             .expect("an MCP request")
             .json()
             .await
-            .expect("a JSON-RPC answer");
-        answer["result"].clone()
+            .expect("a JSON-RPC answer")
     }
 
     /// `GET /trips/{id}/detail`.

@@ -157,6 +157,20 @@ async fn poll_until_days(client: &Client, id: &str) -> Value {
     }
 }
 
+/// A trip made by an agent from the fixture route, once its days are analysed: its id and
+/// its `get_trip` digest.
+async fn trip_with_days(client: &Client, fixtures: &fixtures::Fixtures) -> (String, Value) {
+    let created = ok(&call(
+        client,
+        "create_trip",
+        json!({"sourceUrl": fixtures.url("/route.gpx")}),
+    )
+    .await);
+    let id = created["id"].as_str().expect("id").to_owned();
+    let trip = poll_until_days(client, &id).await;
+    (id, trip)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_plans_edits_shares_and_deletes_a_trip() {
     let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
@@ -788,14 +802,7 @@ async fn a_read_only_tool_reaches_no_mutating_service() {
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let client = legacy_client(&app, &token).await;
-    let created = ok(&call(
-        &client,
-        "create_trip",
-        json!({"sourceUrl": fixtures.url("/route.gpx")}),
-    )
-    .await);
-    let id = created["id"].as_str().expect("id").to_owned();
-    let trip = poll_until_days(&client, &id).await;
+    let (id, trip) = trip_with_days(&client, &fixtures).await;
     let day = trip["stages"][0]["stageId"]
         .as_str()
         .expect("day")
@@ -1392,14 +1399,7 @@ async fn agents_correcting_themselves_are_not_locked_out_and_hints_name_tools() 
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let client = legacy_client(&app, &token).await;
-    let created = ok(&call(
-        &client,
-        "create_trip",
-        json!({"sourceUrl": fixtures.url("/route.gpx")}),
-    )
-    .await);
-    let id = created["id"].as_str().expect("id").to_owned();
-    let trip = poll_until_days(&client, &id).await;
+    let (id, trip) = trip_with_days(&client, &fixtures).await;
     let version = trip["version"].as_u64().expect("version");
     let day1 = trip["stages"][0]["stageId"]
         .as_str()
@@ -1545,14 +1545,7 @@ async fn an_agent_lists_versions_and_restores_the_one_before_its_change() {
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let client = legacy_client(&app, &token).await;
-    let created = ok(&call(
-        &client,
-        "create_trip",
-        json!({"sourceUrl": fixtures.url("/route.gpx")}),
-    )
-    .await);
-    let id = created["id"].as_str().expect("id").to_owned();
-    let trip = poll_until_days(&client, &id).await;
+    let (id, trip) = trip_with_days(&client, &fixtures).await;
     let before = trip["version"].as_u64().expect("version");
     let days = trip["stages"].as_array().expect("days").len();
     assert!(days >= 2, "{trip}");
@@ -1622,14 +1615,7 @@ async fn an_agent_reads_one_days_gpx_and_fit_as_resources() {
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let client = legacy_client(&app, &token).await;
-    let created = ok(&call(
-        &client,
-        "create_trip",
-        json!({"sourceUrl": fixtures.url("/route.gpx")}),
-    )
-    .await);
-    let id = created["id"].as_str().expect("id").to_owned();
-    let trip = poll_until_days(&client, &id).await;
+    let (id, trip) = trip_with_days(&client, &fixtures).await;
     let stage = trip["stages"][1]["stageId"]
         .as_str()
         .expect("day 2")
@@ -1694,19 +1680,9 @@ async fn an_agent_reads_one_days_gpx_and_fit_as_resources() {
 
     // Another account's day: not found, as if it did not exist.
     let stranger = app.user().await;
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{}/mcp", app.base))
-        .bearer_auth(&stranger)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-11-25")
-        .body(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": gpx_uri}}).to_string())
-        .send()
-        .await
-        .expect("request")
-        .json()
-        .await
-        .expect("json");
+    let answer = app
+        .mcp_answer(&stranger, "resources/read", json!({"uri": gpx_uri}))
+        .await;
     assert!(
         answer["error"]["message"]
             .as_str()
