@@ -43,6 +43,36 @@ fn tools_present() -> bool {
     false
 }
 
+/// Runs `node --test <file>` in tests/web against `app` (its address and file mailbox, with
+/// `env` besides), its screenshots under the artefacts folder's `label`; answers how it ended.
+async fn run_browser_test(
+    app: &TestApp,
+    file: &'static str,
+    label: &str,
+    env: Vec<(&'static str, String)>,
+) -> std::process::ExitStatus {
+    let artefacts = std::env::var("ETAPPE_WEB_ARTEFACTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| web_dir().join("artefacts"))
+        .join(label);
+    std::fs::create_dir_all(&artefacts).expect("artefacts folder");
+    let (base, mailbox, dir) = (app.base.clone(), app.data_dir().join("mailbox"), web_dir());
+    tokio::task::spawn_blocking(move || {
+        Command::new("node")
+            .args(["--test", "--test-reporter=spec", file])
+            .current_dir(dir)
+            .env("ETAPPE_BASE", base)
+            .env("ETAPPE_MAILBOX", mailbox)
+            .env("ETAPPE_ARTEFACTS", artefacts)
+            .env("CHROMIUM", CHROMIUM)
+            .envs(env)
+            .status()
+            .expect("run node")
+    })
+    .await
+    .expect("node finished")
+}
+
 async fn journey(backend: Backend, label: &str) {
     // OpenStreetMap from the Overpass stand-in, so the days have something found along them.
     let upstreams = etappe_tests::standins::start().await;
@@ -61,31 +91,16 @@ async fn journey(backend: Backend, label: &str) {
         return;
     };
     let fixtures = fixtures::start().await;
-    let artefacts = std::env::var("ETAPPE_WEB_ARTEFACTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| web_dir().join("artefacts"))
-        .join(label);
-    std::fs::create_dir_all(&artefacts).expect("artefacts folder");
-    let base = app.base.clone();
-    let gpx = fixtures.url("/route.gpx");
-    let long_gpx = fixtures.url("/long.gpx");
-    let mailbox = app.data_dir().join("mailbox");
-    let dir = web_dir();
-    let status = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .args(["--test", "--test-reporter=spec", "journey.test.mjs"])
-            .current_dir(dir)
-            .env("ETAPPE_BASE", base)
-            .env("ETAPPE_GPX_URL", gpx)
-            .env("ETAPPE_LONG_GPX_URL", long_gpx)
-            .env("ETAPPE_MAILBOX", mailbox)
-            .env("ETAPPE_ARTEFACTS", artefacts)
-            .env("CHROMIUM", CHROMIUM)
-            .status()
-            .expect("run node")
-    })
-    .await
-    .expect("node finished");
+    let status = run_browser_test(
+        &app,
+        "journey.test.mjs",
+        label,
+        vec![
+            ("ETAPPE_GPX_URL", fixtures.url("/route.gpx")),
+            ("ETAPPE_LONG_GPX_URL", fixtures.url("/long.gpx")),
+        ],
+    )
+    .await;
     assert!(
         status.success(),
         "the browser journey failed on {label}: {status}"
@@ -108,27 +123,13 @@ async fn a_fresh_install_in_chromium() {
         return;
     };
     let fixtures = fixtures::start().await;
-    let artefacts = std::env::var("ETAPPE_WEB_ARTEFACTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| web_dir().join("artefacts"))
-        .join("fresh");
-    std::fs::create_dir_all(&artefacts).expect("artefacts folder");
-    let (base, gpx) = (app.base.clone(), fixtures.url("/route.gpx"));
-    let (mailbox, dir) = (app.data_dir().join("mailbox"), web_dir());
-    let status = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .args(["--test", "--test-reporter=spec", "fresh.test.mjs"])
-            .current_dir(dir)
-            .env("ETAPPE_BASE", base)
-            .env("ETAPPE_GPX_URL", gpx)
-            .env("ETAPPE_MAILBOX", mailbox)
-            .env("ETAPPE_ARTEFACTS", artefacts)
-            .env("CHROMIUM", CHROMIUM)
-            .status()
-            .expect("run node")
-    })
-    .await
-    .expect("node finished");
+    let status = run_browser_test(
+        &app,
+        "fresh.test.mjs",
+        "fresh",
+        vec![("ETAPPE_GPX_URL", fixtures.url("/route.gpx"))],
+    )
+    .await;
     assert!(
         status.success(),
         "the fresh-install journey failed: {status}"
@@ -164,25 +165,7 @@ async fn a_failed_plan_is_fixed_on_the_page() {
     else {
         return;
     };
-    let artefacts = std::env::var("ETAPPE_WEB_ARTEFACTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| web_dir().join("artefacts"))
-        .join("plan");
-    std::fs::create_dir_all(&artefacts).expect("artefacts folder");
-    let (base, mailbox, dir) = (app.base.clone(), app.data_dir().join("mailbox"), web_dir());
-    let status = tokio::task::spawn_blocking(move || {
-        Command::new("node")
-            .args(["--test", "--test-reporter=spec", "plan.test.mjs"])
-            .current_dir(dir)
-            .env("ETAPPE_BASE", base)
-            .env("ETAPPE_MAILBOX", mailbox)
-            .env("ETAPPE_ARTEFACTS", artefacts)
-            .env("CHROMIUM", CHROMIUM)
-            .status()
-            .expect("run node")
-    })
-    .await
-    .expect("node finished");
+    let status = run_browser_test(&app, "plan.test.mjs", "plan", Vec::new()).await;
     drop(engine);
     assert!(status.success(), "the plan journey failed: {status}");
 }
