@@ -11,6 +11,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use etappe_domain::ids::{TripId, UserId};
 use etappe_domain::projection::TripView;
 use sqlx::{Database, Pool, Transaction};
+use tracing::{Instrument, Span};
 use uuid::Uuid;
 
 use crate::{
@@ -32,6 +33,8 @@ pub(crate) type ConnectionOf<D> = <<D as SqlDialect>::Db as Database>::Connectio
 #[async_trait]
 pub(crate) trait SqlDialect: Send + Sync + fmt::Debug {
     type Db: Database;
+    /// The database's name in OpenTelemetry's `db.system.name` ("postgresql", "sqlite").
+    const SYSTEM: &'static str;
 
     /// The store's connection pool.
     fn pool(&self) -> &Pool<Self::Db>;
@@ -181,8 +184,13 @@ impl<D: SqlDialect> TripViews for D {
     }
 
     async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError> {
-        let mut connection = self.pool().acquire().await?;
-        D::load_view(&mut connection, trip_id).await
+        let span = store_span::<D>("read", "trip_views", &trip_id.stream_id());
+        async {
+            let mut connection = self.pool().acquire().await?;
+            D::load_view(&mut connection, trip_id).await
+        }
+        .instrument(span)
+        .await
     }
 
     async fn trip_view_by_share(&self, code: &str) -> Result<Option<TripView>, StoreError> {
@@ -251,6 +259,36 @@ async fn append<D: SqlDialect>(
     events: &[NewEvent],
 ) -> Result<Appended, StoreError> {
     check_append(events)?;
+    let span = store_span::<D>("append", "events", stream_id);
+    span.record("etappe.events", events.len());
+    append_checked(dialect, stream_id, expected, events)
+        .instrument(span)
+        .await
+}
+
+/// A span of one store call under the request's or the job's, named and attributed as
+/// OpenTelemetry's database conventions say (`{operation} {collection}`, `db.system.name`),
+/// so a trace shows where a command's time went.
+fn store_span<D: SqlDialect>(operation: &str, collection: &str, stream_id: &str) -> Span {
+    tracing::info_span!(
+        "store",
+        otel.name = %format!("{operation} {collection}"),
+        otel.kind = "client",
+        db.system.name = D::SYSTEM,
+        db.operation.name = operation,
+        db.collection.name = collection,
+        etappe.stream = stream_id,
+        etappe.events = tracing::field::Empty,
+    )
+}
+
+/// [`append`] once its events passed the refusals.
+async fn append_checked<D: SqlDialect>(
+    dialect: &D,
+    stream_id: &str,
+    expected: ExpectedVersion,
+    events: &[NewEvent],
+) -> Result<Appended, StoreError> {
     let mut tx = dialect.begin_write().await?;
     match append_in_tx::<D>(&mut tx, stream_id, expected, events).await {
         Ok(appended) => {

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use sha2::{Digest, Sha256};
 
 use crate::config::BudgetSettings;
+use etappe_infra::metrics::Metrics;
 use etappe_infra::redis_link::RedisLink;
 
 /// The window every budget counts in.
@@ -133,6 +134,8 @@ pub struct Budgets {
     pub settings: BudgetSettings,
     memory: Mutex<HashMap<String, VecDeque<Instant>>>,
     redis: Option<SharedWindows>,
+    /// Where refusals are counted (`etappe_rate_limited_total`), when set.
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl std::fmt::Debug for Budgets {
@@ -161,7 +164,14 @@ impl Budgets {
             settings,
             memory: Mutex::new(HashMap::new()),
             redis,
+            metrics: None,
         }
+    }
+
+    /// Counts every refusal in `metrics`, by budget.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Counts one call of `key` against every budget in `budgets`, or refuses it (counting
@@ -216,16 +226,25 @@ impl Budgets {
             return Ok(());
         }
         let window = window.clamp(Duration::from_secs(1), LONGEST_WINDOW);
-        if let Some(redis) = &self.redis {
-            match redis.admit(key, budgets, window, count).await {
-                SharedVerdict::Admitted => return Ok(()),
-                SharedVerdict::Exceeded(exceeded) => return Err(exceeded),
+        let verdict = match &self.redis {
+            Some(redis) => match redis.admit(key, budgets, window, count).await {
+                SharedVerdict::Admitted => Ok(()),
+                SharedVerdict::Exceeded(exceeded) => Err(exceeded),
                 SharedVerdict::Unavailable(e) => {
                     tracing::warn!(error = %e, "budgets: Redis does not answer; counting in this replica");
+                    self.admit_in_memory(key, budgets, window, count)
                 }
-            }
+            },
+            None => self.admit_in_memory(key, budgets, window, count),
+        };
+        if let (Err(exceeded), Some(metrics)) = (&verdict, &self.metrics) {
+            let budget = budgets
+                .iter()
+                .find(|b| b.what == exceeded.what && b.limit == exceeded.limit)
+                .map_or("unknown", |b| b.name);
+            metrics.refused_for(budget);
         }
-        self.admit_in_memory(key, budgets, window, count)
+        verdict
     }
 
     fn admit_in_memory(

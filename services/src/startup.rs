@@ -89,11 +89,14 @@ impl Application {
         };
         let work: WorkHandles = open_work(&config.work.settings(), &backend.database).await?;
         let background = Background::start(config, &work).await?;
-        let budgets = Arc::new(crate::budgets::Budgets::new(
-            config.budgets,
-            work.redis.clone(),
-            &config.work.queue_prefix,
-        ));
+        let budgets = Arc::new(
+            crate::budgets::Budgets::new(
+                config.budgets,
+                work.redis.clone(),
+                &config.work.queue_prefix,
+            )
+            .with_metrics(Arc::clone(&work.metrics)),
+        );
         // Bound before the App is built: on loopback the public base defaults to the
         // address actually bound (port 0 in tests).
         let listener = TcpListener::bind(config.addr).await?;

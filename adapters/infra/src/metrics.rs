@@ -55,6 +55,12 @@ pub struct UpstreamLabel {
     pub upstream: String,
 }
 
+/// A request budget.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BudgetLabel {
+    pub budget: String,
+}
+
 /// What build this process runs.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct BuildLabels {
@@ -108,6 +114,9 @@ pub struct Metrics {
     pub live_streams: Gauge,
     /// `etappe_store_append_duration_seconds`: time of a command's decide-and-append.
     pub store_append: Histogram,
+    /// Calls refused for a spent budget, by budget (on every transport: MCP refusals answer
+    /// HTTP 200, so the HTTP status classes do not see them).
+    pub rate_limited: Family<BudgetLabel, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -146,6 +155,7 @@ impl Metrics {
             );
         let live_streams = Gauge::default();
         let store_append = duration_histogram();
+        let rate_limited = Family::<BudgetLabel, Counter>::default();
         build_info
             .get_or_create(&BuildLabels {
                 version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -194,6 +204,11 @@ impl Metrics {
             store_append.clone(),
         );
         if dispatches {
+            registry.register(
+                "etappe_rate_limited",
+                "Calls refused because a budget was spent (REST 429, MCP rate_limited), by budget",
+                rate_limited.clone(),
+            );
             registry.register(
                 "etappe_live_streams",
                 "Live event streams open on this replica",
@@ -264,7 +279,17 @@ impl Metrics {
             upstream_duration,
             live_streams,
             store_append,
+            rate_limited,
         }
+    }
+
+    /// Counts a call refused because `budget` was spent.
+    pub fn refused_for(&self, budget: &str) {
+        self.rate_limited
+            .get_or_create(&BudgetLabel {
+                budget: budget.to_owned(),
+            })
+            .inc();
     }
 
     /// Counts an upstream call's end and its time.

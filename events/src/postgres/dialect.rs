@@ -18,6 +18,7 @@ use crate::{Cursor, ExpectedVersion, NewEvent, Page, RecordedEvent, StoreError, 
 #[async_trait]
 impl SqlDialect for PostgresStore {
     type Db = Postgres;
+    const SYSTEM: &'static str = "postgresql";
 
     fn pool(&self) -> &PgPool {
         &self.pool

@@ -17,6 +17,7 @@ use crate::{Cursor, ExpectedVersion, NewEvent, Page, RecordedEvent, StoreError, 
 #[async_trait]
 impl SqlDialect for SqliteStore {
     type Db = Sqlite;
+    const SYSTEM: &'static str = "sqlite";
 
     fn pool(&self) -> &SqlitePool {
         &self.pool

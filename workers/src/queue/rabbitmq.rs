@@ -26,6 +26,7 @@ use lapin::options::{
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, Consumer, ExchangeKind};
 use tokio::sync::Mutex;
+use tracing::Instrument;
 use uuid::Uuid;
 
 use super::{Acker, Deliveries, Delivery, JobQueue, QueueError};
@@ -250,6 +251,32 @@ impl RabbitQueue {
         message: &JobMessage,
         attempt: u32,
     ) -> Result<(), QueueError> {
+        // A producer span under the dispatcher's or the worker's, as OpenTelemetry's
+        // messaging conventions name it (`send {destination}`).
+        let span = tracing::info_span!(
+            "queue",
+            otel.name = %format!("send {exchange}"),
+            otel.kind = "producer",
+            messaging.system = "rabbitmq",
+            messaging.operation.type = "send",
+            messaging.destination.name = exchange,
+            messaging.rabbitmq.destination.routing_key = routing_key,
+            messaging.message.id = %message.job.id(),
+            etappe.attempt = attempt,
+        );
+        self.publish_confirmed(exchange, routing_key, message, attempt)
+            .instrument(span)
+            .await
+    }
+
+    /// [`Self::publish_to`] inside its span.
+    async fn publish_confirmed(
+        &self,
+        exchange: &str,
+        routing_key: &str,
+        message: &JobMessage,
+        attempt: u32,
+    ) -> Result<(), QueueError> {
         let payload = serde_json::to_vec(message).map_err(|e| QueueError::Nacked(e.to_string()))?;
         let mut publisher = self.publisher.lock().await;
         for try_number in 0..2 {
@@ -331,8 +358,17 @@ struct RabbitAcker {
 #[async_trait]
 impl Acker for RabbitAcker {
     async fn ack(&self) -> Result<(), QueueError> {
+        let span = tracing::info_span!(
+            "queue",
+            otel.name = "ack jobs",
+            otel.kind = "client",
+            messaging.system = "rabbitmq",
+            messaging.operation.type = "settle",
+            messaging.operation.name = "ack",
+        );
         self.delivery
             .ack(BasicAckOptions::default())
+            .instrument(span)
             .await
             .map(|_| ())
             .map_err(unavailable)

@@ -325,6 +325,24 @@ async fn the_change_budget_holds_across_rest_and_mcp_and_creations_are_budgeted(
     // Reads have their own, larger budget.
     let read = app.detail(&token, id).await;
     assert_eq!(read.status, StatusCode::OK);
+    // Operators see each refusal by budget, the MCP one (answered with HTTP 200) included.
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("etappe_rate_limited_total{budget=\"creations\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("etappe_rate_limited_total{budget=\"changes\"} 1"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
