@@ -11,6 +11,7 @@ use serde::Serialize;
 use sqlx::{PgPool, QueryBuilder, SqlitePool};
 
 use crate::error::IndexError;
+use crate::places::{self, PlaceRow};
 
 /// The database the index lives in: the same one as the rest of Etappe.
 #[derive(Debug, Clone)]
@@ -88,6 +89,19 @@ pub(crate) struct StoredPoint {
     pub lat: f64,
     pub lon: f64,
     pub tags: String,
+}
+
+/// A named place as a query reads it (one of its names: `key`).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct StoredPlace {
+    pub key: String,
+    pub name: String,
+    pub kind: String,
+    pub osm_type: String,
+    pub osm_id: i64,
+    pub lat: f64,
+    pub lon: f64,
+    pub weight: f32,
 }
 
 /// A road or ferry way as the importer writes it, with the cells it crosses.
@@ -188,7 +202,7 @@ impl IndexDb {
     pub(crate) async fn discard(&self, id: i64) -> Result<(), IndexError> {
         with_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            for table in ["osm_way_cell", "osm_way", "osm_point"] {
+            for table in ["osm_way_cell", "osm_way", "osm_point", "osm_place"] {
                 let mut q = QueryBuilder::new(format!("DELETE FROM {table} WHERE dataset = "));
                 q.push_bind(id);
                 q.build().execute(&mut *tx).await?;
@@ -253,6 +267,63 @@ impl IndexDb {
         Ok(())
     }
 
+    /// Writes named-place rows of dataset `id`.
+    pub(crate) async fn insert_places(&self, id: i64, rows: &[PlaceRow]) -> Result<(), IndexError> {
+        for chunk in rows.chunks(INSERT_ROWS) {
+            with_pool!(self, pool => {
+                let mut q = QueryBuilder::new(
+                    "INSERT INTO osm_place (dataset, key, name, kind, osm_type, osm_id, lat, lon, weight) ",
+                );
+                q.push_values(chunk, |mut b, r| {
+                    b.push_bind(id)
+                        .push_bind(r.key.as_str())
+                        .push_bind(r.name.as_str())
+                        .push_bind(r.kind)
+                        .push_bind(r.osm_type)
+                        .push_bind(r.osm_id)
+                        .push_bind(r.lat)
+                        .push_bind(r.lon)
+                        .push_bind(r.weight);
+                });
+                q.build().execute(pool).await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// The places of the active datasets whose folded name is `key` or, with `prefix`,
+    /// begins with it; heaviest first, at most `limit`.
+    pub(crate) async fn places_by_key(
+        &self,
+        key: &str,
+        prefix: bool,
+        limit: u32,
+    ) -> Result<Vec<StoredPlace>, IndexError> {
+        let end = if prefix {
+            places::prefix_end(key)
+        } else {
+            None
+        };
+        let rows: Vec<StoredPlace> = with_pool!(self, pool => {
+            let mut q = QueryBuilder::new(
+                "SELECT p.key, p.name, p.kind, p.osm_type, p.osm_id, p.lat, p.lon, p.weight \
+                 FROM osm_place p JOIN osm_dataset d ON d.id = p.dataset AND d.state = 'active' WHERE ",
+            );
+            match &end {
+                Some(end) => {
+                    q.push("p.key >= ").push_bind(key);
+                    q.push(" AND p.key < ").push_bind(end.as_str());
+                }
+                None => {
+                    q.push("p.key = ").push_bind(key);
+                }
+            }
+            q.push(" ORDER BY p.weight DESC, p.key LIMIT ").push_bind(i64::from(limit));
+            q.build_query_as().fetch_all(pool).await?
+        });
+        Ok(rows)
+    }
+
     /// Writes ways of dataset `id` and the cells they cross, one transaction per chunk.
     pub(crate) async fn insert_ways(&self, id: i64, rows: &[WayRow]) -> Result<(), IndexError> {
         for chunk in rows.chunks(INSERT_ROWS) {
@@ -315,7 +386,7 @@ impl IndexDb {
             q.push_bind(name);
             let old: Vec<(i64,)> = q.build_query_as().fetch_all(&mut *tx).await?;
             for (old_id,) in old {
-                for table in ["osm_way_cell", "osm_way", "osm_point"] {
+                for table in ["osm_way_cell", "osm_way", "osm_point", "osm_place"] {
                     let mut q = QueryBuilder::new(format!("DELETE FROM {table} WHERE dataset = "));
                     q.push_bind(old_id);
                     q.build().execute(&mut *tx).await?;

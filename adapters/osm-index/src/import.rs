@@ -34,6 +34,7 @@ use crate::db::{Bbox, IndexDb, PointRow, WayRow};
 use crate::error::IndexError;
 use crate::framing;
 use crate::grid;
+use crate::places::{self, PlaceRow, place_rows};
 use crate::tags::{Tags, family};
 
 /// Point rows buffered before a write.
@@ -263,6 +264,7 @@ impl Run<'_> {
         let mut extent = Extent::new();
         let mut needed: Vec<i64> = Vec::new();
         let mut points: Vec<PointRow> = Vec::new();
+        let mut places: Vec<PlaceRow> = Vec::new();
         let (mut nodes_read, mut ways_read, mut point_count) = (0_u64, 0_u64, 0_u64);
         while let Some(block) = blocks.next()? {
             match block {
@@ -271,29 +273,25 @@ impl Run<'_> {
                     Element::Node(n) => {
                         nodes_read += 1;
                         extent.add(n.lat(), n.lon());
-                        point_node(
-                            n.id(),
-                            n.lat(),
-                            n.lon(),
-                            &Tags::collect(n.tags()),
-                            &mut points,
-                        );
+                        let tags = Tags::collect(n.tags());
+                        point_node(n.id(), n.lat(), n.lon(), &tags, &mut points);
+                        place_rows("node", n.id(), (n.lat(), n.lon()), &tags, &mut places);
                     }
                     Element::DenseNode(n) => {
                         nodes_read += 1;
                         extent.add(n.lat(), n.lon());
-                        point_node(
-                            n.id(),
-                            n.lat(),
-                            n.lon(),
-                            &Tags::collect(n.tags()),
-                            &mut points,
-                        );
+                        let tags = Tags::collect(n.tags());
+                        point_node(n.id(), n.lat(), n.lon(), &tags, &mut points);
+                        place_rows("node", n.id(), (n.lat(), n.lon()), &tags, &mut places);
                     }
                     Element::Way(w) => {
                         ways_read += 1;
                         let tags = Tags::collect(w.tags());
-                        if tags.is_road() || tags.is_ferry() || tags.point_kind().is_some() {
+                        if tags.is_road()
+                            || tags.is_ferry()
+                            || tags.point_kind().is_some()
+                            || places::kind_of(&tags).is_some()
+                        {
                             needed.extend(w.refs());
                         }
                     }
@@ -302,6 +300,9 @@ impl Run<'_> {
             }
             if points.len() >= POINT_BATCH {
                 point_count += self.flush_points(&mut points).await?;
+            }
+            if places.len() >= POINT_BATCH {
+                self.flush_places(&mut places).await?;
             }
             self.tick(1, blocks.read(), false);
             tokio::task::yield_now().await;
@@ -360,10 +361,14 @@ impl Run<'_> {
                     let Element::Way(w) = element else { return };
                     let tags = Tags::collect(w.tags());
                     let (road, ferry, kind) = (tags.is_road(), tags.is_ferry(), tags.point_kind());
-                    if !(road || ferry || kind.is_some()) {
+                    let place = places::kind_of(&tags).is_some();
+                    if !(road || ferry || kind.is_some() || place) {
                         return;
                     }
                     let geometry: Vec<(f64, f64)> = w.refs().filter_map(lookup).collect();
+                    if place && let Some(at) = centroid(&geometry) {
+                        place_rows("way", w.id(), at, &tags, &mut places);
+                    }
                     if let Some(kind) = kind
                         && let Some((lat, lon)) = centroid(&geometry)
                     {
@@ -395,11 +400,15 @@ impl Run<'_> {
             if points.len() >= POINT_BATCH {
                 point_count += self.flush_points(&mut points).await?;
             }
+            if places.len() >= POINT_BATCH {
+                self.flush_places(&mut places).await?;
+            }
             self.tick(3, blocks.read(), false);
             tokio::task::yield_now().await;
         }
         self.flush_ways(&mut ways).await?;
         point_count += self.flush_points(&mut points).await?;
+        self.flush_places(&mut places).await?;
         self.tick(3, blocks.read(), true);
 
         let bbox = header_bbox
@@ -428,6 +437,12 @@ impl Run<'_> {
         rows.clear();
         self.kept += n;
         Ok(n)
+    }
+
+    async fn flush_places(&mut self, rows: &mut Vec<PlaceRow>) -> Result<(), IndexError> {
+        self.db.insert_places(self.id, rows).await?;
+        rows.clear();
+        Ok(())
     }
 
     async fn flush_ways(&mut self, rows: &mut Vec<WayRow>) -> Result<(), IndexError> {

@@ -8,6 +8,8 @@
 //!   transaction at the end (a failed import leaves the previous one answering); every
 //!   block checked against the format's limits (`framing.rs`) and an empty region refused
 //!   unless [`ImportOptions::allow_empty`];
+//! - the named places of the extract (`places.rs`): villages, stations, huts… by every name
+//!   they carry, for [`etappe_upstream::OsmFeatures::places_named`];
 //! - [`LocalIndex`]: the port, plus [`LocalIndex::status`] for `etappe osm status`;
 //! - [`IndexDb`]: the pool it uses, the same database as the rest of Etappe.
 
@@ -17,6 +19,7 @@ mod error;
 mod framing;
 mod grid;
 mod import;
+mod places;
 mod query;
 mod tags;
 

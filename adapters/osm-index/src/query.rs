@@ -16,7 +16,7 @@ use etappe_analysis::osm::{
     Feature, FeatureKind, FerryLine, PlaceClass, RawWay, RouteFeatures, SearchPlan, WaySection,
 };
 use etappe_upstream::overpass::{MAX_RADIUS_M, accommodation_from_tags, rank_accommodations};
-use etappe_upstream::{Accommodation, BedSearch, OsmFeatures, OsmType, UpstreamError};
+use etappe_upstream::{Accommodation, BedSearch, NamedPlace, OsmFeatures, OsmType, UpstreamError};
 
 use crate::db::{BATCH, Bbox, DatasetInfo, IndexDb, StoredPoint};
 use crate::error::IndexError;
@@ -272,6 +272,42 @@ impl LocalIndex {
     }
 }
 
+impl LocalIndex {
+    /// The extract's places named `query` (folded as the gazetteer folds), exact ones first,
+    /// then those a name of which begins with it; each place once, at most `limit`.
+    pub async fn find_places(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<NamedPlace>, IndexError> {
+        let key = etappe_gazetteer::fold(query);
+        if key.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let cap = u32::try_from(limit.saturating_mul(4)).unwrap_or(u32::MAX);
+        let mut seen = HashSet::new();
+        let mut found = Vec::new();
+        for prefix in [false, true] {
+            for row in self.db.places_by_key(&key, prefix, cap).await? {
+                if found.len() == limit {
+                    return Ok(found);
+                }
+                if seen.insert((row.osm_type.clone(), row.osm_id)) {
+                    found.push(NamedPlace {
+                        exact: row.key == key,
+                        name: row.name,
+                        kind: row.kind,
+                        lat: row.lat,
+                        lon: row.lon,
+                        weight: f64::from(row.weight),
+                    });
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
 #[async_trait]
 impl OsmFeatures for LocalIndex {
     fn source(&self) -> &'static str {
@@ -292,6 +328,27 @@ impl OsmFeatures for LocalIndex {
 
     async fn along(&self, plan: &SearchPlan) -> Result<RouteFeatures, UpstreamError> {
         Ok(self.find_along(plan).await?)
+    }
+
+    async fn places_named(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<NamedPlace>, UpstreamError> {
+        Ok(self.find_places(query, limit).await?)
+    }
+
+    async fn coverage(&self) -> Vec<[f64; 4]> {
+        match self.db.active_datasets().await {
+            Ok(datasets) => datasets
+                .iter()
+                .map(|d| [d.bbox.south, d.bbox.west, d.bbox.north, d.bbox.east])
+                .collect(),
+            Err(error) => {
+                tracing::warn!(%error, "could not read the local OpenStreetMap index");
+                Vec::new()
+            }
+        }
     }
 
     async fn accommodations_near(

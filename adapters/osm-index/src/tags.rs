@@ -38,6 +38,11 @@ impl<'a> Tags<'a> {
         self.0.is_empty()
     }
 
+    /// Every `(key, value)`.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + '_ {
+        self.0.iter().copied()
+    }
+
     pub(crate) fn get(&self, key: &str) -> Option<&'a str> {
         self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }

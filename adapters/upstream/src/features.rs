@@ -15,6 +15,21 @@ pub use etappe_analysis::osm::{RouteFeatures, SearchPlan};
 use crate::error::UpstreamError;
 use crate::overpass::{Accommodation, BedSearch};
 
+/// A named place a source holds (a village, a station, a hut…), as a name lookup finds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedPlace {
+    /// Its own name (third-party text: cleaned where it is shown).
+    pub name: String,
+    /// What it is: "village", "station", "alpine_hut", "peak"…
+    pub kind: String,
+    pub lat: f64,
+    pub lon: f64,
+    /// How much it weighs among places of one name, 0–1 (a town above a hamlet).
+    pub weight: f64,
+    /// Whether one of its names folds to the query (else one begins with it).
+    pub exact: bool,
+}
+
 /// A source of OpenStreetMap features along a route.
 #[async_trait]
 pub trait OsmFeatures: Send + Sync + fmt::Debug {
@@ -30,6 +45,23 @@ pub trait OsmFeatures: Send + Sync + fmt::Debug {
     /// in this process, so it does).
     async fn probe(&self) -> Result<(), UpstreamError> {
         Ok(())
+    }
+
+    /// Named places whose name, or one of their other names, folds to `query` (exact) or
+    /// begins like it; exact ones first, heaviest first, at most `limit`. A source that
+    /// holds no names (Overpass, asked per route) answers none.
+    async fn places_named(
+        &self,
+        _query: &str,
+        _limit: usize,
+    ) -> Result<Vec<NamedPlace>, UpstreamError> {
+        Ok(Vec::new())
+    }
+
+    /// The areas it holds, as (south, west, north, east) boxes; none when it is not bound
+    /// to an area (Overpass: the whole planet).
+    async fn coverage(&self) -> Vec<[f64; 4]> {
+        Vec::new()
     }
 
     /// Everything the plan asks for; days the source does not cover are listed in

@@ -24,7 +24,7 @@ pub mod weather;
 pub use cache::{MemoryCache, NoCache, ResponseCache};
 pub use elevation::{Elevations, LayeredElevations, OpenMeteoElevationClient};
 pub use error::{ConfigError, Upstream, UpstreamError};
-pub use features::OsmFeatures;
+pub use features::{NamedPlace, OsmFeatures};
 pub use http::{CachedHttp, CallObserver, observe_calls};
 pub use limiter::{Claim, RateLimiter, SharedPace};
 pub use nominatim::{NominatimClient, Place};

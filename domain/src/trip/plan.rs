@@ -4,6 +4,8 @@
 //! profile); resolving names to coordinates is the geocoder's job in the application layer,
 //! which then hands the domain a [`RoutePlan`] of resolved places.
 
+pub mod choice;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

@@ -13,13 +13,13 @@ use super::openapi::answers::*;
 use super::openapi::params::PlaceQuery;
 use crate::app::AppError;
 use crate::app::Caller;
-use crate::app::places::{DEFAULT_PLACES, PlaceList, search_places};
+use crate::app::places::{DEFAULT_PLACES, PlaceList, PlaceSearch, search_places};
 
-const PARAMETERS: [&str; 2] = ["q", "limit"];
+const PARAMETERS: [&str; 3] = ["q", "limit", "near"];
 
 #[utoipa::path(get, path = "/geocode/search", operation_id = "searchPlaces", tag = "places",
     summary = "Find places by name",
-    description = "Scope trips:read. The configured geocoder, else the embedded gazetteer.",
+    description = "Scope trips:read. Villages, towns, stations, huts, campsites, hotels and peaks of the imported OpenStreetMap extract, then localities of the embedded gazetteer, then (configured, and only when neither knows the name exactly) the geocoder. `near` (\"lat,lon\") ranks the nearest first among equally good matches.",
     params(PlaceQuery),
     responses((status = 200, description = "Places found", body = PlaceList),
         BadRequest, Unauthorized, Forbidden, RateLimited, Unavailable))]
@@ -34,7 +34,10 @@ pub(super) async fn search(
         .map(|k| {
             FieldError::new(
                 strip_controls(k).chars().take(40).collect::<String>(),
-                format!("unknown query parameter {}; accepted: q, limit", quote(k)),
+                format!(
+                    "unknown query parameter {}; accepted: q, limit, near",
+                    quote(k)
+                ),
             )
         })
         .collect();
@@ -54,7 +57,12 @@ pub(super) async fn search(
         })?,
     };
     let q = params.get("q").map_or("", String::as_str);
-    let places = search_places(&caller.principal, &state.work.upstreams, q, limit)
+    let search = PlaceSearch {
+        q,
+        limit,
+        near: params.get("near").map(String::as_str),
+    };
+    let places = search_places(&caller.principal, &state.work.upstreams, search)
         .await
         .map_err(|e| match e {
             AppError::Input(input) => AppError::InvalidQuery(input.field_errors()),

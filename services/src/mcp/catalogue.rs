@@ -155,8 +155,13 @@ pub const CATALOGUE: &[ToolSpec] = &[
                 },
                 "",
             ),
+            arg(
+                "near",
+                Kind::Text { min: 3, max: 60 },
+                "lat,lon: nearest first",
+            ),
         ],
-        help: "Answers {totalItems, items: [{name, displayName, lat, lon, countryCode, type}], source}. With a geocoder configured it is Nominatim (1 request/s for the whole app, cached 24 h); a failure answers {upstream: geocoder, failure, retryable}. Otherwise the embedded GeoNames gazetteer.",
+        help: "Answers {totalItems, items: [{name, displayName, lat, lon, countryCode, region, type (village, station, alpine_hut, camp_site, hotel, peak, locality…), foundIn, distanceKm}], source}. Reads the imported OpenStreetMap extract (villages, stations, huts, campsites, hotels, peaks), then the embedded GeoNames gazetteer, then, only when neither knows the name exactly and one is configured, Nominatim (1 request/s, cached 24 h; a failure answers {upstream: geocoder, failure, retryable}). Give near (another place of the trip) to rank the nearest first. A plan's names resolve the same way, near its other places; a far or doubtful match is refused with its candidates: pass the one meant as \"lat,lon\".",
         run: run::search_places,
     },
     ToolSpec {

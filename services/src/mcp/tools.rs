@@ -335,11 +335,19 @@ async fn search_places(call: &Call<'_>) -> Answer {
         u32::try_from(DEFAULT_PLACES).unwrap_or(u32::MAX),
         u32::try_from(MAX_PLACES).unwrap_or(u32::MAX),
     )?;
+    let near = match call.args.get("near") {
+        None | Some(Value::Null) => None,
+        Some(_) => Some(string(call.args, "near")?),
+    };
+    let search = crate::app::places::PlaceSearch {
+        q,
+        limit: usize::try_from(limit).unwrap_or(DEFAULT_PLACES),
+        near,
+    };
     let places = crate::app::places::search_places(
         &call.caller.principal,
         &call.state.work.upstreams,
-        q,
-        usize::try_from(limit).unwrap_or(DEFAULT_PLACES),
+        search,
     )
     .await
     .map_err(refusal(None))?;

@@ -555,14 +555,38 @@ answer!(PlaceItem = "Place", {
         vec![
             req(
                 "name",
-                doc(text(), "Third-party data (GeoNames or OpenStreetMap)."),
+                doc(text(), "Third-party data (OpenStreetMap or GeoNames)."),
             ),
             req("displayName", text()),
             lat,
             lon,
             opt("countryCode", nullable(text())),
+            opt(
+                "region",
+                doc(
+                    text(),
+                    "Where it is: the locality it lies near and its country.",
+                ),
+            ),
             opt("population", nullable(count(0))),
-            req("type", text()),
+            req(
+                "type",
+                doc(
+                    text(),
+                    "village, town, city, hamlet, suburb, station, alpine_hut, camp_site, hotel, peak, locality…",
+                ),
+            ),
+            req(
+                "foundIn",
+                doc(
+                    words(["extract", "gazetteer", "geocoder"]),
+                    "The imported OpenStreetMap extract, the embedded gazetteer or the geocoder.",
+                ),
+            ),
+            opt(
+                "distanceKm",
+                doc(number(), "Its distance from `near`, when given."),
+            ),
         ],
     )
 });

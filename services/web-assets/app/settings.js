@@ -122,17 +122,41 @@ export const placeText = (p) => (p ? p.name || `${p.lat.toFixed(5)},${p.lon.toFi
 /// "Plan from places": from, via and to, each with suggestions from the place search as the
 /// rider types, and the riding profile; the server routes it (no link needed). With `plan`
 /// (a planned trip's), the fields start from its places, to change them.
+/// The places picked from the suggestions, by the text the pick put in its field: sent as
+/// their coordinates, so the place the rider saw is the place planned.
+const picked = new Map();
+
+/// A plan field's text as the API takes it: a picked suggestion as {lat, lon, name}, anything
+/// else as typed (a name the server resolves near the plan's other places, or "lat,lon").
+export const placeValue = (text) => {
+  const p = picked.get(text.trim());
+  return p ? { lat: p.lat, lon: p.lon, name: p.name } : text.trim();
+};
+
+/// How a suggestion reads in its field: its name and where it is, so two places of one name
+/// differ ("Steg, near Triesenberg, Liechtenstein").
+const suggestionText = (p) => [p.name, p.region || p.countryCode].filter(Boolean).join(', ');
+
 export function planFields(prefix, plan = null) {
   const suggestions = h('datalist', { id: `${prefix}-place-suggestions` });
   let pending = null;
   const suggest = (input) => {
     clearTimeout(pending);
     const q = input.value.split(';').pop().trim();
-    if (q.length < 2 || /^-?[0-9.]+\s*,/.test(q)) return;
+    if (q.length < 2 || /^-?[0-9.]+\s*,/.test(q) || picked.has(q)) return;
+    // The places already picked in the other fields rank the nearest first.
+    const near = [...input.form?.querySelectorAll('input[list]') || []]
+      .filter((other) => other !== input)
+      .flatMap((other) => other.value.split(';').map((t) => picked.get(t.trim())))
+      .find(Boolean);
     pending = setTimeout(async () => {
       try {
-        const found = await call('geocode', {}, { query: { q, limit: 5 } });
-        mount(suggestions, found.items.map((p) => h('option', { value: p.name }, p.displayName)));
+        const query = { q, limit: 8, ...(near ? { near: `${near.lat},${near.lon}` } : {}) };
+        const found = await call('geocode', {}, { query });
+        mount(suggestions, found.items.map((p) => {
+          picked.set(suggestionText(p), p);
+          return h('option', { value: suggestionText(p) }, `${p.type}${p.distanceKm != null ? ` · ${p.distanceKm} km` : ''}`);
+        }));
       } catch { /* suggestions are a help, not a need */ }
     }, 250);
   };
@@ -161,12 +185,12 @@ export function planChanges(form, plan) {
   const keep = (p) => ({ lat: p.lat, lon: p.lon, ...(p.name ? { name: p.name } : {}) });
   for (const [field, key] of [['planFrom', 'from'], ['planTo', 'to']]) {
     const typed = form.elements[field].value.trim();
-    if (typed !== placeText(plan[key])) out[key] = typed;
+    if (typed !== placeText(plan[key])) out[key] = placeValue(typed);
   }
   const was = (plan.via || []).map(placeText);
   const via = form.elements.planVia.value.split(';').map((v) => v.trim()).filter(Boolean);
   if (JSON.stringify(via) !== JSON.stringify(was)) {
-    out.via = via.map((text) => { const i = was.indexOf(text); return i >= 0 ? keep(plan.via[i]) : text; });
+    out.via = via.map((text) => { const i = was.indexOf(text); return i >= 0 ? keep(plan.via[i]) : placeValue(text); });
   }
   if (form.elements.planProfile.value !== plan.profile) out.profile = form.elements.planProfile.value;
   return Object.keys(out).length ? out : null;

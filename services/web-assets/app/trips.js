@@ -3,7 +3,7 @@
 import { T } from './strings.js';
 import { h, mount, toast } from './dom.js';
 import { call } from './api.js';
-import { settingsFields, readSettings, showErrors, planFields } from './settings.js';
+import { settingsFields, readSettings, showErrors, planFields, placeValue } from './settings.js';
 import { dateRange, plain } from './words.js';
 import { forgetTrip } from './offline.js';
 
@@ -131,8 +131,8 @@ function createForm() {
         data.append('settings', new Blob([JSON.stringify(settings)], { type: 'application/json' }));
         trip = await call('uploadGpx', {}, { form: data });
       } else if (planned) {
-        const via = form.elements.planVia.value.split(';').map((v) => v.trim()).filter(Boolean);
-        const plan = { from: form.elements.planFrom.value.trim(), to: form.elements.planTo.value.trim(), profile: form.elements.planProfile.value };
+        const via = form.elements.planVia.value.split(';').map((v) => v.trim()).filter(Boolean).map(placeValue);
+        const plan = { from: placeValue(form.elements.planFrom.value), to: placeValue(form.elements.planTo.value), profile: form.elements.planProfile.value };
         if (via.length) plan.via = via;
         trip = await call('createTrip', {}, { body: { plan, ...settings } });
       } else {

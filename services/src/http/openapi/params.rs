@@ -122,5 +122,9 @@ params! {
         json!({"name": "limit", "in": "query", "required": false,
             "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PLACES,
                 "default": crate::app::places::DEFAULT_PLACES}}),
+        json!({"name": "near", "in": "query", "required": false,
+            "schema": {"type": "string", "maxLength": 60,
+                "pattern": r"^\s*-?[0-9]{1,2}(\.[0-9]+)?\s*,\s*-?[0-9]{1,3}(\.[0-9]+)?\s*$"},
+            "description": "A point \"lat,lon\": the nearest places first among equally good matches (the trip's other places)"}),
     ];
 }

@@ -1038,6 +1038,71 @@ macro_rules! with_engine {
     };
 }
 
+/// "Balzers → Malbun → Ruggell" by names, with the extract imported: each name is the
+/// extract's village (never Maluñgun in the Philippines), the plan routes on real roads, and
+/// "Steg" inside the same plan is Liechtenstein's Steg; a name known only far away is refused
+/// naming its candidates, and nothing is created.
+async fn names_resolve_where_the_extract_is(app: TestApp) {
+    let imported = app.operator_command(&[
+        "osm",
+        "import",
+        &valhalla::liechtenstein().to_string_lossy(),
+    ]);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    let token = app.user().await;
+    let (_, detail) = create_planned(
+        &app,
+        &token,
+        json!({"from": "Balzers", "via": ["Malbun"], "to": "Ruggell"}),
+    )
+    .await;
+    assert_eq!(detail["status"], "ready", "{detail}");
+    let malbun = &detail["plan"]["via"][0];
+    assert_eq!(malbun["name"], "Malbun", "{detail}");
+    let off = etappe_geo::haversine_m(
+        malbun["lat"].as_f64().expect("lat"),
+        malbun["lon"].as_f64().expect("lon"),
+        47.1015,
+        9.6100,
+    );
+    assert!(off < 1_500.0, "Malbun resolved {off:.0} m off: {malbun}");
+    let (_, detail) = create_planned(&app, &token, json!({"from": "Steg", "to": "Vaduz"})).await;
+    assert_eq!(detail["status"], "ready", "{detail}");
+    let steg = &detail["plan"]["from"];
+    assert!(
+        (47.0..47.3).contains(&steg["lat"].as_f64().expect("lat"))
+            && (9.4..9.7).contains(&steg["lon"].as_f64().expect("lon")),
+        "Steg is Liechtenstein's: {steg}"
+    );
+    let refused = app
+        .create_trip(
+            &token,
+            &json!({"plan": {"from": "Balzers", "via": ["Steglitz"], "to": "Ruggell"}}),
+        )
+        .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        refused.body
+    );
+    let error = &refused.body["errors"][0];
+    assert_eq!(error["field"], "via[0]", "{}", refused.body);
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("Steglitz") && message.contains("km from the other places"),
+        "{message}"
+    );
+    let list = app
+        .call(Method::GET, "/trips", "/trips", Some(&token), &[], None)
+        .await;
+    assert_eq!(list.body["totalItems"], 2, "the refused plan left nothing");
+}
+
 /// Each scenario as `fn(backend, engine)`, whatever its own signature.
 mod run {
     use super::*;
@@ -1057,6 +1122,12 @@ mod run {
             return;
         };
         an_agent_plans_from_place_names(app, engine).await;
+    }
+    pub(super) async fn plan_by_names_where_the_extract_is(backend: Backend, engine: &Valhalla) {
+        let Some(app) = app(backend, engine).await else {
+            return;
+        };
+        names_resolve_where_the_extract_is(app).await;
     }
     pub(super) async fn unroutable_plan(backend: Backend, engine: &Valhalla) {
         let Some(app) = app(backend, engine).await else {
@@ -1105,6 +1176,7 @@ mod run {
 with_engine!(
     plan_by_coordinates,
     plan_by_place_names_over_mcp,
+    plan_by_names_where_the_extract_is,
     unroutable_plan,
     plan_change,
     detour_spur,

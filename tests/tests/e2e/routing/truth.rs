@@ -335,7 +335,7 @@ fn opl_unescape(raw: &str) -> String {
 }
 
 /// The tags of one OPL line's `T` field.
-fn opl_tags(line: &str) -> BTreeMap<String, String> {
+pub(super) fn opl_tags(line: &str) -> BTreeMap<String, String> {
     line.split(' ')
         .find_map(|f| f.strip_prefix('T'))
         .unwrap_or("")
@@ -346,7 +346,7 @@ fn opl_tags(line: &str) -> BTreeMap<String, String> {
 }
 
 /// Whether `osmium` runs here.
-fn osmium_installed() -> bool {
+pub(super) fn osmium_installed() -> bool {
     std::process::Command::new("osmium")
         .arg("--version")
         .output()
