@@ -1,5 +1,6 @@
 // A plan fixed on the page, in place: a trip planned from places (routed by a real Valhalla
-// on the Liechtenstein extract, started by tests/tests/e2e/web.rs), then a place its engine
+// on the Liechtenstein extract, started by tests/tests/e2e/web.rs; its start picked from the
+// suggestions offered as the rider types, a place picked on the map), then a place its engine
 // cannot reach — the days stay and the page says which place failed — then that place
 // changed in the plan's own form, and the trip routed again.
 import { test, before, after } from 'node:test';
@@ -38,16 +39,29 @@ test('a place the engine cannot reach keeps the days, says which, and is fixed i
   await page.click('button[type=submit]');
   await page.waitForSelector('#create #new-plan');
 
-  // Balzers to Ruggell, by coordinates.
-  await page.fill('#new-planFrom', '47.0666,9.5035');
+  // Balzers, picked from the suggestions as the rider types; to Ruggell, by coordinates.
+  await page.fill('#new-planFrom', 'Balzer');
+  const suggestion = await waitFor(async () => {
+    const values = await page.locator('#new-place-suggestions option').evaluateAll((os) => os.map((o) => o.value));
+    return values.find((v) => v.startsWith('Balzers, '));
+  }, 'a suggestion for "Balzer"');
+  await page.fill('#new-planFrom', suggestion);
   await page.fill('#new-planTo', '47.2380,9.5254');
   await page.click('#create button[type=submit]');
   await page.waitForURL(/#\/trips\//);
   await waitFor(() => settled(page), 'the planned days');
   const days = await dayCount(page);
+  const created = await page.evaluate(async (id) => (await fetch(`/trips/${id}/detail`)).json(), page.url().split('#/trips/')[1]);
+  assert.equal(created.plan.from.name, 'Balzers', JSON.stringify(created.plan));
+
+  // A place picked on the map instead of typed: the next tap fills the field.
+  await page.locator('#plan-card > summary').click();
+  await page.click('#plan-planVia-pick');
+  const box = await page.locator('#map').boundingBox();
+  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  await waitFor(async () => /^\d+\.\d{5},\d+\.\d{5}$/.test(await page.inputValue('#plan-planVia')), 'the picked point in the field');
 
   // Through Zürich, off the engine's map: the days stay, the page names the place.
-  await page.locator('#plan-card > summary').click();
   await page.fill('#plan-planVia', '47.37,8.54');
   await page.click('#route-again');
   await page.waitForSelector('#notice', { timeout: 45000 });

@@ -136,24 +136,49 @@ pub async fn search_places(
     })
 }
 
-/// `"lat,lon"` as coordinates, or what is accepted.
+/// `"lat,lon"` as coordinates, or what is accepted: decimal degrees without exponent or
+/// leading zeros, spaces around either number — exactly the OpenAPI pattern of `near`, so
+/// the document is as strict as the server (a final line break, which that pattern's `$`
+/// lets through, is let through here too).
 fn parse_near(raw: &str) -> Result<(f64, f64), FieldError> {
     let refuse = || {
         FieldError::new(
             "near",
-            "near must be a point as \"lat,lon\" in degrees (\"47.14,9.52\")",
+            "near must be a point as \"lat,lon\" in decimal degrees (\"47.14,9.52\"), latitude -90 to 90, longitude -180 to 180",
         )
     };
+    let raw = raw.strip_suffix('\n').unwrap_or(raw);
     let (lat, lon) = raw.split_once(',').ok_or_else(refuse)?;
-    let (lat, lon): (f64, f64) = (
-        lat.trim().parse().map_err(|_| refuse())?,
-        lon.trim().parse().map_err(|_| refuse())?,
-    );
-    if (-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon) {
-        Ok((lat, lon))
-    } else {
-        Err(refuse())
+    match (
+        degrees(lat.trim_matches(' '), 90),
+        degrees(lon.trim_matches(' '), 180),
+    ) {
+        (Some(lat), Some(lon)) => Ok((lat, lon)),
+        _ => Err(refuse()),
     }
+}
+
+/// `-?D(.F)?` with D a whole number up to `max` without leading zeros (`max` itself only with
+/// a zero fraction), as a number.
+fn degrees(text: &str, max: u32) -> Option<f64> {
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    let (whole, fraction) = match unsigned.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (unsigned, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || whole.len() > 3 || (whole.len() > 1 && whole.starts_with('0')) {
+        return None;
+    }
+    if fraction.is_some_and(|f| !digits(f)) {
+        return None;
+    }
+    let whole_value: u32 = whole.parse().ok()?;
+    let zero_fraction = fraction.is_none_or(|f| f.bytes().all(|b| b == b'0'));
+    if whole_value > max || (whole_value == max && !zero_fraction) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 /// A candidate with what only a search answer shows.
@@ -450,4 +475,22 @@ pub async fn resolve_plan(upstreams: &Upstreams, input: &PlanInput) -> Result<Ro
         to,
         profile: input.profile,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_near;
+
+    #[test]
+    fn near_takes_decimal_degrees_in_range_and_nothing_else() {
+        assert_eq!(parse_near("47.14,9.52").ok(), Some((47.14, 9.52)));
+        assert_eq!(parse_near(" -90 , 180.000 ").ok(), Some((-90.0, 180.0)));
+        assert_eq!(parse_near("0,-179.9\n").ok(), Some((0.0, -179.9)));
+        for refused in [
+            "90.1,0", "0,180.5", "05,1", "1e1,2", "inf,1", "1,", ",1", "1;2", "\t1,2", "1.,2",
+            "+1,2", "536.0,1",
+        ] {
+            assert!(parse_near(refused).is_err(), "{refused:?}");
+        }
+    }
 }

@@ -113,7 +113,16 @@ function downloads(files) {
 /// A planned trip's places, to change (a place that failed is fixed here, in place).
 function planPanel(trip, ctx) {
   const submit = h('button', { type: 'submit', id: 'route-again' }, T.routeAgain);
-  const form = h('form', { novalidate: true }, planFields('plan', trip.plan), h('p', { class: 'form-err err', role: 'alert' }), submit);
+  const fields = planFields('plan', trip.plan);
+  // Each place can be picked on the map instead of typed: the next tap fills it.
+  for (const input of fields.querySelectorAll('input[list]')) {
+    input.after(h('button', { type: 'button', class: 'link pick', id: `${input.id}-pick`, onclick: () => {
+      ctx.pickingPlace = input.id;
+      toast(T.pickOnMapNow);
+      document.getElementById('map')?.scrollIntoView({ block: 'center' });
+    } }, T.pickOnMap));
+  }
+  const form = h('form', { novalidate: true }, fields, h('p', { class: 'form-err err', role: 'alert' }), submit);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const plan = planChanges(form, trip.plan);
@@ -249,6 +258,16 @@ export async function tripScreen(id, opts = {}) {
   /// A tap on the map: the coordinates of an open "I'm staying at…" form, else a detour
   /// through the point on the riding day nearest to it, offered in that day's card.
   const tapped = (at) => {
+    // A plan field waiting for a point takes the one tapped ("Pick on the map").
+    const picking = ctx.pickingPlace && document.getElementById(ctx.pickingPlace);
+    if (picking) {
+      const point = `${at.lat.toFixed(5)},${at.lng.toFixed(5)}`;
+      picking.value = picking.name === 'planVia' && picking.value.trim() ? `${picking.value.trim()}; ${point}` : point;
+      ctx.pickingPlace = null;
+      ctx.map.mark(at, T.pickedHere);
+      picking.focus();
+      return;
+    }
     const stayForm = stayTarget && document.getElementById(`s-${stayTarget}-stay`);
     if (stayForm && stayForm.open) {
       const lat = document.getElementById(`s-${stayTarget}-stay-lat`), lon = document.getElementById(`s-${stayTarget}-stay-lon`);

@@ -105,6 +105,7 @@ fn the_operations_kit_names_only_what_etappe_exports() {
             m.job_took("compute_route", 0.1);
             m.job_in_flight("compute_route", 0);
             m.http_answered("GET", "/trips", 200, 0.01);
+            m.refused_for("changes");
             m.render()
         })
         .collect();

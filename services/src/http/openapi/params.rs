@@ -124,7 +124,7 @@ params! {
                 "default": crate::app::places::DEFAULT_PLACES}}),
         json!({"name": "near", "in": "query", "required": false,
             "schema": {"type": "string", "maxLength": 60,
-                "pattern": r"^\s*-?[0-9]{1,2}(\.[0-9]+)?\s*,\s*-?[0-9]{1,3}(\.[0-9]+)?\s*$"},
+                "pattern": r"^ *-?(90(\.0+)?|[1-8]?[0-9](\.[0-9]+)?) *, *-?(180(\.0+)?|1[0-7][0-9](\.[0-9]+)?|[1-9]?[0-9](\.[0-9]+)?) *$"},
             "description": "A point \"lat,lon\": the nearest places first among equally good matches (the trip's other places)"}),
     ];
 }
