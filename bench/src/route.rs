@@ -100,6 +100,9 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
     let mut times = Vec::new();
+    // The workers' CPU time over the runs: trips per CPU-second is trips per second per core.
+    let cpu = || -> Option<f64> { processes.iter().map(|p| p.cpu_seconds()).sum() };
+    let cpu_before = cpu();
     for _ in 0..runs {
         let started = Instant::now();
         let mut ids = Vec::new();
@@ -146,6 +149,13 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         ms(times[times.len() / 2]),
         trips as f64 / times[times.len() / 2].as_secs_f64()
     );
+    if let (Some(before), Some(after)) = (cpu_before, cpu()) {
+        let per_trip = (after - before) / (runs * trips) as f64;
+        println!(
+            "worker CPU: {per_trip:.3} CPU-s per trip, i.e. {:.2} trips/s per core",
+            1.0 / per_trip
+        );
+    }
     if memory {
         for p in &processes {
             if let Some(peak) = p.peak_memory_kib() {

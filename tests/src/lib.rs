@@ -560,6 +560,18 @@ impl WorkerProcess {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
     }
 
+    /// The CPU time it used so far (user + system, seconds), on Linux.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let pid = self.child.as_ref()?.id();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command name (which may hold spaces, closed by the last ')'):
+        // utime and stime are the 12th and 13th, in clock ticks (100 a second on Linux).
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks: u64 =
+            fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+        Some(ticks as f64 / 100.0)
+    }
+
     /// Kills it at once (SIGKILL): whatever it held is redelivered by the broker.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
