@@ -34,9 +34,9 @@ pub fn number(value: f64) -> String {
     sci.chars().take(QUOTE_LIMIT).collect()
 }
 
-/// Removes control characters (Unicode category Cc) and format characters (Cf: bidi
-/// overrides, zero-width characters, the soft hyphen, interlinear annotations, the tag block
-/// that can spell hidden instructions) and turns line and paragraph separators into spaces,
+/// Removes control characters (Unicode category Cc) and every invisible character
+/// ([`etappe_text::is_invisible`]: default-ignorable code points, variation selectors that can
+/// spell hidden instructions, bidi overrides, zero-width characters, the tag block) and turns line and paragraph separators into spaces,
 /// so that text from outside reads as plain data. This is the one gate every caller's and
 /// third party's text passes.
 pub fn strip_controls(value: &str) -> String {
@@ -50,32 +50,10 @@ pub fn strip_controls(value: &str) -> String {
         .collect()
 }
 
-/// Whether `c` is a format character (general category Cf, Unicode 16), or in the tag
-/// block. The category is a short, stable list: written out here rather than pulling in a
-/// Unicode tables crate for one predicate.
+/// Whether `c` draws nothing: the one rule of `etappe_text` (default-ignorable code points,
+/// variation selectors, format characters, the tag block).
 pub fn is_format(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}'
-        | '\u{0600}'..='\u{0605}'
-        | '\u{061C}'
-        | '\u{06DD}'
-        | '\u{070F}'
-        | '\u{0890}'..='\u{0891}'
-        | '\u{08E2}'
-        | '\u{180E}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{206F}'
-        | '\u{FEFF}'
-        | '\u{FFF9}'..='\u{FFFB}'
-        | '\u{110BD}'
-        | '\u{110CD}'
-        | '\u{13430}'..='\u{1343F}'
-        | '\u{1BCA0}'..='\u{1BCA3}'
-        | '\u{1D173}'..='\u{1D17A}'
-        | '\u{E0000}'..='\u{E007F}'
-    )
+    etappe_text::is_invisible(c)
 }
 
 #[cfg(test)]

@@ -591,15 +591,6 @@ fn predefined_entity(r: &BytesRef<'_>) -> Option<char> {
     }
 }
 
-/// Characters that are invisible yet change how text renders (bidi overrides,
-/// zero-width joiners, BOM): allowed in names they enable spoofing.
-fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}'
-    )
-}
-
 /// Normalises a user-visible name: trims, collapses whitespace runs (so a
 /// name split across lines keeps its word breaks), drops control and
 /// invisible format characters, and cuts to [`MAX_NAME_CHARS`] characters.
@@ -613,7 +604,7 @@ pub(crate) fn clean_name(raw: &str) -> Option<String> {
             pending_space = true;
             continue;
         }
-        if c.is_control() || is_invisible_format(c) {
+        if c.is_control() || etappe_text::is_invisible(c) {
             continue;
         }
         let needed = if pending_space && !out.is_empty() {
