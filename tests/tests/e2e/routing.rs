@@ -10,3 +10,15 @@ mod kept;
 mod places;
 mod real_routes;
 mod truth;
+
+/// Imports the shared Liechtenstein extract into `app`'s OpenStreetMap index (`etappe osm
+/// import`), failing the test with the importer's own words when it cannot.
+async fn import_liechtenstein(app: &etappe_tests::TestApp) {
+    let extract = etappe_tests::valhalla::liechtenstein();
+    let imported = app.operator_command(&["osm", "import", &extract.to_string_lossy()]);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+}

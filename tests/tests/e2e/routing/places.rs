@@ -18,7 +18,7 @@ use etappe_workers::upstreams::Upstreams;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::truth::{opl_tags, osmium_installed};
+use super::truth::{opl_point, opl_tags, osmium_installed};
 
 const VADUZ: (f64, f64) = (47.1410, 9.5209);
 
@@ -44,17 +44,13 @@ fn osm_places(kinds: &str) -> Vec<OsmPlace> {
         .lines()
         .filter_map(|line| {
             let tags = opl_tags(line);
-            let field = |c: char| {
-                line.split(' ')
-                    .find_map(|f| f.strip_prefix(c))
-                    .and_then(|v| v.parse::<f64>().ok())
-            };
+            let (lat, lon) = opl_point(line)?;
             Some(OsmPlace {
                 id: line.split(' ').next()?.to_owned(),
                 name: tags.get("name")?.clone(),
                 kind: tags.get("place")?.clone(),
-                lat: field('y')?,
-                lon: field('x')?,
+                lat,
+                lon,
             })
         })
         .collect()
@@ -130,16 +126,7 @@ async fn every_village_and_town_of_the_extract_resolves_to_its_own_node() {
     let (before_right, before_refused, before_wrong) =
         resolve_all(&gazetteer_only, &villages, 2_000.0).await;
 
-    let imported = app.operator_command(&[
-        "osm",
-        "import",
-        &valhalla::liechtenstein().to_string_lossy(),
-    ]);
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
-    );
+    super::import_liechtenstein(&app).await;
     let upstreams = &app.state.work.upstreams;
     let (right, refused, wrong) = resolve_all(upstreams, &villages, 1.0).await;
     println!(

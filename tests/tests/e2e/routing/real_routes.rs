@@ -642,13 +642,7 @@ async fn heights_come_from_an_imported_tile(backend: Backend, engine: &Valhalla)
 // ---------- one entry per place and pass ----------
 
 async fn the_found_list_has_one_entry_per_place(app: TestApp) {
-    let extract = valhalla::liechtenstein();
-    let imported = app.operator_command(&["osm", "import", &extract.to_string_lossy()]);
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
-    );
+    super::import_liechtenstein(&app).await;
     let token = app.user().await;
     let (_, detail) = create_planned(&app, &token, loop_plan()).await;
     let mut listed = 0;
@@ -821,13 +815,7 @@ async fn nights_end_at_beds_and_a_choice_reflows_the_rest(app: TestApp) {
         "{}",
         refused.body
     );
-    let extract = valhalla::liechtenstein();
-    let imported = app.operator_command(&["osm", "import", &extract.to_string_lossy()]);
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
-    );
+    super::import_liechtenstein(&app).await;
     let created = app.create_trip(&token, &body).await;
     assert_eq!(created.status, StatusCode::ACCEPTED, "{}", created.body);
     let id = created.body["id"].as_str().expect("id").to_owned();
@@ -1043,16 +1031,7 @@ macro_rules! with_engine {
 /// "Steg" inside the same plan is Liechtenstein's Steg; a name known only far away is refused
 /// naming its candidates, and nothing is created.
 async fn names_resolve_where_the_extract_is(app: TestApp) {
-    let imported = app.operator_command(&[
-        "osm",
-        "import",
-        &valhalla::liechtenstein().to_string_lossy(),
-    ]);
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
-    );
+    super::import_liechtenstein(&app).await;
     let token = app.user().await;
     let (_, detail) = create_planned(
         &app,

@@ -345,6 +345,16 @@ pub(super) fn opl_tags(line: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// A node's (lat, lon) in an OPL line (its `y` and `x` fields).
+pub(super) fn opl_point(line: &str) -> Option<(f64, f64)> {
+    let field = |c: char| {
+        line.split(' ')
+            .find_map(|f| f.strip_prefix(c))
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    Some((field('y')?, field('x')?))
+}
+
 /// Whether `osmium` runs here.
 pub(super) fn osmium_installed() -> bool {
     std::process::Command::new("osmium")
@@ -468,14 +478,10 @@ fn water_and_stations(extract: &Path) -> Vec<(&'static str, f64, TrackPoint, Str
         .lines()
         .filter_map(|line| {
             let tags = opl_tags(line);
-            let field = |c: char| {
-                line.split(' ')
-                    .find_map(|f| f.strip_prefix(c))
-                    .and_then(|v| v.parse::<f64>().ok())
-            };
+            let (lat, lon) = opl_point(line)?;
             let at = TrackPoint {
-                lat: field('y')?,
-                lon: field('x')?,
+                lat,
+                lon,
                 ele: None,
             };
             let id = line.split(' ').next()?.to_owned();
@@ -605,12 +611,7 @@ async fn create(app: &TestApp, token: &str, case: &Case) -> Value {
 
 async fn the_road_analysis_agrees_with_valhallas_map_matching(app: TestApp, engine: &Valhalla) {
     let extract = valhalla::liechtenstein();
-    let imported = app.operator_command(&["osm", "import", &extract.to_string_lossy()]);
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
-    );
+    super::import_liechtenstein(&app).await;
     let osmium = osmium_installed();
     assert!(
         osmium || std::env::var("ETAPPE_REQUIRE_SERVICES").as_deref() != Ok("1"),
