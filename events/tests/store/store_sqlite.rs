@@ -107,6 +107,10 @@ mod spans {
         let recorded = Recorded::default();
         let subscriber = tracing_subscriber::registry().with(recorded.clone());
         let _guard = tracing::subscriber::set_default(subscriber);
+        // Other tests of this binary, on other threads, may have registered the store's span
+        // callsites while no subscriber of theirs wanted them, and the callsite caches that
+        // "never". A rebuild asks every live subscriber again, this one included.
+        tracing::callsite::rebuild_interest_cache();
         let dir = super::tempdir::Dir::new();
         let store = SqliteStore::open(&dir.path().join("etappe.db"))
             .await
