@@ -615,3 +615,118 @@ async fn workers_killed_again_and_again_leave_no_trip_unfinished() {
         assert_eq!(route_results(&app, id).await, 1, "its days written once");
     }
 }
+
+/// The value of `etappe_dispatcher_leader` on the replica at `base` (`None` when it does not
+/// answer, as a paused one does not).
+async fn leads(client: &reqwest::Client, base: &str) -> Option<bool> {
+    let text = client
+        .get(format!("{base}/metrics"))
+        .timeout(Duration::from_secs(2))
+        .send()
+        .await
+        .ok()?
+        .text()
+        .await
+        .ok()?;
+    text.lines()
+        .find(|l| l.starts_with("etappe_dispatcher_leader "))
+        .map(|l| l.ends_with(" 1"))
+}
+
+/// Issue 33: a hung leader does not stop dispatch. An API process leads; it is paused
+/// (SIGSTOP, as a stuck VM or a long GC pause would hold it); a trip created on the other
+/// replica is dispatched once the paused leader's lease has run out, and computed once; the
+/// leader, resumed, finds its lease taken and stops dispatching.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_paused_leader_hands_dispatch_to_another_replica_within_the_lease() {
+    let Some(servers) = Servers::from_env() else {
+        return;
+    };
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let _servers = etappe_tests::servers_shared().await;
+    let binary = tokio::task::spawn_blocking(etappe_tests::api_binary)
+        .await
+        .expect("build");
+    let dir = std::env::temp_dir().join(format!("etappe-leader-{}", uuid::Uuid::now_v7()));
+    std::fs::create_dir_all(&dir).expect("a data dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let leader = std::process::Command::new(binary)
+        .env("DATABASE_URL", &servers.database_url)
+        .env("AMQP_URL", &servers.amqp_url)
+        .env("REDIS_URL", &servers.redis_url)
+        .env("ETAPPE_QUEUE_PREFIX", &servers.prefix)
+        .env("ETAPPE_DATA_DIR", &dir)
+        .env("ETAPPE_ADDR", format!("127.0.0.1:{port}"))
+        .env("ETAPPE_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start etappe");
+    // Killed however the test ends (a stopped process takes SIGKILL too).
+    let leader = Killed(leader);
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("a client");
+    let leader_base = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while leads(&client, &leader_base).await != Some(true) {
+        assert!(Instant::now() < deadline, "the first replica never led");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The second replica, in this process, waits for the lease the first holds.
+    let app = app_on(&servers).await;
+    let _worker = servers.spawn_worker();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(leads(&client, &app.base).await, Some(false), "one leader");
+
+    let pause = |signal: &str| {
+        std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(leader.0.id().to_string())
+            .status()
+            .expect("kill")
+    };
+    assert!(pause("STOP").success());
+    let paused = Instant::now();
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = create(&app, &token, &fixtures.url("/route.gpx")).await;
+    let within = etappe_store::work::LEASE_TTL + Duration::from_secs(20);
+    let detail = wait_for_route(&app, &token, &id, within).await;
+    let handed_over = paused.elapsed();
+    assert_eq!(detail["partial"], json!(false), "{detail}");
+    assert_eq!(
+        leads(&client, &app.base).await,
+        Some(true),
+        "the other leads"
+    );
+    assert!(pause("CONT").success());
+    // Resumed, the old leader renews, finds the lease taken, and stops leading.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while leads(&client, &leader_base).await != Some(false) {
+        assert!(
+            Instant::now() < deadline,
+            "the resumed replica still claims to lead"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(leads(&client, &app.base).await, Some(true), "one leader");
+    assert_eq!(route_results(&app, &id).await, 1, "its days written once");
+    eprintln!("dispatch handed over {handed_over:?} after the leader was paused");
+    drop(leader);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A child process killed when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
