@@ -20,8 +20,9 @@ use etappe_infra::redis_link::RedisLink;
 
 /// The window every budget counts in.
 pub const WINDOW: Duration = Duration::from_secs(60);
-/// The longest window a budget may count in (the login budgets' quarter of an hour).
-pub const LONGEST_WINDOW: Duration = Duration::from_secs(15 * 60);
+/// The longest window a budget may count in: the OAuth budgets' hour (client registrations
+/// and metadata fetches from one address). A budget asking for more is counted over this.
+pub const LONGEST_WINDOW: Duration = Duration::from_secs(60 * 60);
 /// How many windows the memory keeps before the quiet ones are forgotten.
 const PRUNE_AT: usize = 4_096;
 
@@ -204,7 +205,7 @@ impl Budgets {
     }
 
     /// [`Self::admit`] over a longer sliding `window` (at most [`LONGEST_WINDOW`]): the
-    /// login budgets count per quarter of an hour.
+    /// login budgets count per quarter of an hour, the OAuth ones per hour.
     pub async fn admit_within(
         &self,
         key: &str,
@@ -445,6 +446,30 @@ mod tests {
         a_spent_budget_refuses_and_counts_nothing(&budgets, &budgets).await;
     }
 
+    /// "20 an hour" is counted over the hour: a refusal asks for up to an hour's wait, not
+    /// for the quarter of an hour after which twenty more would be let through.
+    async fn an_hour_budget_counts_over_the_hour(budgets: &Budgets) {
+        let key = key_of(&[&uuid::Uuid::now_v7().to_string()]);
+        let hour = Duration::from_secs(3600);
+        for _ in 0..2 {
+            assert!(budgets.admit_within(&key, &[TWO], hour).await.is_ok());
+        }
+        let refused = budgets
+            .admit_within(&key, &[TWO], hour)
+            .await
+            .expect_err("a third in the hour");
+        assert!(
+            (3590..=3600).contains(&refused.retry_after_secs),
+            "{}",
+            refused.retry_after_secs
+        );
+    }
+
+    #[tokio::test]
+    async fn in_one_process_an_hour_is_an_hour() {
+        an_hour_budget_counts_over_the_hour(&Budgets::default()).await;
+    }
+
     #[tokio::test]
     async fn across_replicas_sharing_redis_a_budget_holds() {
         let Some(url) = std::env::var("REDIS_URL").ok().filter(|u| !u.is_empty()) else {
@@ -467,6 +492,7 @@ mod tests {
             &prefix,
         );
         a_spent_budget_refuses_and_counts_nothing(&a, &b).await;
+        an_hour_budget_counts_over_the_hour(&a).await;
     }
 
     #[tokio::test]

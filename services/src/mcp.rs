@@ -4,7 +4,7 @@
 //!
 //! Tools come from the one catalogue (`catalogue`), which names each tool's handler, and each
 //! calls the same application service as its REST twin (`tools`). The guards every call goes
-//! through, in order: a malformed message (a JSON-RPC error, `screen`), unknown tool (a
+//! through, in order: a malformed message (a JSON-RPC error, [`jsonrpc_gate`]), unknown tool (a
 //! JSON-RPC error), unknown arguments (named, with the accepted list), scope, rate limits;
 //! then the service's own (ownership, lock, version) and, for what cannot be undone, the
 //! confirmation (`confirm`). Every refusal has one shape (`refusal`).
@@ -69,7 +69,7 @@ pub struct Etappe {
 fn tool_of(spec: &ToolSpec) -> Tool {
     // What a successful answer holds: the fields an agent passes on (ids, version,
     // partial, nextAction, confirmationToken), typed; refusals carry `schema::error_schema`.
-    let output: Map<String, Value> = match schema::output(spec.name) {
+    let output: Map<String, Value> = match schema::output(spec.output) {
         Value::Object(map) => map,
         _ => Map::new(),
     };
@@ -185,7 +185,7 @@ impl ServerHandler for Etappe {
     }
 
     /// 2025-06-18 and later: 2025-03-26 required JSON-RPC batches, which 2025-06-18 removed
-    /// and this server refuses (see `screen`), so it does not claim the older revisions. An
+    /// and this server refuses (see [`jsonrpc_gate`]), so it does not claim the older revisions. An
     /// `initialize` asking for one is answered with the newest handshake revision.
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
         std::borrow::Cow::Borrowed(SUPPORTED_VERSIONS)
@@ -358,7 +358,7 @@ impl ServerHandler for Etappe {
             .iter()
             .map(|spec| {
                 let mut entry = json!(spec);
-                entry["outputSchema"] = schema::output(spec.name);
+                entry["outputSchema"] = schema::output(spec.output);
                 entry
             })
             .collect();
@@ -464,7 +464,7 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
 }
 
 /// For agents: a `tools/call` of a tool whose scope the token lacks is a 403
-/// `insufficient_scope` naming the scopes, judged on the parsed message (which `screen`
+/// `insufficient_scope` naming the scopes, judged on the parsed message (which [`jsonrpc_gate`]
 /// has already proven is one well-formed JSON-RPC message), not on a header a client sets.
 /// Tools re-check the scope themselves, so this is a courtesy to step-up, not the guard.
 async fn scope_gate(State(state): State<App>, request: Request, next: Next) -> Response {
@@ -478,7 +478,7 @@ async fn scope_gate(State(state): State<App>, request: Request, next: Next) -> R
     };
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, jsonrpc_gate::MAX_BODY_BYTES).await else {
-        return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        return jsonrpc_gate::too_large().into_response();
     };
     let needed = serde_json::from_slice::<Value>(&bytes).ok().and_then(|m| {
         (m.get("method").and_then(Value::as_str) == Some("tools/call"))

@@ -167,7 +167,9 @@ fn kind_of(error: &AppError) -> (StatusCode, &'static str, &'static str) {
         AppError::InsufficientScope(_) => {
             (S::FORBIDDEN, "insufficient_scope", "Insufficient scope")
         }
-        AppError::NotFound | AppError::NoSuchCredential => (S::NOT_FOUND, "not_found", "Not found"),
+        AppError::NotFound | AppError::NoSuchCredential | AppError::NotShared => {
+            (S::NOT_FOUND, "not_found", "Not found")
+        }
         AppError::StageNotFound => (S::NOT_FOUND, "stage_not_found", "Stage not found"),
         AppError::Input(InputError::UnknownFields { .. }) => {
             (S::BAD_REQUEST, "unknown_field", "Unknown field")

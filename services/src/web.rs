@@ -180,6 +180,18 @@ async fn negotiate_share(
         // The page tells a revoked or unknown link apart itself (it reads the JSON); the
         // status says it too, so a crawler or a link checker sees the link is gone.
         let code = request.uri().path().trim_start_matches("/s/").to_owned();
+        // The page is a read of the link like its JSON: the same anonymous limit counts it.
+        let visitor = request
+            .extensions()
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0.ip());
+        if let Err(error) = crate::app::links::admit_visitor(app, visitor, &code).await {
+            let problem = Problem::from(&error);
+            return match problem.retry_after {
+                Some(seconds) => pages::try_later(problem.title, &problem.detail, seconds),
+                None => refusal(&error, true),
+            };
+        }
         let mut page = assets::shell(app.accounts.tile_url(), true);
         if let Err(crate::app::AppError::NotFound) = app.trips.shared_view(&code).await {
             *page.status_mut() = axum::http::StatusCode::NOT_FOUND;

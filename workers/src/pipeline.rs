@@ -34,7 +34,7 @@ mod tests;
 mod weather;
 
 pub use self::analysis::analyse_trip;
-pub use self::route::{MAX_COLLECTION_BYTES, MAX_COLLECTION_TOURS, describe_route_error};
+pub use self::route::{MAX_COLLECTION_BYTES, MAX_COLLECTION_TOURS};
 
 /// What every job handler is asked about: the job, its trip and the generation it was
 /// queued for, and the trace of the request that asked for it (its events carry it on).

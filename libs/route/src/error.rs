@@ -35,3 +35,71 @@ pub enum RouteError {
     #[error("unexpected payload: {0}")]
     UnexpectedPayload(String),
 }
+
+/// Where the route came from, so that its error speaks of what the rider gave: a link or a
+/// file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteOrigin {
+    /// A link the server fetched (a GPX link, a route service's page or export).
+    Link,
+    /// A file the rider uploaded.
+    File,
+}
+
+impl RouteError {
+    /// This error in words for the rider (a trip's failure, an upload's refusal).
+    pub fn for_rider(&self, origin: RouteOrigin) -> String {
+        match self {
+            Self::NotGpx => match origin {
+                RouteOrigin::Link => "the link does not lead to a GPX file".into(),
+                RouteOrigin::File => "the file is not a GPX file".into(),
+            },
+            Self::Malformed { position } => {
+                format!("the GPX file is truncated or malformed (near byte {position})")
+            }
+            Self::Empty => "the route is empty: it has no track point".into(),
+            Self::InvalidCoordinate { rejected } => {
+                format!("none of the route's {rejected} points has valid coordinates")
+            }
+            Self::DoctypeRefused => "the GPX file declares a DOCTYPE, which is refused".into(),
+            Self::NoDistance { points } => format!(
+                "the route has no length: its {points} points are all at one place; \
+                 give a track or route that moves"
+            ),
+            Self::UnexpectedPayload(what) => match origin {
+                RouteOrigin::Link => {
+                    format!("the route service answered something unexpected: {what}")
+                }
+                RouteOrigin::File => format!("the file is not a route this server reads: {what}"),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_never_called_a_link() {
+        let all = [
+            RouteError::NotGpx,
+            RouteError::Malformed { position: 3 },
+            RouteError::Empty,
+            RouteError::InvalidCoordinate { rejected: 2 },
+            RouteError::DoctypeRefused,
+            RouteError::NoDistance { points: 1 },
+            RouteError::UnexpectedPayload("x".into()),
+        ];
+        for error in &all {
+            let said = error.for_rider(RouteOrigin::File);
+            assert!(!said.contains("link"), "{said}");
+            assert!(!said.contains("service"), "{said}");
+        }
+        assert!(
+            RouteError::NotGpx
+                .for_rider(RouteOrigin::Link)
+                .contains("link")
+        );
+    }
+}

@@ -62,5 +62,5 @@ pub mod sources;
 pub mod synthetic;
 pub mod xml;
 
-pub use error::RouteError;
+pub use error::{RouteError, RouteOrigin};
 pub use gpx::{ParsedRoute, TrackPoint, parse_gpx};

@@ -266,7 +266,7 @@ impl Accounts {
         let email = normalize_email(email).map_err(|_| {
             invalid(
                 "email",
-                "must be an e-mail address (name@domain, at most 180 characters)",
+                "must be an e-mail address (name@domain, at most 180 characters, no invisible characters)",
             )
         })?;
         let per_address = Budget {

@@ -23,6 +23,12 @@ pub enum AppError {
     /// The trip does not exist, or it is someone else's: the two are told apart by nobody.
     #[error("trip not found")]
     NotFound,
+    /// The caller's trip has no open public link (told only to the owner: anyone else gets
+    /// [`Self::NotFound`] first).
+    #[error(
+        "this trip has no open public link: POST /trips/{{id}}/share (MCP share_trip) opens one"
+    )]
+    NotShared,
     /// The trip has no day with this id.
     #[error("no day with this id in this trip: read the stage ids from the trip's detail")]
     StageNotFound,

@@ -231,8 +231,14 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let mut values = parts.headers.get_all(header::IF_MATCH).iter().peekable();
-        if values.peek().is_none() {
+        let values = parts.headers.get_all(header::IF_MATCH);
+        // An empty field (`If-Match:` or only commas) names no version: the precondition is
+        // missing, as if the header were (428), not malformed (400).
+        let says_nothing = values.iter().all(|raw| {
+            raw.to_str()
+                .is_ok_and(|text| text.split(',').all(|t| t.trim().is_empty()))
+        });
+        if says_nothing {
             return Ok(IfMatch(None));
         }
         let mut versions = Vec::new();

@@ -258,12 +258,24 @@ fn matches(template: &str, segments: &[&str]) -> bool {
         })
 }
 
-/// The methods the document serves on a concrete path, with HEAD wherever GET is.
+/// The methods the document serves on a concrete path, with HEAD wherever GET is. Where
+/// templates of different specificity match (`/trips/gpx-upload` and `/trips/{id}`), the
+/// router takes the one with more literal segments, and so does this.
 pub fn allowed_methods(path: &str) -> Vec<String> {
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
-    let mut allowed: Vec<String> = operations()
+    let literals = |template: &str| template.split('/').filter(|t| !t.contains('{')).count();
+    let matching: Vec<(String, String)> = operations()
         .into_iter()
         .filter(|(_, template)| matches(template, &segments))
+        .collect();
+    let most_literal = matching
+        .iter()
+        .map(|(_, template)| literals(template))
+        .max()
+        .unwrap_or_default();
+    let mut allowed: Vec<String> = matching
+        .into_iter()
+        .filter(|(_, template)| literals(template) == most_literal)
         .map(|(method, _)| method)
         .collect();
     allowed.sort_unstable();
@@ -298,6 +310,7 @@ mod tests {
             ["DELETE", "GET", "PATCH", "HEAD"]
         );
         assert_eq!(allowed_methods("/trips/x.gpx"), ["GET", "HEAD"]);
+        assert_eq!(allowed_methods("/trips/gpx-upload"), ["POST"]);
         assert!(allowed_methods("/nowhere").is_empty());
     }
 

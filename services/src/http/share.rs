@@ -16,7 +16,7 @@ use super::openapi::params::*;
 use super::trips::file_response;
 use crate::app::confirmation::ConfirmedByRequest;
 use crate::app::exports::ExportFormat;
-use crate::app::links::base_url;
+use crate::app::links::{admit_visitor, base_url};
 use crate::app::trips::days::RouteLines;
 use crate::app::views::{PublicTrip, StageSummary};
 use crate::app::{AppError, Caller};
@@ -49,7 +49,7 @@ pub(super) async fn get(
         .trips
         .share_link(&caller.principal, trip_id)
         .await?
-        .ok_or(AppError::NotFound)?;
+        .ok_or(AppError::NotShared)?;
     Ok(Json(link_body(&state, &headers, &link)?).into_response())
 }
 
@@ -95,24 +95,6 @@ pub(super) async fn revoke(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Counts an anonymous read of `code` from `visitor`: per address, so one client cannot
-/// flood, and per code, so a link passed around cannot either.
-async fn admit_visitor(state: &App, visitor: PeerAddress, code: &str) -> Result<(), AppError> {
-    let settings = &state.budgets.settings;
-    let address = crate::budgets::key_of(&["visitor", &visitor.0.to_string()]);
-    state
-        .budgets
-        .admit(&address, &[settings.share_per_address()])
-        .await
-        .map_err(AppError::RateLimited)?;
-    let code = crate::budgets::key_of(&["code", code]);
-    state
-        .budgets
-        .admit(&code, &[settings.share_per_code()])
-        .await
-        .map_err(AppError::RateLimited)
-}
-
 /// `GET /s/{code}` (the trip), `/s/{code}.gpx`, `/s/{code}.fit`: anonymous.
 #[utoipa::path(get, path = "/s/{code}", operation_id = "readSharedTrip", tag = "share",
     summary = "A shared trip", description = "Anonymous. Without the owner's private details.",
@@ -130,7 +112,7 @@ pub(super) async fn public(
         Some((code, "fit")) => (code, Some(ExportFormat::Fit)),
         _ => (raw.as_str(), None),
     };
-    admit_visitor(&state, visitor, code).await?;
+    admit_visitor(&state, visitor.0, code).await?;
     let view = state.trips.shared_view(code).await?;
     match format {
         Some(format) => Ok(file_response(
@@ -159,7 +141,7 @@ pub(super) async fn public_stage(
         Some((stage, "fit")) => (stage, Some(ExportFormat::Fit)),
         _ => (stage.as_str(), None),
     };
-    admit_visitor(&state, visitor, &code).await?;
+    admit_visitor(&state, visitor.0, &code).await?;
     let view = state.trips.shared_view(&code).await?;
     let stage_id = uuid::Uuid::parse_str(stage).map_err(|_| AppError::NotFound)?;
     // A day of another trip, or none, is missing here like an unknown code.
@@ -190,7 +172,7 @@ pub(super) async fn public_route(
     Segments(code): Segments<String>,
     headers: axum::http::HeaderMap,
 ) -> Result<Response, AppError> {
-    admit_visitor(&state, visitor, &code).await?;
+    admit_visitor(&state, visitor.0, &code).await?;
     let view = state.trips.shared_view(&code).await?;
     let lines = state.trips.route_lines_of(&view).await?;
     Ok(super::stages::route_response(&lines, &headers))

@@ -53,7 +53,8 @@ pub(super) async fn upload(
     caller: Caller,
     Upload(mut multipart): Upload,
 ) -> Result<Response, Response> {
-    let mut file: Option<(String, Vec<u8>)> = None;
+    // The file as received (no copy: it is up to 30 MB).
+    let mut file: Option<(String, axum::body::Bytes)> = None;
     let mut settings = Map::new();
     while let Some(field) = multipart
         .next_field()
@@ -64,7 +65,7 @@ pub(super) async fn upload(
             "file" => {
                 let name = field.file_name().unwrap_or("upload.gpx").to_owned();
                 let bytes = field.bytes().await.map_err(|e| multipart_failure(&e))?;
-                file = Some((name, bytes.to_vec()));
+                file = Some((name, bytes));
             }
             "settings" => {
                 let text = field.text().await.map_err(|e| multipart_failure(&e))?;

@@ -19,9 +19,16 @@ pub struct UserRow {
 
 /// The address as kept: trimmed and lower-cased, or why it is no address. The check is
 /// deliberately loose (one `@`, something either side, no spaces, at most 180 characters):
-/// the link sent to it is the real test.
+/// the link sent to it is the real test. An address with a character that draws nothing
+/// (a zero-width space, a variation selector…) is refused rather than cleaned: shown, it
+/// would read as another account's address (`a\u{200b}@example.org` as `a@example.org`).
 pub fn normalize_email(email: &str) -> Result<String, IdentityError> {
     let email = email.trim().to_ascii_lowercase();
+    if email.chars().any(etappe_domain::text::is_format) {
+        return Err(IdentityError::Invalid(
+            "not an e-mail address: it holds invisible characters (zero-width, joiners, variation selectors or other format characters); type the address again".into(),
+        ));
+    }
     let valid = email.len() <= 180
         && !email.chars().any(|c| c.is_whitespace() || c.is_control())
         && email.split_once('@').is_some_and(|(local, domain)| {
@@ -132,20 +139,44 @@ impl Identity {
         })
     }
 
-    /// Deletes the user row; its tokens and sessions go with it (foreign keys cascade), in
-    /// one statement, so no credential of theirs outlives it. Audit rows stay (PII-free).
+    /// Deletes the user row; its tokens and sessions go with it (foreign keys cascade), and
+    /// every login link issued to its address (used, unused or expired: each row holds the
+    /// address), in one transaction, so neither a credential nor the address outlives it.
+    /// Audit rows stay (PII-free).
     pub async fn delete_user(&self, user: UserId) -> Result<bool, IdentityError> {
         let deleted = match &self.db {
-            IdentityDb::Sqlite(pool) => sqlx::query("DELETE FROM users WHERE user_id = ?1")
+            IdentityDb::Sqlite(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query(
+                    "DELETE FROM magic_links WHERE email = (SELECT email FROM users WHERE user_id = ?1)",
+                )
                 .bind(user.to_string())
-                .execute(pool)
-                .await?
-                .rows_affected(),
-            IdentityDb::Postgres(pool) => sqlx::query("DELETE FROM users WHERE user_id = $1")
+                .execute(&mut *tx)
+                .await?;
+                let deleted = sqlx::query("DELETE FROM users WHERE user_id = ?1")
+                    .bind(user.to_string())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                tx.commit().await?;
+                deleted
+            }
+            IdentityDb::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query(
+                    "DELETE FROM magic_links WHERE email = (SELECT email FROM users WHERE user_id = $1)",
+                )
                 .bind(user.0)
-                .execute(pool)
-                .await?
-                .rows_affected(),
+                .execute(&mut *tx)
+                .await?;
+                let deleted = sqlx::query("DELETE FROM users WHERE user_id = $1")
+                    .bind(user.0)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                tx.commit().await?;
+                deleted
+            }
         };
         Ok(deleted > 0)
     }
@@ -181,5 +212,20 @@ mod tests {
             assert!(normalize_email(bad).is_err(), "{bad:?}");
         }
         assert!(normalize_email(&format!("{}@x.y", "a".repeat(200))).is_err());
+    }
+
+    #[test]
+    fn no_address_hides_a_character_that_draws_nothing() {
+        let invisible: Vec<char> = (0..=0x10FFFF_u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| etappe_domain::text::is_format(c))
+            .collect();
+        assert!(invisible.len() > 4000, "{}", invisible.len());
+        for c in invisible {
+            for address in [format!("a{c}@example.org"), format!("a@exa{c}mple.org")] {
+                assert!(normalize_email(&address).is_err(), "U+{:04X}", c as u32);
+            }
+        }
+        assert!(normalize_email("a@example.org").is_ok());
     }
 }

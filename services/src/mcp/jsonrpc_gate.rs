@@ -9,7 +9,8 @@
 //! - a `tools/call` without a string `name`, or with `arguments` that are not an object, and
 //!   any other request whose params the protocol's schema refuses: `-32602` (invalid params),
 //!   with the request's id, so the client can tie it to its call;
-//! - a message that is not a JSON-RPC request, notification or response: `-32600`.
+//! - a message that is not a JSON-RPC request, notification or response: `-32600`;
+//! - a body over 4 MiB: `-32600`, HTTP 413, saying the limit.
 //!
 //! Only `POST` with a JSON content type is read; the transport keeps answering the rest.
 
@@ -125,11 +126,7 @@ pub async fn refuse_malformed(request: Request, next: Next) -> Response {
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
-        return (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Payload Too Large: request body exceeds {MAX_BODY_BYTES} bytes"),
-        )
-            .into_response();
+        return too_large().into_response();
     };
     match check(&bytes) {
         Ok(()) => {
@@ -137,6 +134,21 @@ pub async fn refuse_malformed(request: Request, next: Next) -> Response {
                 .await
         }
         Err(rejection) => rejection.into_response(),
+    }
+}
+
+/// A body over [`MAX_BODY_BYTES`]: HTTP 413 and, in JSON-RPC terms, an invalid request
+/// (its id unread, so `null`), saying the limit.
+pub fn too_large() -> Rejection {
+    Rejection {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        id: Value::Null,
+        code: -32600,
+        message: format!(
+            "Invalid Request: the message is larger than {} MiB ({MAX_BODY_BYTES} bytes), the most this server reads.",
+            MAX_BODY_BYTES / (1024 * 1024)
+        ),
+        data: Some(json!({"maxBytes": MAX_BODY_BYTES})),
     }
 }
 

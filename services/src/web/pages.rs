@@ -141,6 +141,22 @@ pub(super) fn refused(status: StatusCode, title: &str, detail: &str) -> Response
     )
 }
 
+/// A read refused because its budget is spent: 429 with `Retry-After`, and no login link (the
+/// reader of a public link has no account to log in to).
+pub(super) fn try_later(title: &str, detail: &str, retry_after_secs: u64) -> Response {
+    let mut response = page(
+        StatusCode::TOO_MANY_REQUESTS,
+        title,
+        &format!("<p>{}</p>", escape(detail)),
+    );
+    if let Ok(value) = axum::http::HeaderValue::from_str(&retry_after_secs.to_string()) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::RETRY_AFTER, value);
+    }
+    response
+}
+
 /// The home page: who is logged in, and the logout button.
 pub(super) fn home(email: Option<&str>, csrf: Option<&str>) -> Response {
     match (email, csrf) {

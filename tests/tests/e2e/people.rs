@@ -381,6 +381,15 @@ async fn known_and_unknown_addresses_get_the_same_answer(app: TestApp) {
     let (status, body) = ask_link(&app, "not-an-address").await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body.contains("\"field\":\"email\""), "{body}");
+    // A look-alike of a known address, with a character that draws nothing, is no address:
+    // the page would show it as the known one.
+    let (local, domain) = known.email.split_once('@').expect("an address");
+    for hidden in ['\u{200B}', '\u{FE0F}', '\u{2060}', '\u{E0041}'] {
+        let look_alike = format!("{local}{hidden}@{domain}");
+        let (status, body) = ask_link(&app, &look_alike).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body.contains("invisible"), "{body}");
+    }
 }
 
 async fn logout_kills_the_cookie_and_sessions_are_listed_and_revoked(app: TestApp) {
@@ -831,6 +840,22 @@ async fn deletion_leaves_nothing_readable_with_any_former_credential(app: TestAp
         .expect("lookup")
         .expect("the user");
 
+    // A login link still live when the account goes: it must not outlive the account (its
+    // row holds the address, and following it would open the account again).
+    let before = mailbox(&app).len();
+    assert_eq!(ask_link(&app, &browser.email).await.0, StatusCode::ACCEPTED);
+    let live_link = link_in(&wait_for_mail(&app, before + 1).await);
+    let live_token = live_link
+        .split("token=")
+        .nth(1)
+        .and_then(|t| t.split('&').next())
+        .expect("token")
+        .to_owned();
+    assert!(matches!(
+        app.state.identity.peek_magic_link(&live_token).await,
+        Ok(etappe_services::identity::magic_links::Redeemed::Email(_))
+    ));
+
     // A deletion needs the address as confirmation, and a session (not a token).
     let unconfirmed = from_page(&app, &browser, reqwest::Method::DELETE, "/users/me")
         .json(&json!({"confirm": "someone@else.example"}))
@@ -891,6 +916,15 @@ async fn deletion_leaves_nothing_readable_with_any_former_credential(app: TestAp
             .is_empty()
     );
     assert!(app.state.identity.user(user).await.expect("user").is_none());
+    // The login links issued to the address went with it, not at the next sweep.
+    assert_eq!(
+        app.state
+            .identity
+            .peek_magic_link(&live_token)
+            .await
+            .expect("peek"),
+        etappe_services::identity::magic_links::Redeemed::Unknown
+    );
     // What is left is a tombstone without personal data.
     let (audit, _) = app
         .state

@@ -360,7 +360,9 @@ impl Pipeline {
                     .await
                     .map_err(|e| RouteFailure::Transient(e.to_string()))?
                     .ok_or_else(|| RouteFailure::Terminal("the uploaded file is missing".into()))?;
-                parse_gpx_bytes(&bytes)
+                parse_gpx(&bytes).map_err(|e| {
+                    RouteFailure::Terminal(e.for_rider(etappe_route::RouteOrigin::File))
+                })
             }
             SourceType::GpxLink => parse_gpx_bytes(&self.fetch(url).await?),
             SourceType::StravaRoute => {
@@ -478,27 +480,9 @@ impl CollectionBudget {
     }
 }
 
-/// A route error in words for the rider (also used to refuse an upload at the door).
-pub fn describe_route_error(error: &etappe_route::RouteError) -> String {
-    use etappe_route::RouteError as E;
-    match error {
-        E::NotGpx => "the link does not lead to a GPX file".into(),
-        E::Malformed { position } => {
-            format!("the GPX file is truncated or malformed (near byte {position})")
-        }
-        E::Empty => "the route is empty: it has no track point".into(),
-        E::InvalidCoordinate { rejected } => {
-            format!("none of the route's {rejected} points has valid coordinates")
-        }
-        E::DoctypeRefused => "the GPX file declares a DOCTYPE, which is refused".into(),
-        E::NoDistance { points } => format!(
-            "the route has no length: its {points} points are all at one place; \
-             upload a file with a track or route that moves"
-        ),
-        E::UnexpectedPayload(what) => {
-            format!("the route service answered something unexpected: {what}")
-        }
-    }
+/// A route error of a fetched link, in words for the rider.
+fn describe_route_error(error: &etappe_route::RouteError) -> String {
+    error.for_rider(etappe_route::RouteOrigin::Link)
 }
 
 fn last_segment(url: &str) -> String {

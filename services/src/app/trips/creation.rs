@@ -317,7 +317,7 @@ impl TripService {
                 "file",
                 format!(
                     "file is not a usable GPX route ({}; found {}): send a GPX 1.0 or 1.1 file with a track or a route",
-                    etappe_workers::pipeline::describe_route_error(&error),
+                    error.for_rider(etappe_route::RouteOrigin::File),
                     what_the_file_is(bytes)
                 ),
             )])

@@ -215,8 +215,9 @@ fn plan_place(description: &str) -> Value {
             "description": "A place name (its clear best match: an exact name, the most populous) or \"lat,lon\""},
         {"type": "object", "required": ["lat", "lon"], "additionalProperties": false,
             "properties": {"lat": latitude(), "lon": longitude(),
-                "name": {"type": "string", "minLength": 1, "maxLength": PLACE_NAME_MAX_CHARS,
-                    "pattern": VISIBLE}}},
+                "name": {"type": ["string", "null"], "minLength": 1,
+                    "maxLength": PLACE_NAME_MAX_CHARS, "pattern": VISIBLE,
+                    "description": "Optional; null (as `detail.plan` shows an unnamed place) is no name"}}},
     ]})
 }
 

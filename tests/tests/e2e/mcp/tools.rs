@@ -521,7 +521,7 @@ async fn the_tool_list_is_the_catalogue_with_honest_hints() {
         );
         assert_eq!(
             tool.output_schema.as_deref().cloned().map(Value::Object),
-            Some(etappe_services::mcp::schema::output(spec.name)),
+            Some(etappe_services::mcp::schema::output(spec.output)),
             "{}",
             spec.name
         );
@@ -1217,6 +1217,15 @@ async fn malformed_messages_get_json_rpc_errors_and_batches_are_refused() {
         assert_eq!(answer["error"]["code"], json!(code), "{why}: {answer}");
         assert_eq!(answer["id"], id, "{why}: {answer}");
     }
+    // A body over the 4 MiB read limit is refused in JSON-RPC terms too, saying the limit.
+    let huge = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list",
+        "params": {"cursor": "x".repeat(5 * 1024 * 1024)}})
+    .to_string();
+    let (status, answer) = post_raw(&app, &token, &huge).await;
+    assert_eq!(status, 413, "{answer}");
+    assert_eq!(answer["jsonrpc"], json!("2.0"), "{answer}");
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    assert_eq!(answer["error"]["data"]["maxBytes"], json!(4 * 1024 * 1024));
     // Batches are refused, so the revision that required them is not offered: an initialize
     // asking for 2025-03-26 is answered with a revision that has no batches.
     let (status, answer) = post_raw(

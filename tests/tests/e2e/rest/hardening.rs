@@ -409,6 +409,19 @@ async fn public_links_are_budgeted_and_their_files_cached_with_a_validator() {
         Some(&StatusCode::TOO_MANY_REQUESTS),
         "{statuses:?}"
     );
+    // The page is a read of the link too: asking for HTML does not get round the limit.
+    let page = app
+        .client
+        .get(format!("{}/s/{code}", app.base))
+        .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(page.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(page.headers().contains_key("retry-after"));
+    let text = page.text().await.unwrap_or_default();
+    assert!(text.contains("public-link reads"), "{text}");
+    assert!(!text.contains("login link"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -511,6 +524,16 @@ async fn uploads_and_paths_answer_problems_with_the_right_status() {
             .unwrap_or_default()
             .contains("problem+json")
     );
+    // A file that is no GPX is refused naming the file, never "the link" the rider did not
+    // give.
+    for not_a_route in [b"hello".to_vec(), b"<html><body>hi</body></html>".to_vec()] {
+        let refused = upload(not_a_route).await.expect("not a route");
+        assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+        let problem: Value = refused.json().await.expect("problem");
+        let said = problem.to_string();
+        assert!(said.contains("not a GPX file"), "{said}");
+        assert!(!said.contains("link"), "{said}");
+    }
     // The quota: 1 MB per user; a 0.6 MB route fits once.
     let route = fixtures::route_gpx(100.0, 10.0).into_bytes();
     assert!(
@@ -653,6 +676,20 @@ async fn share_links_are_built_only_on_admitted_hosts() {
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let id = ready_trip(&app, &token, &fixtures.url("/route.gpx")).await;
+    // The owner asking for a link that is not open is told so, not that the trip is missing.
+    let none = app
+        .call(
+            Method::GET,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(none.status, StatusCode::NOT_FOUND);
+    let detail = none.body["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("no open public link"), "{}", none.body);
     let evil = app
         .client
         .post(format!("{}/trips/{id}/share", app.base))
@@ -670,6 +707,25 @@ async fn share_links_are_built_only_on_admitted_hosts() {
             .contains("ETAPPE_PUBLIC_URL"),
         "{body}"
     );
+    // A Host that only starts like loopback: the link would be built on all of it.
+    for trick in [
+        "[::1]@evil.test",
+        "localhost@evil.test",
+        "127.0.0.1:80@evil.test",
+    ] {
+        let refused = app
+            .client
+            .post(format!("{}/trips/{id}/share", app.base))
+            .bearer_auth(&token)
+            .header("host", trick)
+            .send()
+            .await
+            .expect("share");
+        let status = refused.status();
+        let body = refused.text().await.unwrap_or_default();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{trick}: {body}");
+        assert!(!body.contains("evil.test/s/"), "{trick}: {body}");
+    }
     let good = app
         .call(
             Method::POST,

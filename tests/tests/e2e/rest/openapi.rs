@@ -283,6 +283,23 @@ fn the_request_schemas_state_the_domain_limits() {
         !validate("AddWaypoint", json!({"waypointLat": 91, "waypointLon": 0})).is_empty(),
         "latitude range"
     );
+    // A place's name: what the domain accepts (a string, or null as `detail.plan` shows an
+    // unnamed place) the document accepts, and what it refuses the document refuses.
+    for (name, accepted) in [
+        (json!("Vaduz"), true),
+        (Value::Null, true),
+        (json!(5), false),
+        (json!(""), false),
+    ] {
+        let place = json!({"lat": 47.14, "lon": 9.52, "name": name});
+        let by_domain = etappe_domain::trip::plan::parse_place("plan.from", &place).is_ok();
+        let by_document = validate(
+            "CreateTrip",
+            json!({"plan": {"from": place, "to": "Schaan"}}),
+        )
+        .is_empty();
+        assert_eq!((by_domain, by_document), (accepted, accepted), "{place}");
+    }
     assert!(validate("ChooseAccommodation", json!({})).is_empty());
     assert!(
         !validate("ChooseAccommodation", json!({"lat": 45.0})).is_empty(),

@@ -140,6 +140,25 @@ async fn the_days_are_edited_with_stable_ids_and_guards(app: TestApp) {
     assert_eq!(out.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(out.body["errors"][0]["field"], json!("toIndex"));
 
+    // An empty If-Match names no version: the precondition is missing (428), not malformed.
+    for empty in ["", " , "] {
+        let unnamed = trip
+            .call(
+                Method::POST,
+                "/trips/{id}/stages/{stageId}/rest-day",
+                &format!("/stages/{day1}/rest-day"),
+                Some(empty),
+                None,
+            )
+            .await;
+        assert_eq!(
+            unnamed.status,
+            StatusCode::PRECONDITION_REQUIRED,
+            "{empty:?}: {}",
+            unnamed.body
+        );
+    }
+
     // Rest day after day 1, then delete it again.
     let rest = trip
         .call(
