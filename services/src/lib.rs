@@ -4,7 +4,7 @@
 //!
 //! - [`config`]: every setting, from flags or environment variables, with its default (a leaf).
 //! - [`telemetry`]: `tracing` set up once, with OpenTelemetry export when configured (owned
-//!   by the workers crate, re-exported here).
+//!   by the infrastructure crate, re-exported here).
 //! - [`identity`]: the storage of identity: users, personal access tokens, sessions, login
 //!   links and the audit trail (secrets stored hashed).
 //! - [`app`]: the application services. REST and MCP call these and nothing else, so a rule
@@ -19,11 +19,13 @@
 //!   token, registration, revocation, the person's agents); a sibling of `http` and `mcp`.
 //! - [`web`]: the people's transport: login pages, `/auth/*` and the account routes
 //!   (`/users/me*`). A sibling of `http` and `mcp`, importing neither.
-//! - [`docs`]: the other transports' parts of the OpenAPI document REST serves.
+//! - [`openapi`]: the shapes of the OpenAPI document (its builders and the domain's
+//!   schemas), and [`openapi_parts`]: the other transports' parts of the document REST serves.
 //! - [`problem`]: application errors as problem+json, shared by the HTTP transports, and how
 //!   the OpenAPI document describes them.
 //! - [`html`]: the one HTML escaper of the server's own pages (web, oauth).
-//! - [`edge`]: the layers every request passes through (request id, trace, body deadline).
+//! - [`request_layers`]: the layers every request passes through (request id, trace, body
+//!   deadline).
 //! - [`streams`]: live event streams held open per user, with a per-user cap.
 //! - [`server`]: the HTTP server's own defences (connection cap, header, idle and body
 //!   deadlines).

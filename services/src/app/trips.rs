@@ -249,7 +249,8 @@ impl TripService {
 
     /// Looks the trip up by id and refuses it unless `principal` owns it, before any event is
     /// read: someone else's trip answers exactly like a missing one. The row read is the
-    /// inline projection, which is also the trip's current state (see [`Self::load`]).
+    /// inline projection, which is also the trip's current state (the command path appends
+    /// against the version it read).
     pub(super) async fn owned_view(
         &self,
         principal: &Principal,

@@ -13,7 +13,7 @@ use super::arguments::{
 };
 use super::call::{Call, Handler, Run};
 use super::refusal::ToolError;
-use super::schema::{self, Kind};
+use super::schema::{self, Kind, Output};
 use super::tools::{MAX_PER_CATEGORY, run};
 use crate::app::places::MAX_PLACES;
 use crate::app::trips::{MAX_ITEMS_PER_PAGE, MAX_PAGE};
@@ -35,6 +35,9 @@ pub struct ToolSpec {
     pub scope: Scope,
     /// Whether the tool changes a trip (counted against the mutation budget).
     pub mutates: bool,
+    /// What it answers when it succeeds (its `outputSchema`).
+    #[serde(skip)]
+    pub output: Output,
     pub args: &'static [Arg],
     /// The longer semantics, served by `etappe_help {topic}` only.
     pub help: &'static str,
@@ -59,6 +62,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsRead,
         mutates: false,
+        output: Output::TripList,
         args: &[
             arg(
                 "page",
@@ -91,6 +95,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsRead,
         mutates: false,
+        output: Output::Trip,
         args: &[
             TRIP_ID,
             arg(
@@ -115,6 +120,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsRead,
         mutates: false,
+        output: Output::Stage,
         args: &[
             TRIP_ID_AS_TRIP,
             STAGE_ID,
@@ -145,6 +151,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: true,
         scope: Scope::TripsRead,
         mutates: false,
+        output: Output::Places,
         args: &[
             required("q", Kind::Text { min: 1, max: 200 }, "Place name"),
             arg(
@@ -174,6 +181,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: true,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Created,
         args: &CREATE_ARGS,
         help: "Either sourceUrl (a Komoot tour or collection, Strava route, RideWithGPS route or GPX link; map pages such as Google Maps are refused) or a plan: from and to (a place name, resolved to its clear best match, e.g. \"Basel\"; or \"lat,lon\"), via (places to pass, in order) and profile (touring, road, gravel, mountain; default touring), routed by the server's routing engine (refused at once when none is configured). An ambiguous name (\"Springfield\") is refused listing the candidates: pass one as lat,lon. settings (args types each with its range and default): startDate and endDate set the number of days (6 days from 1 to 6 June); without dates, days asks for that many; else maxDistancePerDay (km of effort: climbing over elevationPenalty counts, so hilly days are shorter) decides; the settings not given take their defaults, and update_trip_settings changes any of them afterwards (etappe_help on it lists them all). idempotencyKey: only to create a deliberate second copy. Answers {id, partial: true, nextAction}. The same arguments within 5 minutes answer the same trip (no duplicate); pass a new idempotencyKey to create a deliberate second one.",
         run: run::create_trip,
@@ -188,6 +196,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Confirmed,
         args: &UPDATE_ARGS,
         help: "settings: only those to change; args types each one with its range and default. startDate and endDate: null clears one; the number of days follows them. days: that many days without dates (null clears it; the dates win when both are set). maxDistancePerDay caps a day's effort (km plus climbing over elevationPenalty). fatigueFactor: each day's limit is the previous one's times this. elevationPenalty: metres of climbing worth 1 km. enabledAccommodationTypes: in order of preference. nights: anywhere, or at_accommodation (each day ends at a place to sleep of those types near its planned end, chosen by Etappe; needs an OpenStreetMap source). A planned trip also takes from, to (a place name or lat,lon; an absent one keeps its place), via (the places to pass, replacing the old ones; [] for none) and profile: it is routed again, and a place that fails is fixed the same way. Dates, days, maxDistancePerDay, fatigueFactor, elevationPenalty, nights (and the types, with nights at_accommodation) and the plan re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set); once the user made something on the days (an edit, a detour, a night they chose, a name), such a call first writes nothing and answers the impact with a confirmationToken (single use, 5 minutes, bound to these exact arguments): call again with it. If the new route fails, the days before come back and get_trip's notice names the place. restoreVersion (alone, with version): the trip becomes what it was at that version (get_trip history lists them); a new version, undone by restoring again. The others apply at once, the days stay, what they affect is analysed again. Answers {result, version, partial, nextAction}. Guards: locked, then version, then confirmation.",
         run: run::update_trip_settings,
@@ -202,6 +211,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Edited,
         args: &EDIT_ARGS,
         help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (one is required), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based); riding days keep the route's order, only a rest day moves, and it is spent where the day before it ends. delete: the day's route joins the previous day (the first day's joins the next); merge_next: it joins the next day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id; a detour moves with its point to the day that rides it. Answers {result, version, partial, nextAction, alsoChanged?} (tell the user alsoChanged); pass that version to the next edit. An edit that would remove what the user made (a detour, a night they chose) answers its impact and a confirmationToken first.",
         run: run::edit_stages,
@@ -216,6 +226,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: true,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Started,
         args: &[
             TRIP_ID_AS_TRIP,
             STAGE_ID,
@@ -235,6 +246,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Edited,
         args: &[
             TRIP_ID_AS_TRIP,
             STAGE_ID,
@@ -261,6 +273,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: true,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Started,
         args: &[TRIP_ID],
         help: "Refused while an analysis runs, before the days exist, and when the trip is locked. Answers {result, nextAction}; read categoryStatus in get_trip.",
         run: run::analyze_trip,
@@ -275,6 +288,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Link,
         args: &[TRIP_ID_AS_TRIP],
         help: "One link per trip: a repeat answers the same {url, shortCode, createdAt}. Anyone with the url reads the trip without a token; url + .gpx or .fit downloads it.",
         run: run::share_trip,
@@ -289,6 +303,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Confirmed,
         args: &[TRIP_ID_AS_TRIP, TOKEN],
         help: "The first call answers the impact and a confirmationToken; the second (same arguments + token) revokes: the address stops resolving for everyone.",
         run: run::unshare_trip,
@@ -303,6 +318,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsWrite,
         mutates: true,
+        output: Output::Confirmed,
         args: &[TRIP_ID, TOKEN],
         help: "The first call answers the impact (title, days, dates, share link) and a confirmationToken; the second deletes the trip, its days and its share link. Works when the trip is locked. Cannot be undone.",
         run: run::delete_trip,
@@ -317,6 +333,7 @@ pub const CATALOGUE: &[ToolSpec] = &[
         open_world: false,
         scope: Scope::TripsRead,
         mutates: false,
+        output: Output::Help,
         args: &[arg("topic", Kind::Text { min: 1, max: 64 }, "A tool name")],
         help: "No topic: every tool with its title. topic: that tool's arguments, accepted values and semantics.",
         run: etappe_help,

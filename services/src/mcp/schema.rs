@@ -248,13 +248,39 @@ pub fn error_schema() -> Value {
     })
 }
 
-/// The output schema of tool `name`: what its `structuredContent` holds when it succeeds
+/// What a tool answers when it succeeds, declared by each tool in the catalogue (so a tool
+/// cannot be added without saying it, and no tool silently takes another's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// A page of trips.
+    TripList,
+    /// A trip with its days.
+    Trip,
+    /// One day with its accommodations.
+    Stage,
+    /// Places found by name.
+    Places,
+    /// A trip just created.
+    Created,
+    /// A change that may first answer a confirmation challenge.
+    Confirmed,
+    /// An edit of the days.
+    Edited,
+    /// Work started.
+    Started,
+    /// A public link.
+    Link,
+    /// A help topic.
+    Help,
+}
+
+/// The output schema of `output`: what a tool's `structuredContent` holds when it succeeds
 /// (refusals, `isError: true`, carry [`error_schema`] instead). Only what an agent reads to
 /// go on is declared, typed: ids, `version`, `partial`, `nextAction`, `confirmationToken`,
 /// the day fields it passes to the next call. Other fields may come too. Which fields are
 /// always present is said by the tool's help, not by `required` lists: those cost about 135
 /// tokens of `tools/list` in every conversation, and an agent reads the answer it gets.
-pub fn output(name: &str) -> Value {
+pub fn output(output: Output) -> Value {
     let s = json!({"type": "string"});
     let int = json!({"type": "integer"});
     let num = json!({"type": "number"});
@@ -262,27 +288,24 @@ pub fn output(name: &str) -> Value {
     let object = |properties: Value| json!({"type": "object", "properties": properties});
     let list = |item: Value| json!({"type": "array", "items": item});
     let point = || object(json!({"lat": num, "lon": num}));
-    match name {
-        "list_trips" => {
+    match output {
+        Output::TripList => {
             object(json!({"totalItems": int, "member": list(object(json!({"id": s})))}))
         }
-        "get_trip" => object(json!({
+        Output::Trip => object(json!({
             "version": int, "partial": boolean, "nextAction": s,
             "stages": list(object(json!({"stageId": s}))),
         })),
-        "get_stage" => object(json!({"version": int, "accommodations": list(point())})),
-        "search_places" => object(json!({"items": list(point())})),
-        "create_trip" => object(json!({"id": s, "partial": boolean, "nextAction": s})),
-        // A confirmation challenge (with its token), or the change done.
-        "update_trip_settings" | "unshare_trip" | "delete_trip" => {
+        Output::Stage => object(json!({"version": int, "accommodations": list(point())})),
+        Output::Places => object(json!({"items": list(point())})),
+        Output::Created => object(json!({"id": s, "partial": boolean, "nextAction": s})),
+        Output::Confirmed => {
             object(json!({"confirmationToken": s, "version": int, "nextAction": s}))
         }
-        "edit_stages" | "choose_accommodation" => {
-            object(json!({"version": int, "partial": boolean, "nextAction": s}))
-        }
-        "add_waypoint" | "analyze_trip" => object(json!({"nextAction": s})),
-        "share_trip" => object(json!({"url": s, "shortCode": s})),
-        _ => object(json!({"topic": s})),
+        Output::Edited => object(json!({"version": int, "partial": boolean, "nextAction": s})),
+        Output::Started => object(json!({"nextAction": s})),
+        Output::Link => object(json!({"url": s, "shortCode": s})),
+        Output::Help => object(json!({"topic": s})),
     }
 }
 

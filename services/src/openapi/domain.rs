@@ -34,7 +34,13 @@ crate::openapi::shape!(
     object(
         "An alert on a day.",
         vec![
-            req("code", doc(text(), ALERT_CODES)),
+            req(
+                "code",
+                doc(
+                    words(etappe_analysis::CODES.iter().map(|(code, _, _)| *code).collect::<Vec<_>>()),
+                    ALERT_CODES
+                )
+            ),
             req("severity", words(["critical", "warning", "nudge"])),
             req("group", text()),
             req("message", text()),
@@ -48,7 +54,9 @@ crate::openapi::shape!(
     )
 );
 
-const ALERT_CODES: &str = "Stable code (elevation_gain, steep_gradient, ebike_range_exceeded, sunset_arrival_after_twilight, rest_day_suggested, calendar_sunday, calendar_public_holiday, continuity_gap_warning, continuity_gap_critical, border_crossing, daily_distance_over_cap, no_bed_near_target, wind_headwind, comfort_poor_conditions, ford_crossing_wet, surface_rough, traffic_main_road, traffic_secondary_road_fast, traffic_secondary_road_slow, bike_shop_none_nearby, resupply_none_on_stage, resupply_closed_at_passage, accommodation_seasonal_closure, water_point_gap, cultural_poi_suggestion, railway_station_none_nearby, health_service_none_nearby, ferry_crossing, ford_crossing_dry). An alert pointing at something to do (a shop, water, a station, a charger, a sight to add as a waypoint) carries it as `parameters.actionPoint` {kind, name, lat, lon}.";
+/// The codes themselves are the schema's `enum`, read from the analysis catalogue (the one
+/// list every rule's code is in), so the document cannot miss one.
+const ALERT_CODES: &str = "Stable code (the list is closed: a new code is a new version of this document). An alert pointing at something to do (a shop, water, a station, a charger, a sight to add as a waypoint) carries it as `parameters.actionPoint` {kind, name, lat, lon}.";
 
 crate::openapi::shape!(
     /// Something found along a day by the OpenStreetMap analysis.
