@@ -50,6 +50,21 @@ pub struct App {
     pub streams: Arc<StreamSlots>,
     /// The server's deadlines (the body deadline is a layer of the router).
     pub limits: ServerLimits,
+    /// Uploads read and checked at once (`ServerLimits::uploads_at_once`).
+    pub upload_slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl App {
+    /// A slot to read and check one upload in, held until the upload is answered: the memory
+    /// of uploads is bounded by the slots, not by how many arrive at once. Waits up to half
+    /// the body deadline (the body is not read meanwhile), then refuses with a retry delay.
+    pub async fn upload_slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, AppError> {
+        let wait = self.limits.body_timeout() / 2;
+        match tokio::time::timeout(wait, Arc::clone(&self.upload_slots).acquire_owned()).await {
+            Ok(Ok(slot)) => Ok(slot),
+            _ => Err(AppError::UploadsBusy(self.limits.uploads_at_once)),
+        }
+    }
 }
 
 /// Who asks, through which request: the principal a service authorizes, and the request's

@@ -212,6 +212,11 @@ fn kind_of(error: &AppError) -> (StatusCode, &'static str, &'static str) {
         AppError::TooManyStreams(_) => {
             (S::TOO_MANY_REQUESTS, "too_many_streams", "Too many streams")
         }
+        AppError::UploadsBusy(_) => (
+            S::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "Busy with other uploads",
+        ),
         AppError::MethodNotAllowed { .. } => (
             S::METHOD_NOT_ALLOWED,
             "method_not_allowed",
@@ -261,6 +266,7 @@ impl From<&AppError> for Problem {
                 problem.retry_after = Some(exceeded.retry_after_secs);
             }
             AppError::TooManyStreams(_) => problem.retry_after = Some(5),
+            AppError::UploadsBusy(_) => problem.retry_after = Some(5),
             AppError::MethodNotAllowed { allowed, .. } => problem.allow = Some(allowed.clone()),
             AppError::ConfirmationRequired(impact) => problem.removes = impact.removes.clone(),
             _ => {}

@@ -168,6 +168,9 @@ impl Application {
             budgets,
             streams: Arc::default(),
             limits: config.server,
+            upload_slots: Arc::new(tokio::sync::Semaphore::new(
+                config.server.uploads_at_once.max(1),
+            )),
         };
         let login_url = if backend.embedded {
             local_login_url(&app).await?

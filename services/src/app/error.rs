@@ -82,6 +82,11 @@ pub enum AppError {
     /// The user's uploaded files would exceed their quota.
     #[error("{0}")]
     QuotaExceeded(String),
+    /// Every upload slot stayed busy while this upload waited.
+    #[error(
+        "the server is reading {0} other uploads and this one waited its turn too long; send it again in a few seconds"
+    )]
+    UploadsBusy(usize),
     /// Too many live streams open at once for this user.
     #[error("{0} live event streams are open for this user already; close one first")]
     TooManyStreams(usize),

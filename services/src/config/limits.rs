@@ -20,6 +20,11 @@ pub struct ServerLimits {
     /// Connections served at once; more wait in the listen queue.
     #[arg(long, env = "ETAPPE_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
+    /// GPX uploads received and checked at once; more wait (their bodies unread) up to half
+    /// the body deadline, then are answered 503 with Retry-After. Each costs about five times
+    /// its file in memory while it is read and checked, so this bounds uploads' memory.
+    #[arg(long, env = "ETAPPE_UPLOADS_AT_ONCE", default_value_t = 2)]
+    pub uploads_at_once: usize,
 }
 
 impl Default for ServerLimits {
@@ -29,6 +34,7 @@ impl Default for ServerLimits {
             idle_timeout_secs: 60,
             body_timeout_secs: 60,
             max_connections: 1024,
+            uploads_at_once: 2,
         }
     }
 }

@@ -47,12 +47,17 @@ pub(super) async fn analyse(
     responses((status = 202, description = "Created", body = TripSummary,
             headers(("Location" = String, description = "/trips/{id}"))),
         BadRequest, Unauthorized, Forbidden, BodyTimeout, TooLarge, NotJson, Invalid,
-        RateLimited))]
+        RateLimited, Unavailable))]
 pub(super) async fn upload(
     State(state): State<App>,
     caller: Caller,
     Upload(mut multipart): Upload,
 ) -> Result<Response, Response> {
+    // Held until the answer: the body is read and checked only with a slot.
+    let _slot = state
+        .upload_slot()
+        .await
+        .map_err(IntoResponse::into_response)?;
     // The file as received (no copy: it is up to 30 MB).
     let mut file: Option<(String, axum::body::Bytes)> = None;
     let mut settings = Map::new();

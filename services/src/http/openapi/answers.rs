@@ -26,7 +26,7 @@ crate::problem::documented::problems! {
     Locked = 423, "Trip locked (its start date is today or earlier), judged before the edit";
     PreconditionRequired = 428, "If-Match missing";
     RateLimited = 429, "Over a budget: reads, changes (shared with MCP) and trip creations per credential a minute, public-link reads per address and per code, live streams per user";
-    Unavailable = 503, "A third party failed (see upstream, failure, retryable)";
+    Unavailable = 503, "A third party failed (see upstream, failure, retryable), or, for an upload, every upload slot stayed busy (Retry-After)";
 }
 
 shape!(pub(in crate::http) FieldErrorSchema = "FieldError", object(

@@ -790,6 +790,69 @@ async fn huge_upload(app: &TestApp, token: &str, declared: usize) -> (String, St
     (head.to_owned(), body.to_owned())
 }
 
+/// Issue 35: uploads' memory is bounded by the upload slots, not by how many arrive at once.
+/// With one slot held by an upload whose body stalls, another waits (its body unread) and,
+/// past half the body deadline, is answered 503 with a retry delay; once the slot is free,
+/// an upload goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_wait_for_a_slot_and_are_told_when_none_frees() {
+    let app = TestApp::spawn_with(Backend::Sqlite, |c| {
+        c.server.uploads_at_once = 1;
+        c.server.body_timeout_secs = 4;
+    })
+    .await
+    .expect("app");
+    let token = app.user().await;
+    let address = app.base.trim_start_matches("http://").to_owned();
+    let mut stalled = tokio::net::TcpStream::connect(&address)
+        .await
+        .expect("connect");
+    let head = format!(
+        "POST /trips/gpx-upload HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: multipart/form-data; boundary=etappe-slow\r\nContent-Length: 100000\r\n\r\n\
+         --etappe-slow\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.gpx\"\r\n\r\n<gpx"
+    );
+    stalled.write_all(head.as_bytes()).await.expect("head");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let upload = || {
+        let form = reqwest::multipart::Form::new().part(
+            "file",
+            reqwest::multipart::Part::bytes(fixtures::route_gpx(20.0, 25.0).into_bytes())
+                .file_name("ride.gpx"),
+        );
+        app.client
+            .post(format!("{}/trips/gpx-upload", app.base))
+            .bearer_auth(&token)
+            .multipart(form)
+            .send()
+    };
+    let started = Instant::now();
+    let busy = upload().await.expect("second upload");
+    assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "it waited"
+    );
+    assert!(busy.headers().contains_key("retry-after"));
+    let problem: Value = busy.json().await.expect("problem");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("other uploads"),
+        "{problem}"
+    );
+    drop(stalled);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = upload().await.expect("upload");
+        if answer.status() == StatusCode::ACCEPTED {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slot never came free");
+    }
+}
+
 /// Issue 22: a route file's name spelling hidden words in Unicode tag characters reached the
 /// GPX files (the whole trip's, a day's, the public link's) and the account export, though
 /// the JSON views stripped them: every file goes through the one text gate now.
