@@ -942,3 +942,169 @@ async fn invisible_characters_never_reach_a_file() {
         "the export carries tag characters"
     );
 }
+
+/// Issue 35: the whole Unicode range through the gate and through every output. Every
+/// character `etappe_text` calls invisible (4,207 of them) is put in what a caller and a
+/// third party write (the title by REST, a GPX file's track and waypoint names), and none
+/// reaches the REST views, MCP's answers, the public link's JSON, the GPX files or the FIT
+/// files (decoded, every string field read).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_invisible_character_reaches_any_output() {
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let token = app.user().await;
+    let every: Vec<char> = (0..=0x10FFFF_u32)
+        .filter_map(char::from_u32)
+        .filter(|&c| etappe_text::is_invisible(c))
+        .collect();
+    assert!(every.len() > 4000, "{}", every.len());
+    // A GPX name is read up to 4 KiB raw: the range goes in chunks, one a waypoint.
+    let chunks: Vec<String> = every.chunks(700).map(|c| c.iter().collect()).collect();
+    let points = etappe_route::synthetic::synthetic_route(
+        40.0,
+        100.0,
+        etappe_route::synthetic::Profile::Flat,
+    );
+    let mut gpx = etappe_route::synthetic::to_gpx(&points, &format!("Alpine{} loop", chunks[0]));
+    let waypoints: String = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, chunk)| {
+            let p = points[(i * 37) % points.len()];
+            format!(
+                " <wpt lat=\"{:.7}\" lon=\"{:.7}\"><name>Spring{i}{chunk}</name></wpt>\n",
+                p.lat, p.lon
+            )
+        })
+        .collect();
+    let at = gpx.find(" <trk>").expect("a track");
+    gpx.insert_str(at, &waypoints);
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(gpx.into_bytes()).file_name("ride.gpx"),
+    );
+    let uploaded: Value = app
+        .client
+        .post(format!("{}/trips/gpx-upload", app.base))
+        .bearer_auth(&token)
+        .multipart(form)
+        .send()
+        .await
+        .expect("upload")
+        .json()
+        .await
+        .expect("json");
+    let id = uploaded["id"].as_str().expect("id").to_owned();
+    let detail = app.wait_until(&token, &id, |d| d["partial"] == false).await;
+    assert_eq!(detail["title"], "Alpine loop", "{}", detail["title"]);
+    // The caller's own text: a title spelt with the whole range between its letters.
+    let hidden: String = every.iter().collect();
+    let version = detail["version"].as_u64().expect("version");
+    let renamed = app
+        .patch(
+            &token,
+            &id,
+            Some(&format!("\"{version}\"")),
+            &json!({"title": format!("Rhein{hidden}tal")}),
+        )
+        .await;
+    assert_eq!(renamed.status, StatusCode::OK, "{}", renamed.body);
+    assert_eq!(renamed.body["title"], "Rheintal");
+    let detail = app.wait_until(&token, &id, |d| d["partial"] == false).await;
+    let stage = detail["stages"][0]["stageId"]
+        .as_str()
+        .expect("day")
+        .to_owned();
+    let shared = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(&token),
+            &[],
+            None,
+        )
+        .await;
+    let code = shared.body["shortCode"].as_str().expect("code").to_owned();
+    let hides = |text: &str| text.chars().find(|&c| etappe_text::is_invisible(c));
+
+    // Text outputs: REST, MCP, the public link's JSON, GPX files.
+    let mut texts: Vec<(String, String)> = Vec::new();
+    for (template, path, auth) in [
+        ("/trips/{id}/detail", format!("/trips/{id}/detail"), true),
+        ("/trips", "/trips".to_owned(), true),
+        ("/s/{code}", format!("/s/{code}"), false),
+        ("/trips/{id}.gpx", format!("/trips/{id}.gpx"), true),
+        (
+            "/trips/{id}/stages/{stageId}/export.gpx",
+            format!("/trips/{id}/stages/{stage}/export.gpx"),
+            true,
+        ),
+        ("/s/{code}.gpx", format!("/s/{code}.gpx"), false),
+    ] {
+        let answer = app
+            .call(
+                Method::GET,
+                template,
+                &path,
+                auth.then_some(token.as_str()),
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        texts.push((path, String::from_utf8_lossy(&answer.raw).into_owned()));
+    }
+    for (tool, arguments) in [("get_trip", json!({"id": id})), ("list_trips", json!({}))] {
+        let answer = app
+            .mcp_raw(
+                &token,
+                "tools/call",
+                json!({"name": tool, "arguments": arguments}),
+            )
+            .await;
+        assert_ne!(answer["isError"], json!(true), "{tool}: {answer}");
+        texts.push((format!("MCP {tool}"), answer.to_string()));
+    }
+    for (what, text) in &texts {
+        assert_eq!(hides(text), None, "{what} carries an invisible character");
+    }
+    let gpx = &texts[3].1;
+    assert!(gpx.contains("Rheintal"), "the title is in the file");
+    let by_mcp = &texts[6].1;
+    assert!(
+        by_mcp.contains("Rheintal"),
+        "MCP answered the trip: {by_mcp}"
+    );
+    assert!(gpx.contains("Spring0"), "the waypoints are in the file");
+
+    // FIT files, decoded: every string field.
+    for (template, path, auth) in [
+        ("/trips/{id}.fit", format!("/trips/{id}.fit"), true),
+        ("/s/{code}.fit", format!("/s/{code}.fit"), false),
+    ] {
+        let answer = app
+            .call(
+                Method::GET,
+                template,
+                &path,
+                auth.then_some(token.as_str()),
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(answer.status, StatusCode::OK, "{path}");
+        let decoded = fitparser::from_bytes(&answer.raw).expect("a FIT decoder reads it");
+        let strings: Vec<String> = decoded
+            .iter()
+            .flat_map(|message| message.fields().iter())
+            .filter_map(|field| match field.value() {
+                fitparser::Value::String(text) => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(!strings.is_empty(), "{path} names nothing");
+        for text in &strings {
+            assert_eq!(hides(text), None, "{path}: {text:?}");
+        }
+    }
+}
