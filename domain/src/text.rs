@@ -4,6 +4,21 @@
 /// How much of a caller's value an error message may quote.
 pub const QUOTE_LIMIT: usize = 40;
 
+/// The longest name a person gives: a place of a plan, a bed of their own, a place searched
+/// for (counted after the gate, so characters that draw nothing never count).
+pub const NAME_MAX_CHARS: usize = 200;
+
+/// The longest link a person gives (a bed's booking page), in bytes.
+pub const LINK_MAX_BYTES: usize = 2000;
+
+/// A name through the gate: control and invisible characters removed, trimmed; `None` when
+/// nothing is left or more than [`NAME_MAX_CHARS`] characters are.
+pub fn visible_name(raw: &str) -> Option<String> {
+    let name = strip_controls(raw).trim().to_owned();
+    let count = name.chars().count();
+    (count > 0 && count <= NAME_MAX_CHARS).then_some(name)
+}
+
 /// Quotes a caller's value for an error message: control characters removed, cut to
 /// [`QUOTE_LIMIT`] characters (an ellipsis marks the cut), wrapped in double quotes.
 pub fn quote(value: &str) -> String {

@@ -1,6 +1,6 @@
 //! The one command path: every writer (REST, MCP, the workers) changes a trip through
-//! [`execute`](dyn Store::execute): load the state, decide the command with the domain's one
-//! `decide`, append the events under the stream version the state was read at, and answer the
+//! `execute` (a method of `dyn` [`Store`]): load the state, decide the command with the
+//! domain's one `decide`, append the events under the stream version the state was read at, and answer the
 //! events with the view that same transaction projected. A lost race on the stream (another
 //! writer appended meanwhile) reloads and decides again, a bounded number of times; the
 //! decision itself (a stale caller version, a lock) is never retried.
@@ -128,7 +128,7 @@ impl dyn Store {
             .await
     }
 
-    /// [`execute`](dyn Store::execute), with `gate` asked about the decision before its
+    /// `execute`, with `gate` asked about the decision before its
     /// events are appended.
     pub async fn execute_through(
         &self,

@@ -162,7 +162,7 @@ fn parse_heights(body: &str, asked: usize) -> Result<Vec<Option<f64>>, UpstreamE
 }
 
 impl OpenMeteoElevationClient {
-    /// `base_url` is the service root, e.g. "https://api.open-meteo.com"; heights are read
+    /// `base_url` is the service root, e.g. `https://api.open-meteo.com`; heights are read
     /// from `{base_url}/v1/elevation`.
     pub fn new(http: CachedHttp, base_url: &str) -> Result<Self, ConfigError> {
         Ok(Self {

@@ -209,7 +209,7 @@ impl std::fmt::Debug for CachedHttp {
 }
 
 /// Joins path segments onto a configured base URL. Done by segments rather
-/// than `Url::join` so a base with a path prefix ("https://host/nominatim")
+/// than `Url::join` so a base with a path prefix (`https://host/nominatim`)
 /// keeps it whether or not it ends in a slash.
 pub(crate) fn endpoint(base_url: &str, segments: &[&str]) -> Result<url::Url, crate::ConfigError> {
     let invalid = |reason: &str| crate::ConfigError::InvalidBaseUrl {

@@ -98,7 +98,7 @@ impl BedSearch<'_> {
 }
 
 impl OverpassClient {
-    /// `base_url` is the instance root, e.g. "https://overpass-api.de";
+    /// `base_url` is the instance root, e.g. `https://overpass-api.de`;
     /// queries go to `{base_url}/api/interpreter`.
     pub fn new(http: CachedHttp, base_url: &str) -> Result<Self, ConfigError> {
         Ok(Self {

@@ -118,7 +118,7 @@ pub fn within_horizon(date: NaiveDate, today: NaiveDate) -> bool {
 }
 
 impl OpenMeteoClient {
-    /// `base_url` is the service root, e.g. "https://api.open-meteo.com"; forecasts are
+    /// `base_url` is the service root, e.g. `https://api.open-meteo.com`; forecasts are
     /// read from `{base_url}/v1/forecast`.
     pub fn new(http: CachedHttp, base_url: &str) -> Result<Self, ConfigError> {
         Ok(Self {

@@ -30,7 +30,7 @@ const COPY_SUFFIX: &str = " (copy)";
 
 /// Decides the duplication of `original` into a new trip `trip_id` owned by `owner_id`;
 /// `state` is the new stream's state (it must not exist yet). Reached through
-/// [`super::decide`].
+/// [`super::decide()`].
 pub(crate) fn decide_duplicate(
     state: Option<&Trip>,
     trip_id: TripId,

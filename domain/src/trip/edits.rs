@@ -264,7 +264,7 @@ impl PartialEq for RouteSnapshot {
 }
 
 /// Judges an edit of the days. Guard order: existence, lock, version, days present, stage
-/// known, then the edit's own rules. Reached through [`super::decide`].
+/// known, then the edit's own rules. Reached through [`super::decide()`].
 #[cfg(test)]
 pub(crate) fn decide_stage_edit(
     state: Option<&Trip>,
@@ -276,8 +276,10 @@ pub(crate) fn decide_stage_edit(
     decide_stage_edit_over(state, edit, expected_version, today, route, &[])
 }
 
-/// [`decide_stage_edit`] with the beds along the route: with nights at accommodation, a
-/// choice of place re-flows the nights Etappe chose after it ([`reflow`]).
+/// Judges an edit of the days with the beds along the route (the tests' `decide_stage_edit`
+/// passes none): with nights at accommodation, a choice of place re-flows the nights Etappe
+/// chose after it ([`reflow`]). Guard order: existence, lock, version, days present, stage
+/// known, then the edit's own rules. Reached through [`super::decide()`].
 pub(crate) fn decide_stage_edit_over(
     state: Option<&Trip>,
     edit: StageEdit,

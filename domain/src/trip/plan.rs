@@ -16,8 +16,8 @@ use crate::text::{quote, strip_controls};
 /// The most `via` places a plan may name (a routing request stays well under the engines'
 /// location limits, Valhalla's 50 for bicycles, even after long legs are cut).
 pub const MAX_VIA: usize = 20;
-/// The longest place name accepted.
-pub const PLACE_NAME_MAX_CHARS: usize = 200;
+/// The longest place name accepted (the one limit of names people give).
+pub const PLACE_NAME_MAX_CHARS: usize = crate::text::NAME_MAX_CHARS;
 /// The fields of a plan object.
 pub const PLAN_FIELDS: [&str; 4] = ["from", "via", "to", "profile"];
 
@@ -223,17 +223,15 @@ pub fn parse_place(field: &str, value: &Value) -> Result<PlaceInput, FieldError>
 }
 
 fn clean_name(field: &str, raw: &str) -> Result<String, FieldError> {
-    let name = strip_controls(raw).trim().to_owned();
-    let count = name.chars().count();
-    if count == 0 || count > PLACE_NAME_MAX_CHARS {
-        return Err(FieldError::new(
+    crate::text::visible_name(raw).ok_or_else(|| {
+        FieldError::new(
             field,
             format!(
-                "{field} must name a place in 1 to {PLACE_NAME_MAX_CHARS} characters; got {count}"
+                "{field} must name a place in 1 to {PLACE_NAME_MAX_CHARS} characters; got {}",
+                strip_controls(raw).trim().chars().count()
             ),
-        ));
-    }
-    Ok(name)
+        )
+    })
 }
 
 /// A place given as text: `"47.56,7.59"` is coordinates, anything else a name.

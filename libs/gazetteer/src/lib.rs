@@ -299,7 +299,7 @@ impl<'a> Gazetteer<'a> {
     /// Places matching `query`, best first, at most `limit` (capped at
     /// [`MAX_LIMIT`]).
     ///
-    /// Matching is on [`fold`]ed text (case, accents, punctuation ignored)
+    /// Matching is on [`fold()`]ed text (case, accents, punctuation ignored)
     /// against each place's name, ASCII name and Latin alternate names.
     /// Ranking: exact name > prefix of a name > prefix of a later word of a
     /// name > fuzzy; within a kind, larger population first, where a match

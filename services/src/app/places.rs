@@ -8,7 +8,7 @@
 //! third-party data: cleaned at the text gate and returned as data. A failing geocoder is a
 //! named upstream error, never a guess.
 
-use etappe_domain::text::strip_controls;
+use etappe_domain::text::{NAME_MAX_CHARS, strip_controls};
 use etappe_domain::trip::plan::choice::{self, Candidate, Coverage, NameFit, PlaceSource, Slot};
 use etappe_domain::trip::plan::{PlaceInput, PlanInput, PlanPlace, RoutePlan};
 use etappe_domain::trip::{FieldError, InputError};
@@ -86,10 +86,10 @@ pub async fn search_places(
     }
     let q = search.q.trim();
     let mut errors = Vec::new();
-    if q.is_empty() || q.chars().count() > 200 {
+    if q.is_empty() || q.chars().count() > NAME_MAX_CHARS {
         errors.push(FieldError::new(
             "q",
-            "q must be a place name of 1 to 200 characters",
+            format!("q must be a place name of 1 to {NAME_MAX_CHARS} characters"),
         ));
     }
     if !(1..=MAX_PLACES).contains(&search.limit) {

@@ -18,6 +18,7 @@ use super::tools::{MAX_PER_CATEGORY, run};
 use crate::app::places::MAX_PLACES;
 use crate::app::trips::{MAX_ITEMS_PER_PAGE, MAX_PAGE};
 use crate::identity::Scope;
+use etappe_domain::text::NAME_MAX_CHARS;
 
 /// One tool. Every hint is a plain `bool`: a tool cannot be declared without all four.
 #[derive(Debug, Serialize)]
@@ -153,7 +154,14 @@ pub const CATALOGUE: &[ToolSpec] = &[
         mutates: false,
         output: Output::Places,
         args: &[
-            required("q", Kind::Text { min: 1, max: 200 }, "Place name"),
+            required(
+                "q",
+                Kind::Text {
+                    min: 1,
+                    max: NAME_MAX_CHARS as u32,
+                },
+                "Place name",
+            ),
             arg(
                 "limit",
                 Kind::Integer {
@@ -257,7 +265,14 @@ pub const CATALOGUE: &[ToolSpec] = &[
                 "A candidate's; none clears",
             ),
             arg("lon", Kind::Number(schema::LON), ""),
-            arg("name", Kind::Text { min: 1, max: 200 }, "Your own place"),
+            arg(
+                "name",
+                Kind::Text {
+                    min: 1,
+                    max: NAME_MAX_CHARS as u32,
+                },
+                "Your own place",
+            ),
             TOKEN,
         ],
         help: "lat/lon of one of get_stage's accommodations (within 50 m); or name with lat/lon: a place of your own (when the day has no candidates, or none you want). The day then ends at the route point nearest it and the next day starts there. All absent clears the choice. Answers {result, version, nextAction, alsoChanged?}; a choice that would drop something the user made answers a confirmationToken first.",

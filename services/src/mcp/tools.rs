@@ -2,7 +2,7 @@
 //! names each tool's handler (`ToolSpec::run`), so a tool without one does not compile. Each
 //! handler reads its typed arguments (ids, version, counts: each refusal names the argument),
 //! hands the body of the change to the service's own parser, and answers with `version` and
-//! `nextAction`; every refusal is a [`ToolError`], mapped once (`refusal`).
+//! `nextAction`; every refusal is a [`ToolError`](super::refusal::ToolError), mapped once (`refusal`).
 
 use crate::app::exports::ExportFormat;
 use etappe_domain::trip::Category;

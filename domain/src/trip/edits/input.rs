@@ -200,14 +200,19 @@ fn parse_label(input: &Map<String, Value>) -> Result<LabelChange, FieldError> {
 pub fn parse_manual_accommodation(input: &Map<String, Value>) -> Result<Accommodation, InputError> {
     refuse_unknown(input, &["name", "lat", "lon", "priceTotal", "url"])?;
     let mut errors = Vec::new();
-    let name = match input.get("name").and_then(Value::as_str) {
-        Some(s) if !strip_controls(s).trim().is_empty() && s.chars().count() <= 200 => {
-            Some(strip_controls(s).trim().to_owned())
-        }
-        _ => {
+    let name = match input
+        .get("name")
+        .and_then(Value::as_str)
+        .and_then(crate::text::visible_name)
+    {
+        Some(name) => Some(name),
+        None => {
             errors.push(FieldError::new(
                 "name",
-                "name is required: the place's name, 1 to 200 characters",
+                format!(
+                    "name is required: the place's name, 1 to {} characters",
+                    crate::text::NAME_MAX_CHARS
+                ),
             ));
             None
         }
@@ -239,7 +244,8 @@ pub fn parse_manual_accommodation(input: &Map<String, Value>) -> Result<Accommod
     let url = match input.get("url") {
         None | Some(Value::Null) => None,
         Some(Value::String(s))
-            if (s.starts_with("https://") || s.starts_with("http://")) && s.len() <= 2000 =>
+            if (s.starts_with("https://") || s.starts_with("http://"))
+                && s.len() <= crate::text::LINK_MAX_BYTES =>
         {
             Some(strip_controls(s))
         }

@@ -5,7 +5,7 @@
 //! A source answers a [`SearchPlan`] with [`RouteFeatures`]: every point it holds near the
 //! thinned day lines or the plan's places, every road way near the lines with its whole
 //! geometry, and the ferry lines. [`corridors`] then hands the points to the days
-//! ([`super::distribute`]) and clips the ways to each day's 20 m buffer on the
+//! ([`super::distribute()`]) and clips the ways to each day's 20 m buffer on the
 //! full-resolution line, here, so both sources clip alike.
 
 use super::distribute::distribute;

@@ -293,7 +293,7 @@ fn reflow_sentence(reflow: &Reflow, version: u64) -> String {
     format!("{} (version {version})", reflow_steps(reflow))
 }
 
-/// [`reflow_sentence`] without its version.
+/// The sentence of a reflow, without its version (the tests add it: `reflow_sentence`).
 fn reflow_steps(reflow: &Reflow) -> String {
     let chosen = strip_controls(&reflow.chosen);
     let mut sentence = match reflow.moved.as_slice() {

@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use chrono::{Datelike, NaiveDate};
+use etappe_domain::text::{LINK_MAX_BYTES, NAME_MAX_CHARS};
 use etappe_domain::trip::SCAN_RADIUS_KM;
 use etappe_domain::trip::edits::LABEL_MAX_CHARS;
 use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
@@ -313,7 +314,7 @@ request_schema! {
     /// day's candidates choose it; neither (or both null) clears the choice.
     ChooseAccommodation => json!({"type": "object", "additionalProperties": false,
         "properties": {"lat": {"type": ["number", "null"]}, "lon": {"type": ["number", "null"]},
-            "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": VISIBLE,
+            "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS, "pattern": VISIBLE,
                 "description": "With lat and lon: a place of your own (no candidate needed)"}},
         "anyOf": [
             {"required": ["lat", "lon"], "properties": {"lat": latitude(), "lon": longitude()}},
@@ -324,11 +325,11 @@ request_schema! {
     ManualAccommodation => json!({"type": "object", "required": ["name", "lat", "lon"],
         "additionalProperties": false,
         "properties": {
-            "name": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": VISIBLE},
+            "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS, "pattern": VISIBLE},
             "lat": latitude(), "lon": longitude(),
             "priceTotal": {"type": ["number", "null"], "minimum": 0, "maximum": 10000,
                 "description": "€ for the night"},
-            "url": {"type": ["string", "null"], "maxLength": 2000, "pattern": "^https?://"}}});
+            "url": {"type": ["string", "null"], "maxLength": LINK_MAX_BYTES, "pattern": "^https?://"}}});
     /// `POST /trips/{id}/stages/{stageId}/poi-waypoint`.
     AddWaypoint => json!({"type": "object", "required": ["waypointLat", "waypointLon"],
         "additionalProperties": false,

@@ -117,7 +117,8 @@ params! {
     /// `GET /geocode/search`.
     PlaceQuery => [
         json!({"name": "q", "in": "query", "required": true,
-            "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"},
+            "schema": {"type": "string", "minLength": 1,
+                "maxLength": etappe_domain::text::NAME_MAX_CHARS, "pattern": r"\S"},
             "description": "A place name"}),
         json!({"name": "limit", "in": "query", "required": false,
             "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PLACES,
