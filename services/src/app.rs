@@ -7,6 +7,7 @@ pub mod authorization;
 pub mod confirmation;
 mod error;
 pub mod exports;
+pub mod follow;
 pub mod links;
 pub mod places;
 pub mod trips;

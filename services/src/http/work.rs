@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use serde_json::{Map, Value, json};
 
 use super::App;
@@ -18,6 +17,7 @@ use super::extract::{TripPath, Upload, multipart_failure};
 use super::openapi::answers::*;
 use super::openapi::inputs::GpxUpload;
 use super::openapi::params::*;
+use crate::app::follow::{FollowCredential, Update};
 use crate::app::views::{TripSummary, today};
 use crate::app::{AppError, Caller};
 use crate::identity::Principal;
@@ -141,149 +141,33 @@ pub(super) async fn events(
     Query(query): Query<HashMap<String, String>>,
     TripPath(trip_id): TripPath,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, AppError> {
-    let (principal, token) = authenticate(&state, &headers, &query).await?;
-    let view = state.trips.watch(&principal, trip_id).await?;
-    let limit = state.budgets.settings.streams_per_user;
-    let slot = state
-        .streams
-        .take(principal.user_id, limit)
-        .ok_or(AppError::TooManyStreams(limit))?;
-    let (sender, receiver) = tokio::sync::mpsc::channel::<Event>(64);
-    let progress = state.work.progress.clone();
-    let trips = state.trips.clone();
-    let identity = state.identity.clone();
-    let accounts = state.accounts.clone();
-    tokio::spawn(async move {
-        // The slot is held for as long as this task feeds the stream.
-        let _slot = slot;
-        // Subscribe before reading the current state, so nothing falls between the two.
-        let live = progress.subscribe(trip_id).await;
-        if sender.send(trip_event(&view)).await.is_err() {
-            return;
-        }
-        let mut last_seq: HashMap<uuid::Uuid, u64> = HashMap::new();
-        let mut send_progress = |p: &etappe_workers::progress::Progress| -> Option<Event> {
-            let seen = last_seq.entry(p.job_id).or_default();
-            if p.seq <= *seen {
-                return None;
-            }
-            *seen = p.seq;
-            Some(
-                Event::default()
-                    .event("progress")
-                    .id(p.seq.to_string())
-                    .data(serde_json::to_string(p).unwrap_or_default()),
-            )
-        };
-        if let Ok(current) = progress.current(trip_id).await {
-            for p in current.iter().filter(|p| !p.is_change_notice()) {
-                if let Some(event) = send_progress(p)
-                    && sender.send(event).await.is_err()
-                {
-                    return;
-                }
-            }
-        }
-        let mut live = match live {
-            Ok(stream) => Some(stream),
-            Err(error) => {
-                tracing::warn!(%error, "live progress unavailable; the trip is polled every 2 s");
-                None
-            }
-        };
-        let mut stream_version = view.stream_version;
-        // Changes arrive as notices on the progress channel; the slow tick only covers a
-        // notice lost while the channel was down, and re-checks the credential.
-        let every = if live.is_some() {
-            SAFETY_POLL
-        } else {
-            FALLBACK_POLL
-        };
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        let mut credential_checked = tokio::time::Instant::now();
-        loop {
-            let reload = tokio::select! {
-                item = async { match live.as_mut() { Some(s) => s.next().await, None => std::future::pending().await } } => {
-                    match item {
-                        Some(p) if p.is_change_notice() => true,
-                        Some(p) => {
-                            if let Some(event) = send_progress(&p) && sender.send(event).await.is_err() { return; }
-                            false
-                        }
-                        None => {
-                            live = None;
-                            tick = tokio::time::interval(FALLBACK_POLL);
-                            false
-                        }
-                    }
-                }
-                _ = tick.tick() => {
-                    if sender.is_closed() { return; }
-                    if credential_checked.elapsed() >= CREDENTIAL_CHECK {
-                        credential_checked = tokio::time::Instant::now();
-                        // A revoked token or session ends the stream at the next check.
-                        let holds = match &token {
-                            StreamCredential::Token(token) => {
-                                matches!(identity.authenticate(token).await, Ok(Some(_)))
-                            }
-                            StreamCredential::Session(cookie) => {
-                                matches!(accounts.session(cookie).await, Ok(Some(_)))
-                            }
-                        };
-                        if !holds {
-                            let _ = sender.send(Event::default().event("unauthorized").data("{}")).await;
-                            return;
-                        }
-                    }
-                    true
-                }
-                () = sender.closed() => return,
-            };
-            if !reload {
-                continue;
-            }
-            match trips.current_view(trip_id).await {
-                Ok(Some(v)) if v.stream_version != stream_version => {
-                    stream_version = v.stream_version;
-                    if sender.send(trip_event(&v)).await.is_err() {
-                        return;
-                    }
-                }
-                Ok(None) => {
-                    let _ = sender
-                        .send(Event::default().event("deleted").data("{}"))
-                        .await;
-                    return;
-                }
-                _ => {}
-            }
-        }
-    });
-    let stream = futures::stream::unfold(receiver, |mut rx| async move {
-        rx.recv().await.map(|e| (Ok(e), rx))
+    let (principal, credential) = authenticate(&state, &headers, &query).await?;
+    let updates = state.follow(&principal, credential, trip_id).await?;
+    let stream = futures::stream::unfold(updates, |mut updates| async move {
+        updates.recv().await.map(|u| (Ok(sse_event(u)), updates))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
-/// How often a stream with live notices looks at the trip anyway (a notice lost meanwhile).
-const SAFETY_POLL: Duration = Duration::from_secs(10);
-/// How often a stream without live notices (the channel is down) looks at the trip.
-const FALLBACK_POLL: Duration = Duration::from_secs(2);
-/// How often a stream checks that its credential still holds.
-const CREDENTIAL_CHECK: Duration = Duration::from_secs(10);
-
-/// What a stream authenticated with, checked again every [`CREDENTIAL_CHECK`].
-enum StreamCredential {
-    Token(String),
-    /// The session cookie's value: a browser's `EventSource` sends it by itself.
-    Session(String),
+/// An update of a followed trip as a server-sent event.
+fn sse_event(update: Update) -> Event {
+    match update {
+        Update::Trip(view) => trip_event(&view),
+        Update::Progress(p) => Event::default()
+            .event("progress")
+            .id(p.seq.to_string())
+            .data(serde_json::to_string(&p).unwrap_or_default()),
+        Update::Deleted => Event::default().event("deleted").data("{}"),
+        Update::Unauthorized => Event::default().event("unauthorized").data("{}"),
+    }
 }
 
+/// What a stream authenticated with, checked again every [`CREDENTIAL_CHECK`].
 async fn authenticate(
     state: &App,
     headers: &HeaderMap,
     query: &HashMap<String, String>,
-) -> Result<(Principal, StreamCredential), AppError> {
+) -> Result<(Principal, FollowCredential), AppError> {
     // A browser's EventSource cannot set headers: the session cookie stands for the person
     // (a read: no CSRF token needed). A token in the URL would be written to every log on
     // its way, so it is refused, saying what to do instead.
@@ -304,14 +188,14 @@ async fn authenticate(
             .to_owned();
         return Ok((
             crate::app::accounts::Accounts::principal_of(&session),
-            StreamCredential::Session(cookie),
+            FollowCredential::Session(cookie),
         ));
     };
     let principal = crate::auth::authenticate(&state.identity, &token)
         .await?
         .ok_or(AppError::Unauthenticated)?
         .principal;
-    Ok((principal, StreamCredential::Token(token)))
+    Ok((principal, FollowCredential::Token(token)))
 }
 
 /// `GET /metrics`: Prometheus text exposition.

@@ -1108,3 +1108,54 @@ async fn no_invisible_character_reaches_any_output() {
         }
     }
 }
+
+/// Following a trip is an application rule, tested here without HTTP: the first update is the
+/// trip, and a revoked token ends the stream with "unauthorized" at the next credential check
+/// (10 s), not when the reader next reconnects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_followed_trip_ends_when_its_credential_is_revoked() {
+    use etappe_services::app::follow::{FollowCredential, Update};
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let fixtures = fixtures::start().await;
+    let token = app.user().await;
+    let id = ready_trip(&app, &token, &fixtures.url("/route.gpx")).await;
+    let principal = app
+        .state
+        .identity
+        .authenticate(&token)
+        .await
+        .expect("lookup")
+        .expect("a token");
+    let trip: etappe_domain::ids::TripId = id.parse().expect("trip id");
+    let mut updates = app
+        .state
+        .follow(&principal, FollowCredential::Token(token.clone()), trip)
+        .await
+        .expect("follow");
+    match updates.recv().await {
+        Some(Update::Trip(view)) => assert_eq!(view.trip.id, trip),
+        other => panic!("the first update is the trip: {other:?}"),
+    }
+    assert!(
+        app.state
+            .identity
+            .revoke_token(&token)
+            .await
+            .expect("revoke")
+    );
+    let last = tokio::time::timeout(Duration::from_secs(25), async {
+        loop {
+            match updates.recv().await {
+                Some(Update::Progress(_) | Update::Trip(_)) => continue,
+                other => return other,
+            }
+        }
+    })
+    .await
+    .expect("the stream ended within two credential checks");
+    assert!(matches!(last, Some(Update::Unauthorized)), "{last:?}");
+    assert!(
+        updates.recv().await.is_none(),
+        "nothing after the last update"
+    );
+}
