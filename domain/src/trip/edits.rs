@@ -17,12 +17,14 @@ use super::stage::{ANALYSIS_CATEGORIES, Accommodation, Point, Stage};
 use super::{Category, FieldError, Trip, TripError, TripEvent};
 
 mod apply;
+mod candidate;
 pub mod input;
 mod kept;
 mod reflow;
 
 use self::apply::apply;
 pub use self::apply::straight_m;
+pub use self::candidate::{CANDIDATE_MATCH_M, candidate_at};
 pub use self::kept::{RECHOOSE_REACH_M, SideEffect};
 pub use self::reflow::{KeptNight, Reflow};
 use super::decide::guards::{days_exist, live, open_at_version};

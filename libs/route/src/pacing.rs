@@ -224,7 +224,17 @@ pub fn pace_balanced(points: &[TrackPoint], settings: &PacingSettings) -> Vec<Da
 /// - with dates that force more than the cap, every day rides D/N (the
 ///   analysis then warns with `daily_distance_over_cap`).
 pub fn pace_route(route: &JoinedRoute, settings: &PacingSettings) -> (JoinedRoute, Vec<DaySplit>) {
-    let Some(lengths) = day_lengths_km(route, settings) else {
+    pace_route_by_lengths(route, day_lengths_km(route, settings))
+}
+
+/// [`pace_route`] with the days' lengths already planned by [`day_lengths_km`] (a caller
+/// that read them first need not have them measured again: the climbing along a long
+/// route is the pacing's largest cost).
+pub fn pace_route_by_lengths(
+    route: &JoinedRoute,
+    lengths: Option<Vec<f64>>,
+) -> (JoinedRoute, Vec<DaySplit>) {
+    let Some(lengths) = lengths else {
         let cumulative = route.cumulative_m();
         let days = single_day(&route.points, &cumulative);
         return (route.clone(), days);

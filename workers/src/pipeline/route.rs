@@ -10,7 +10,8 @@ use etappe_domain::trip::{Category, Trip, TripCommand};
 use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb};
 use etappe_route::gpx::{ParsedRoute, TrackPoint, parse_gpx};
 use etappe_route::pacing::{
-    DaySplit, PacingSettings, day_lengths_km, one_day_per_track, pace_route, pace_route_at,
+    DaySplit, PacingSettings, day_lengths_km, one_day_per_track, pace_route_at,
+    pace_route_by_lengths,
 };
 use etappe_route::pieces::join_pieces;
 use etappe_route::sources::{
@@ -263,15 +264,15 @@ impl Pipeline {
             };
             // With nights at accommodation the planned days end at beds (one night each).
             let planned = day_lengths_km(&joined, &settings);
-            let paced_nights = match planned {
+            let paced_nights = match &planned {
                 Some(lengths) if s.nights == NightsMode::AtAccommodation && lengths.len() > 1 => {
-                    Some(self.place_route_nights(&joined, lengths, s).await?)
+                    Some(self.place_route_nights(&joined, lengths.clone(), s).await?)
                 }
                 _ => None,
             };
             let (cut, splits) = match &paced_nights {
                 Some(paced) => pace_route_at(&joined, &paced.goals_m()),
-                None => pace_route(&joined, &settings),
+                None => pace_route_by_lengths(&joined, planned),
             };
             if let Some(paced) = paced_nights.filter(|p| p.placed.len() + 1 == splits.len()) {
                 nights = Some((paced.stored_beds(&cut), paced));

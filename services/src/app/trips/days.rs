@@ -14,7 +14,7 @@ use etappe_domain::trip::edits::input::{
 use etappe_domain::trip::input::{describe, refuse_unknown};
 use etappe_domain::trip::nights::BedOnRoute;
 use etappe_domain::trip::settings::NightsMode;
-use etappe_domain::trip::stage::{Accommodation, Point};
+use etappe_domain::trip::stage::Point;
 use etappe_domain::trip::{
     FieldError, InputError, RouteSnapshot, SCAN_RADIUS_KM, StageEdit, Trip, TripCommand, TripEvent,
 };
@@ -32,9 +32,8 @@ use crate::app::views::{AlsoChanged, StageSummary, TripDetail, TripSummary, toda
 use crate::app::{AppError, Caller};
 use crate::identity::{Principal, Scope};
 
-/// How close (metres) the coordinates of a chosen accommodation must be to a candidate's.
-const CANDIDATE_MATCH_M: f64 = 50.0;
 pub use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
+use etappe_domain::trip::edits::{CANDIDATE_MATCH_M, candidate_at};
 
 /// Simplification tolerance of `/route`, metres: a map line, not a navigation track.
 const ROUTE_TOLERANCE_M: f64 = 10.0;
@@ -271,25 +270,13 @@ impl TripService {
                 // A candidate of the day's scan, or (nights at accommodation) a bed along
                 // the route, such as one a night's note names as passed over.
                 let beds = self.route_beds(&view.trip).await?;
-                // The nearest within reach: two places a few metres apart (a hostel mapped
-                // as a point and as a building) are both candidates.
-                let away = |c: &Accommodation| {
-                    etappe_domain::trip::edits::straight_m(
-                        Point {
-                            lat: c.lat,
-                            lon: c.lon,
-                            ele: None,
-                        },
-                        target,
-                    )
-                };
-                let Some(candidate) = stage
-                    .accommodations
-                    .iter()
-                    .chain(beds.iter().map(|b| &b.accommodation))
-                    .filter(|c| away(c) <= CANDIDATE_MATCH_M)
-                    .min_by(|a, b| away(a).total_cmp(&away(b)))
-                else {
+                let Some(candidate) = candidate_at(
+                    stage
+                        .accommodations
+                        .iter()
+                        .chain(beds.iter().map(|b| &b.accommodation)),
+                    target,
+                ) else {
                     return Err(field(
                         "lat",
                         if stage.accommodations.is_empty() {
