@@ -872,23 +872,7 @@ async fn invisible_characters_never_reach_a_file() {
         etappe_route::synthetic::Profile::Flat,
     );
     let gpx = etappe_route::synthetic::to_gpx(&points, &name);
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(gpx.into_bytes()).file_name("ride.gpx"),
-    );
-    let uploaded: Value = app
-        .client
-        .post(format!("{}/trips/gpx-upload", app.base))
-        .bearer_auth(&token)
-        .multipart(form)
-        .send()
-        .await
-        .expect("upload")
-        .json()
-        .await
-        .expect("json");
-    let id = uploaded["id"].as_str().expect("id").to_owned();
-    let detail = app.wait_until(&token, &id, |d| d["partial"] == false).await;
+    let (id, detail) = uploaded_trip(&app, &token, gpx).await;
     assert_eq!(detail["title"], "Passau Linz", "{}", detail["title"]);
     let stage = detail["stages"][0]["stageId"]
         .as_str()
@@ -978,23 +962,7 @@ async fn no_invisible_character_reaches_any_output() {
         .collect();
     let at = gpx.find(" <trk>").expect("a track");
     gpx.insert_str(at, &waypoints);
-    let form = reqwest::multipart::Form::new().part(
-        "file",
-        reqwest::multipart::Part::bytes(gpx.into_bytes()).file_name("ride.gpx"),
-    );
-    let uploaded: Value = app
-        .client
-        .post(format!("{}/trips/gpx-upload", app.base))
-        .bearer_auth(&token)
-        .multipart(form)
-        .send()
-        .await
-        .expect("upload")
-        .json()
-        .await
-        .expect("json");
-    let id = uploaded["id"].as_str().expect("id").to_owned();
-    let detail = app.wait_until(&token, &id, |d| d["partial"] == false).await;
+    let (id, detail) = uploaded_trip(&app, &token, gpx).await;
     assert_eq!(detail["title"], "Alpine loop", "{}", detail["title"]);
     // The caller's own text: a title spelt with the whole range between its letters.
     let hidden: String = every.iter().collect();
@@ -1158,4 +1126,26 @@ async fn a_followed_trip_ends_when_its_credential_is_revoked() {
         updates.recv().await.is_none(),
         "nothing after the last update"
     );
+}
+
+/// Uploads `gpx` as a trip and waits for its days: its id and detail.
+async fn uploaded_trip(app: &TestApp, token: &str, gpx: String) -> (String, Value) {
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(gpx.into_bytes()).file_name("ride.gpx"),
+    );
+    let uploaded: Value = app
+        .client
+        .post(format!("{}/trips/gpx-upload", app.base))
+        .bearer_auth(token)
+        .multipart(form)
+        .send()
+        .await
+        .expect("upload")
+        .json()
+        .await
+        .expect("json");
+    let id = uploaded["id"].as_str().expect("id").to_owned();
+    let detail = app.wait_until(token, &id, |d| d["partial"] == false).await;
+    (id, detail)
 }
