@@ -2,9 +2,9 @@
 //! OSM tags and upstream messages are free text written by anyone.
 
 /// Keeps printable text only: control characters become spaces (a tab or
-/// newline inside a name is a separator), invisible bidi and zero-width
-/// format characters are dropped (they can disguise text), runs of
-/// whitespace collapse, and the result is cut to `max_chars`.
+/// newline inside a name is a separator), characters that draw nothing (the
+/// one rule of `etappe_text`) are dropped (they can disguise or hide text),
+/// runs of whitespace collapse, and the result is cut to `max_chars`.
 /// Returns `None` when nothing printable is left.
 pub(crate) fn printable(raw: &str, max_chars: usize) -> Option<String> {
     let mut cleaned = String::with_capacity(raw.len().min(max_chars * 4));
@@ -35,15 +35,11 @@ pub(crate) fn printable(raw: &str, max_chars: usize) -> Option<String> {
     (!cleaned.is_empty()).then_some(cleaned)
 }
 
+/// The one rule of what draws nothing (`etappe_text`, through the domain): zero-width and
+/// bidi characters, variation selectors, tag characters, fillers and every other
+/// default-ignorable or format character.
 fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200B}'..='\u{200F}'
-            | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{FEFF}'
-    )
+    etappe_domain::text::is_format(c)
 }
 
 #[cfg(test)]
@@ -58,6 +54,11 @@ mod tests {
         );
         assert_eq!(printable("\u{1b}[31m", 100).as_deref(), Some("[31m"));
         assert_eq!(printable("\u{0}\u{200B} \n", 100), None);
+        // Variation selectors, tags and fillers too: the rule the gate applies everywhere.
+        assert_eq!(
+            printable("Hut\u{FE0F}\u{E0100}\u{E0041}\u{3164}\u{034F} Alm", 100).as_deref(),
+            Some("Hut Alm")
+        );
     }
 
     #[test]

@@ -162,7 +162,7 @@ fn sse_event(update: Update) -> Event {
     }
 }
 
-/// What a stream authenticated with, checked again every [`CREDENTIAL_CHECK`].
+/// Who opens a stream, and the credential [`App::follow`] checks again while it runs.
 async fn authenticate(
     state: &App,
     headers: &HeaderMap,
