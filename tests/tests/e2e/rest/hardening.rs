@@ -353,17 +353,7 @@ async fn public_links_are_budgeted_and_their_files_cached_with_a_validator() {
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let id = ready_trip(&app, &token, &fixtures.url("/route.gpx")).await;
-    let shared = app
-        .call(
-            Method::POST,
-            "/trips/{id}/share",
-            &format!("/trips/{id}/share"),
-            Some(&token),
-            &[],
-            None,
-        )
-        .await;
-    let code = shared.body["shortCode"].as_str().expect("code").to_owned();
+    let code = shared_code(&app, &token, &id).await;
     let first = app
         .call(
             Method::GET,
@@ -878,17 +868,7 @@ async fn invisible_characters_never_reach_a_file() {
         .as_str()
         .expect("day")
         .to_owned();
-    let shared = app
-        .call(
-            Method::POST,
-            "/trips/{id}/share",
-            &format!("/trips/{id}/share"),
-            Some(&token),
-            &[],
-            None,
-        )
-        .await;
-    let code = shared.body["shortCode"].as_str().expect("code").to_owned();
+    let code = shared_code(&app, &token, &id).await;
     let invisible = |bytes: &[u8]| {
         String::from_utf8_lossy(bytes)
             .chars()
@@ -982,17 +962,7 @@ async fn no_invisible_character_reaches_any_output() {
         .as_str()
         .expect("day")
         .to_owned();
-    let shared = app
-        .call(
-            Method::POST,
-            "/trips/{id}/share",
-            &format!("/trips/{id}/share"),
-            Some(&token),
-            &[],
-            None,
-        )
-        .await;
-    let code = shared.body["shortCode"].as_str().expect("code").to_owned();
+    let code = shared_code(&app, &token, &id).await;
     let hides = |text: &str| text.chars().find(|&c| etappe_text::is_invisible(c));
 
     // Text outputs: REST, MCP, the public link's JSON, GPX files.
@@ -1148,4 +1118,19 @@ async fn uploaded_trip(app: &TestApp, token: &str, gpx: String) -> (String, Valu
     let id = uploaded["id"].as_str().expect("id").to_owned();
     let detail = app.wait_until(token, &id, |d| d["partial"] == false).await;
     (id, detail)
+}
+
+/// Opens the trip's public link: its short code.
+async fn shared_code(app: &TestApp, token: &str, id: &str) -> String {
+    let shared = app
+        .call(
+            Method::POST,
+            "/trips/{id}/share",
+            &format!("/trips/{id}/share"),
+            Some(token),
+            &[],
+            None,
+        )
+        .await;
+    shared.body["shortCode"].as_str().expect("code").to_owned()
 }
