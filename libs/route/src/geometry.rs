@@ -22,7 +22,7 @@
 //! kilometres the distortion is below 2 %, far below what a 5–20 m display
 //! tolerance can notice, and it costs no trigonometry per comparison.
 
-use etappe_geo::haversine_with_cos_m;
+use etappe_geo::{CosineWalk, haversine_with_cos_m};
 
 use crate::TrackPoint;
 
@@ -49,11 +49,12 @@ pub fn cumulative_distances(points: &[TrackPoint]) -> Vec<f64> {
     out.push(0.0);
     let mut total = 0.0;
     let mut prev_lat = first.lat.to_radians();
+    let mut cosines = CosineWalk::new(prev_lat);
     let mut prev_cos = prev_lat.cos();
     let mut prev_lon = first.lon;
     for p in iter {
         let lat = p.lat.to_radians();
-        let cos = lat.cos();
+        let cos = cosines.cos(lat);
         total += haversine_with_cos_m(prev_lat, prev_cos, lat, cos, p.lon - prev_lon);
         out.push(total);
         (prev_lat, prev_cos, prev_lon) = (lat, cos, p.lon);
@@ -94,18 +95,40 @@ pub fn cumulative_distances_with_breaks(points: &[TrackPoint], breaks: &[usize])
 /// `breaks` (indices into `points`, sorted) is smoothed and summed on its
 /// own, so the height difference across a gap is never climbed.
 pub fn day_climb(points: &[TrackPoint], breaks: &[usize]) -> (f64, f64) {
-    let mut start = 0;
+    day_climb_with(points, &cumulative_distances(points), breaks)
+}
+
+/// [`day_climb`] with the points' distances already measured: `cumulative` holds each point's
+/// distance along the route, from any start and with the breaks' steps counted or not (only
+/// differences inside a piece are read). A route is measured once, not once per figure.
+pub fn day_climb_with(points: &[TrackPoint], cumulative: &[f64], breaks: &[usize]) -> (f64, f64) {
     let (mut gain, mut loss) = (0.0, 0.0);
-    for &b in breaks.iter().chain(std::iter::once(&points.len())) {
-        if b <= start {
-            continue;
-        }
-        let (g, l) = elevation_gain_loss(points.get(start..b.min(points.len())).unwrap_or(&[]));
+    for (start, end) in pieces(points.len().min(cumulative.len()), breaks) {
+        let (g, l) = elevation_gain_loss_with(
+            points.get(start..end).unwrap_or_default(),
+            cumulative.get(start..end).unwrap_or_default(),
+        );
         gain += g;
         loss += l;
-        start = b;
     }
     (gain, loss)
+}
+
+/// The pieces of `len` points between `breaks` (sorted), as `start..end` index ranges.
+fn pieces(len: usize, breaks: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut start = 0;
+    breaks
+        .iter()
+        .copied()
+        .chain(std::iter::once(len))
+        .filter_map(move |b| {
+            let end = b.min(len);
+            (end > start).then(|| {
+                let piece = (start, end);
+                start = end;
+                piece
+            })
+        })
 }
 
 /// Climbing from the first point to each point, metres (one value per point, starting at 0,
@@ -115,14 +138,20 @@ pub fn day_climb(points: &[TrackPoint], breaks: &[usize]) -> (f64, f64) {
 /// so the days' share of the climbing adds up to the figure the rider sees. Points without a
 /// height climb nothing.
 pub fn cumulative_ascent(points: &[TrackPoint], breaks: &[usize]) -> Vec<f64> {
-    let cumulative = cumulative_distances(points);
+    cumulative_ascent_with(points, &cumulative_distances(points), breaks)
+}
+
+/// [`cumulative_ascent`] with the points' distances already measured (as
+/// [`day_climb_with`] reads them). Each piece is smoothed once: its rises place the climbing
+/// and its swings give [`day_climb`]'s gain, the total the rises are scaled to.
+pub fn cumulative_ascent_with(
+    points: &[TrackPoint],
+    cumulative: &[f64],
+    breaks: &[usize],
+) -> Vec<f64> {
     let mut rises = vec![0.0; points.len()];
-    let mut start = 0;
-    for &b in breaks.iter().chain(std::iter::once(&points.len())) {
-        let end = b.min(points.len());
-        if end <= start {
-            continue;
-        }
+    let mut gain = 0.0;
+    for (start, end) in pieces(points.len().min(cumulative.len()), breaks) {
         let heights: Vec<(usize, f64, f64)> = (start..end)
             .filter_map(|i| {
                 let e = points.get(i)?.ele.filter(|e| e.is_finite())?;
@@ -137,11 +166,10 @@ pub fn cumulative_ascent(points: &[TrackPoint], breaks: &[usize]) -> Vec<f64> {
                     *rise += (b - a).max(0.0);
                 }
             }
+            gain += hysteresis(&smoothed, HYSTERESIS_M).0;
         }
-        start = end;
     }
     let raw: f64 = rises.iter().sum();
-    let (gain, _) = day_climb(points, breaks);
     let scale = if raw > 0.0 { gain / raw } else { 0.0 };
     let mut total = 0.0;
     rises

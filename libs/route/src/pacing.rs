@@ -52,7 +52,8 @@ use serde::Serialize;
 
 use crate::TrackPoint;
 use crate::geometry::{
-    cumulative_ascent, cumulative_distances, day_climb, elevation_gain_loss_with,
+    cumulative_ascent_with, cumulative_distances, day_climb_with, elevation_gain_loss_with,
+    haversine_m,
 };
 use crate::pieces::{Gap, JoinedRoute};
 
@@ -224,20 +225,35 @@ pub fn pace_balanced(points: &[TrackPoint], settings: &PacingSettings) -> Vec<Da
 /// - with dates that force more than the cap, every day rides D/N (the
 ///   analysis then warns with `daily_distance_over_cap`).
 pub fn pace_route(route: &JoinedRoute, settings: &PacingSettings) -> (JoinedRoute, Vec<DaySplit>) {
-    pace_route_by_lengths(route, day_lengths_km(route, settings))
+    let cumulative = route.cumulative_m();
+    let lengths = day_lengths_km_with(route, &cumulative, settings);
+    let cut = cut_by_lengths(route, &cumulative, lengths);
+    (cut.route, cut.days)
 }
 
-/// [`pace_route`] with the days' lengths already planned by [`day_lengths_km`] (a caller
-/// that read them first need not have them measured again: the climbing along a long
-/// route is the pacing's largest cost).
-pub fn pace_route_by_lengths(
+/// A route cut into days, with the distance from its start to each of its points (breaks not
+/// counted): the figures its totals and climbing are read from, measured once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CutRoute {
+    pub route: JoinedRoute,
+    pub cumulative_m: Vec<f64>,
+    pub days: Vec<DaySplit>,
+}
+
+/// [`pace_route`] with the days' lengths already planned by [`day_lengths_km_with`] and the
+/// route already measured (`cumulative`: [`JoinedRoute::cumulative_m`]): a long route is
+/// measured once, not once per step.
+pub fn cut_by_lengths(
     route: &JoinedRoute,
+    cumulative: &[f64],
     lengths: Option<Vec<f64>>,
-) -> (JoinedRoute, Vec<DaySplit>) {
+) -> CutRoute {
     let Some(lengths) = lengths else {
-        let cumulative = route.cumulative_m();
-        let days = single_day(&route.points, &cumulative);
-        return (route.clone(), days);
+        return CutRoute {
+            days: single_day(&route.points, cumulative),
+            route: route.clone(),
+            cumulative_m: cumulative.to_vec(),
+        };
     };
     let mut goals_m = Vec::with_capacity(lengths.len());
     let mut running = 0.0;
@@ -245,7 +261,7 @@ pub fn pace_route_by_lengths(
         running += len * 1000.0;
         goals_m.push(running);
     }
-    pace_route_at(route, &goals_m)
+    cut_route_at(route, cumulative, &goals_m)
 }
 
 /// The days' lengths [`pace_route`] cuts, km, in order (they add up to the route's ridden
@@ -265,19 +281,27 @@ pub fn pace_route_by_lengths(
 /// the climbing days of a trip are the short ones. Without heights (or with no penalty) the
 /// climbing counts nothing: unknown is not made up.
 pub fn day_lengths_km(route: &JoinedRoute, settings: &PacingSettings) -> Option<Vec<f64>> {
+    day_lengths_km_with(route, &route.cumulative_m(), settings)
+}
+
+/// [`day_lengths_km`] of a route already measured (`cumulative`: [`JoinedRoute::cumulative_m`]).
+pub fn day_lengths_km_with(
+    route: &JoinedRoute,
+    cumulative: &[f64],
+    settings: &PacingSettings,
+) -> Option<Vec<f64>> {
     let points = &route.points;
-    if points.len() < 2 {
+    if points.len() < 2 || cumulative.len() != points.len() {
         return None;
     }
-    let cumulative = route.cumulative_m();
     let per_flat_km = positive(settings.elevation_penalty);
     let effort_m: Vec<f64> = match per_flat_km {
-        Some(m) => cumulative_ascent(points, &route.breaks())
+        Some(m) => cumulative_ascent_with(points, cumulative, &route.breaks())
             .iter()
-            .zip(&cumulative)
+            .zip(cumulative)
             .map(|(ascent, distance)| distance + ascent / m * 1000.0)
             .collect(),
-        None => cumulative.clone(),
+        None => cumulative.to_vec(),
     };
     let total_effort_km = effort_m.last().copied().unwrap_or_default() / 1000.0;
     let total_km = cumulative.last().copied().unwrap_or_default() / 1000.0;
@@ -305,7 +329,7 @@ pub fn day_lengths_km(route: &JoinedRoute, settings: &PacingSettings) -> Option<
     let mut running = 0.0;
     for effort in efforts.iter().take(efforts.len().saturating_sub(1)) {
         running += effort * 1000.0;
-        ends_km.push(distance_at_effort(&effort_m, &cumulative, running) / 1000.0);
+        ends_km.push(distance_at_effort(&effort_m, cumulative, running) / 1000.0);
     }
     ends_km.push(total_km);
     let mut previous = 0.0;
@@ -341,10 +365,15 @@ fn distance_at_effort(effort_m: &[f64], cumulative: &[f64], goal_m: f64) -> f64 
 /// becomes a day's end, interpolated between points as [`pace_route`] does; the last day
 /// runs to the route's end.
 pub fn pace_route_at(route: &JoinedRoute, goals_m: &[f64]) -> (JoinedRoute, Vec<DaySplit>) {
-    let cumulative = route.cumulative_m();
-    let (cut_route, cuts) = cut_at(route, &cumulative, goals_m);
+    let cut = cut_route_at(route, &route.cumulative_m(), goals_m);
+    (cut.route, cut.days)
+}
+
+/// [`pace_route_at`] of a route already measured (`cumulative`: [`JoinedRoute::cumulative_m`]),
+/// with the cut route's own distances.
+pub fn cut_route_at(route: &JoinedRoute, cumulative: &[f64], goals_m: &[f64]) -> CutRoute {
+    let (cut_route, cuts, cut_cumulative) = cut_at(route, cumulative, goals_m);
     let cut_breaks = cut_route.breaks();
-    let cut_cumulative = cut_route.cumulative_m();
     let last = cut_route.points.len().saturating_sub(1);
     let mut days = Vec::with_capacity(cuts.len() + 1);
     let mut start = 0;
@@ -361,7 +390,11 @@ pub fn pace_route_at(route: &JoinedRoute, goals_m: &[f64]) -> (JoinedRoute, Vec<
         ));
         start = end;
     }
-    (cut_route, days)
+    CutRoute {
+        route: cut_route,
+        cumulative_m: cut_cumulative,
+        days,
+    }
 }
 
 /// A cut this close before an existing point (metres) is moved onto that
@@ -369,13 +402,20 @@ pub fn pace_route_at(route: &JoinedRoute, goals_m: &[f64]) -> (JoinedRoute, Vec<
 pub const SNAP_M: f64 = 5.0;
 
 /// Walks the route and returns it with a point at every goal distance
-/// (interpolated unless a point lies within [`SNAP_M`] after the goal), and
-/// the indices of the cut points in the new list.
-fn cut_at(route: &JoinedRoute, cumulative: &[f64], goals_m: &[f64]) -> (JoinedRoute, Vec<usize>) {
+/// (interpolated unless a point lies within [`SNAP_M`] after the goal), the
+/// indices of the cut points in the new list, and the new list's distances from
+/// the start (breaks not counted): the route's own `cumulative` carried over, and
+/// only the steps on either side of an inserted point measured afresh.
+fn cut_at(
+    route: &JoinedRoute,
+    cumulative: &[f64],
+    goals_m: &[f64],
+) -> (JoinedRoute, Vec<usize>, Vec<f64>) {
     let mut out = JoinedRoute {
         points: Vec::with_capacity(route.points.len() + goals_m.len()),
         gaps: Vec::with_capacity(route.gaps.len()),
     };
+    let mut out_m: Vec<f64> = Vec::with_capacity(route.points.len() + goals_m.len());
     let mut cuts: Vec<usize> = Vec::with_capacity(goals_m.len());
     let mut goals = goals_m.iter().copied().peekable();
     let mut gaps = route.gaps.iter().peekable();
@@ -388,6 +428,7 @@ fn cut_at(route: &JoinedRoute, cumulative: &[f64], goals_m: &[f64]) -> (JoinedRo
                 ..*gap
             });
         }
+        let mut inserted = false;
         if let Some((q, dq)) = previous
             && d > dq
         {
@@ -397,12 +438,16 @@ fn cut_at(route: &JoinedRoute, cumulative: &[f64], goals_m: &[f64]) -> (JoinedRo
                     continue;
                 }
                 let t = ((goal - dq) / (d - dq)).clamp(0.0, 1.0);
-                out.points.push(interpolate(q, p, t));
+                let cut = interpolate(q, p, t);
+                push_measured(&mut out.points, &mut out_m, cut, None);
+                inserted = true;
                 cuts.push(out.points.len() - 1);
                 last_cut_m = goal;
             }
         }
-        out.points.push(*p);
+        // The step onto `p` as the route measured it, unless a cut point now comes first.
+        let step = previous.filter(|_| !inserted).map(|(_, dq)| d - dq);
+        push_measured(&mut out.points, &mut out_m, *p, step);
         // Goals reached at this point (the rest lie within SNAP_M before it):
         // cut here, once.
         while goals.next_if(|&g| g - CUT_TOLERANCE_M < d).is_some() {
@@ -414,7 +459,25 @@ fn cut_at(route: &JoinedRoute, cumulative: &[f64], goals_m: &[f64]) -> (JoinedRo
         }
         previous = Some((p, d));
     }
-    (out, cuts)
+    (out, cuts, out_m)
+}
+
+/// Appends `p` and its distance from the start: the last one's plus `step` when the route
+/// measured that step already (breaks count 0 there), else plus the step measured now (onto
+/// or from a cut point). The first point is at 0.
+fn push_measured(
+    points: &mut Vec<TrackPoint>,
+    out_m: &mut Vec<f64>,
+    p: TrackPoint,
+    step: Option<f64>,
+) {
+    let at = match (points.last(), out_m.last(), step) {
+        (Some(_), Some(&last_m), Some(known)) => last_m + known,
+        (Some(last), Some(&last_m), None) => last_m + haversine_m(last, &p),
+        _ => 0.0,
+    };
+    points.push(p);
+    out_m.push(at);
 }
 
 /// The point a fraction `t` of the way from `a` to `b`. Linear in degrees:
@@ -461,7 +524,11 @@ fn split_with_breaks(
         .filter(|&&b| b > start && b <= end)
         .map(|b| b - start)
         .collect();
-    let (ascent_m, descent_m) = day_climb(points.get(start..=end).unwrap_or_default(), &inner);
+    let (ascent_m, descent_m) = day_climb_with(
+        points.get(start..=end).unwrap_or_default(),
+        cumulative.get(start..=end).unwrap_or_default(),
+        &inner,
+    );
     DaySplit {
         start_index: start,
         end_index: end,
@@ -969,6 +1036,69 @@ mod tests {
             cut.gaps[0].index >= index,
             "re-indexed after inserted points"
         );
+    }
+
+    #[test]
+    fn the_cut_route_is_measured_as_a_fresh_measure_would_measure_it() {
+        // Hilly, with a break in the middle and a bridged gap, goals inside segments and on
+        // points: the distances carried over through the cut are the cut route's own, and
+        // each day's climbing read off them is the climbing of the day's points alone.
+        let mut points = synthetic_route(
+            120.0,
+            37.0,
+            Profile::Climbs {
+                height_m: 300.0,
+                period_km: 15.0,
+            },
+        );
+        let second: Vec<TrackPoint> = points
+            .iter()
+            .map(|p| TrackPoint {
+                lat: p.lat + 0.5,
+                ..*p
+            })
+            .collect();
+        let index = points.len();
+        points.extend(second);
+        let route = JoinedRoute {
+            points,
+            gaps: vec![
+                Gap {
+                    index: 400,
+                    length_m: 120.0,
+                    bridged: true,
+                },
+                Gap {
+                    index,
+                    length_m: 55_000.0,
+                    bridged: false,
+                },
+            ],
+        };
+        let goals = [
+            10_000.0, 33_333.3, 74_000.0, 118_500.0, 150_012.5, 201_000.0,
+        ];
+        let cumulative = route.cumulative_m();
+        let (cut, cuts, carried) = cut_at(&route, &cumulative, &goals);
+        let fresh = cut.cumulative_m();
+        assert_eq!(carried.len(), fresh.len());
+        for (i, (a, b)) in carried.iter().zip(&fresh).enumerate() {
+            assert!((a - b).abs() < 1e-6, "point {i}: {a} carried, {b} measured");
+        }
+        assert!(cuts.len() >= 5, "{cuts:?}");
+        let (_, days) = pace_route_at(&route, &goals);
+        for day in &days {
+            let slice = &cut.points[day.start_index..=day.end_index];
+            let inner: Vec<usize> = cut
+                .breaks()
+                .iter()
+                .filter(|&&b| b > day.start_index && b <= day.end_index)
+                .map(|b| b - day.start_index)
+                .collect();
+            let (up, down) = crate::geometry::day_climb(slice, &inner);
+            assert!((day.ascent_m - up).abs() < 1e-6, "{day:?}: {up}");
+            assert!((day.descent_m - down).abs() < 1e-6, "{day:?}: {down}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The analysis of a trip's days: the alert rules run over the stored track (pure, in
 //! `analyse_trip`), and their results recorded as events.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use chrono::Days;
@@ -63,17 +64,22 @@ impl Pipeline {
             scope.job_id,
             &view.trip,
             &stored,
+            None,
             categories,
             scope.traceparent,
         )
         .await
     }
 
+    /// Analyses `categories` of the trip's days and records what they found. `measured`: the
+    /// distance from the start to each stored point (breaks not counted) when the caller has
+    /// it (the route job just cut the route), else it is measured here, once.
     pub(super) async fn record_analysis(
         &self,
         job_id: Uuid,
         trip: &Trip,
         stored: &track::StoredTrack,
+        measured: Option<&[f64]>,
         categories: &[Category],
         traceparent: Option<&str>,
     ) -> Result<Outcome, JobError> {
@@ -87,7 +93,13 @@ impl Pipeline {
                 detoured.insert(stage.id, points);
             }
         }
-        let mut alerts = analyse_trip(trip, stored, &detoured);
+        // Each day's points measured once, for the rules, OpenStreetMap and the weather.
+        let cumulative = match measured {
+            Some(measured) if measured.len() == stored.points.len() => Cow::Borrowed(measured),
+            _ => Cow::Owned(route_cumulative(stored)),
+        };
+        let slices = stage_slices_with(trip, stored, &detoured, &cumulative);
+        let mut alerts = analyse_slices(trip, stored, &detoured, &slices, &cumulative);
         let mut done: Vec<Category> = [Category::TerrainSecurity, Category::Context]
             .into_iter()
             .filter(|c| categories.contains(c))
@@ -104,7 +116,6 @@ impl Pipeline {
             let outcome = match &source {
                 None => Some(self.upstreams.no_osm_source_reason()),
                 Some(source) => {
-                    let slices = stage_slices(trip, stored, &detoured);
                     let inputs = stage_inputs(trip, &slices);
                     osm::trip_osm(trip, &inputs, &mut alerts, source.as_ref()).await
                 }
@@ -138,7 +149,6 @@ impl Pipeline {
             }
         }
         if categories.contains(&Category::Weather) {
-            let slices = stage_slices(trip, stored, &detoured);
             // The fords each day crosses, as the OpenStreetMap analysis found them (just now,
             // or kept from its last run).
             let fords: Vec<usize> = alerts
@@ -242,16 +252,33 @@ pub fn analyse_trip(
     stored: &track::StoredTrack,
     detoured: &HashMap<Uuid, Vec<TrackPoint>>,
 ) -> Vec<StageAlerts> {
+    let cumulative = route_cumulative(stored);
+    let slices = stage_slices_with(trip, stored, detoured, &cumulative);
+    analyse_slices(trip, stored, detoured, &slices, &cumulative)
+}
+
+/// The distance from the start to each stored point, metres (breaks not counted).
+fn route_cumulative(stored: &track::StoredTrack) -> Vec<f64> {
+    cumulative_distances_with_breaks(&stored.points, &stored.breaks())
+}
+
+/// [`analyse_trip`] with each day's points ([`stage_slices`]) and the route
+/// (`route_cumulative`) already measured.
+fn analyse_slices(
+    trip: &Trip,
+    stored: &track::StoredTrack,
+    detoured: &HashMap<Uuid, Vec<TrackPoint>>,
+    slices: &[Vec<StagePoint>],
+    route_cumulative: &[f64],
+) -> Vec<StageAlerts> {
     let points = stored.points.as_slice();
-    let route_cumulative = cumulative_distances_with_breaks(points, &stored.breaks());
     let settings = AnalysisSettings {
         departure_hour: trip.settings.departure_hour,
         average_speed_kmh: trip.settings.average_speed,
         ebike_mode: trip.settings.ebike_mode,
         climb_m_per_flat_km: trip.settings.elevation_penalty,
     };
-    let slices = stage_slices(trip, stored, detoured);
-    let inputs = stage_inputs(trip, &slices);
+    let inputs = stage_inputs(trip, slices);
     let gaps: Vec<Vec<TrackGap>> = trip
         .stages
         .iter()
@@ -356,38 +383,54 @@ pub(super) fn stage_inputs<'a>(trip: &Trip, slices: &'a [Vec<StagePoint>]) -> Ve
 
 /// Each day's points with distances from its start: its slice of the track, or its own
 /// geometry when it was re-routed through a waypoint.
+#[cfg(test)]
 pub(super) fn stage_slices(
     trip: &Trip,
     stored: &track::StoredTrack,
     detoured: &HashMap<Uuid, Vec<TrackPoint>>,
 ) -> Vec<Vec<StagePoint>> {
+    stage_slices_with(trip, stored, detoured, &route_cumulative(stored))
+}
+
+/// [`stage_slices`] of a route already measured (`route_cumulative`: the distance from the
+/// start to each stored point, breaks not counted): a day on the track reads its distances
+/// off the route's, a re-routed day measures its own line.
+fn stage_slices_with(
+    trip: &Trip,
+    stored: &track::StoredTrack,
+    detoured: &HashMap<Uuid, Vec<TrackPoint>>,
+    route_cumulative: &[f64],
+) -> Vec<Vec<StagePoint>> {
     let points = stored.points.as_slice();
+    let last = points.len().min(route_cumulative.len()).saturating_sub(1);
+    let at = |p: &TrackPoint, distance_m: f64| StagePoint {
+        lat: p.lat,
+        lon: p.lon,
+        ele: p.ele,
+        distance_m,
+    };
     trip.stages
         .iter()
-        .map(|stage| {
-            let (slice, breaks) = match detoured.get(&stage.id) {
-                Some(own) => (own.as_slice(), Vec::new()),
-                None => (
-                    points
-                        .get(
-                            stage.first_point
-                                ..=stage.last_point.min(points.len().saturating_sub(1)),
-                        )
-                        .unwrap_or(&[]),
-                    stored.breaks_within(stage.first_point, stage.last_point),
-                ),
-            };
-            let distances = cumulative_distances_with_breaks(slice, &breaks);
-            slice
+        .map(|stage| match detoured.get(&stage.id) {
+            Some(own) => own
                 .iter()
-                .zip(distances)
-                .map(|(p, d)| StagePoint {
-                    lat: p.lat,
-                    lon: p.lon,
-                    ele: p.ele,
-                    distance_m: d,
-                })
-                .collect()
+                .zip(cumulative_distances_with_breaks(own, &[]))
+                .map(|(p, d)| at(p, d))
+                .collect(),
+            None => {
+                let range = stage.first_point..=stage.last_point.min(last);
+                let (Some(slice), Some(measured)) =
+                    (points.get(range.clone()), route_cumulative.get(range))
+                else {
+                    return Vec::new();
+                };
+                let start = measured.first().copied().unwrap_or_default();
+                slice
+                    .iter()
+                    .zip(measured)
+                    .map(|(p, d)| at(p, d - start))
+                    .collect()
+            }
         })
         .collect()
 }

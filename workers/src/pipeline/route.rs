@@ -7,11 +7,10 @@ use etappe_domain::trip::settings::NightsMode;
 use etappe_domain::trip::source::SourceType;
 use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
 use etappe_domain::trip::{Category, Trip, TripCommand};
-use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb};
+use etappe_route::geometry::{cumulative_distances_with_breaks, day_climb_with};
 use etappe_route::gpx::{ParsedRoute, TrackPoint, parse_gpx};
 use etappe_route::pacing::{
-    DaySplit, PacingSettings, day_lengths_km, one_day_per_track, pace_route_at,
-    pace_route_by_lengths,
+    DaySplit, PacingSettings, cut_by_lengths, cut_route_at, day_lengths_km_with, one_day_per_track,
 };
 use etappe_route::pieces::join_pieces;
 use etappe_route::sources::{
@@ -29,11 +28,14 @@ use super::{Applied, JobError, JobScope, Outcome, Pipeline, heights_known, round
 use etappe_domain::trip::nights::BedOnRoute;
 
 /// A route cut into days: the track as stored, each day's split of it, and with nights at
-/// accommodation the beds along it and the nights placed at them.
+/// accommodation the beds along it and the nights placed at them. `cumulative_m`: the
+/// distance from the start to each stored point (breaks not counted) when the pacing measured
+/// it already.
 struct PacedRoute {
     stored: track::StoredTrack,
     splits: Vec<DaySplit>,
     nights: Option<(Vec<BedOnRoute>, PacedNights)>,
+    cumulative_m: Option<Vec<f64>>,
 }
 
 impl Pipeline {
@@ -107,6 +109,7 @@ impl Pipeline {
             stored,
             splits,
             nights,
+            cumulative_m,
         } = match self.cut_into_days(&trip, &parsed, climbing_known).await? {
             Ok(paced) => paced,
             Err(reason) => return self.fail_route(scope, reason).await,
@@ -140,11 +143,11 @@ impl Pipeline {
             .collect();
         // Breaks between the source's pieces count no distance and no climb (etappe_route::pieces).
         let breaks = stored.breaks();
-        let total_m = cumulative_distances_with_breaks(points, &breaks)
-            .last()
-            .copied()
-            .unwrap_or(0.0);
-        let (ascent, descent) = day_climb(points, &breaks);
+        let cumulative = cumulative_m
+            .filter(|measured| measured.len() == points.len())
+            .unwrap_or_else(|| cumulative_distances_with_breaks(points, &breaks));
+        let total_m = cumulative.last().copied().unwrap_or(0.0);
+        let (ascent, descent) = day_climb_with(points, &cumulative, &breaks);
         let track_key = track::key(scope.trip_id, scope.generation);
         self.store
             .put_blob(&track_key, &track::encode_stored(&stored))
@@ -191,6 +194,7 @@ impl Pipeline {
             scope.job_id,
             &view.trip,
             &stored,
+            Some(&cumulative),
             &Category::ALL,
             scope.traceparent,
         )
@@ -224,7 +228,7 @@ impl Pipeline {
             Some(bytes) => track::decode_stored(&bytes).unwrap_or_default(),
             None => track::StoredTrack::default(),
         };
-        self.record_analysis(scope.job_id, trip, &stored, &open, scope.traceparent)
+        self.record_analysis(scope.job_id, trip, &stored, None, &open, scope.traceparent)
             .await
     }
 
@@ -238,6 +242,7 @@ impl Pipeline {
         climbing_known: bool,
     ) -> Result<Result<PacedRoute, String>, JobError> {
         let mut nights = None;
+        let mut cumulative_m = None;
         let (stored, splits) = if trip.source.source_type == SourceType::KomootCollection {
             let paced = one_day_per_track(&parsed.tracks);
             let stored = track::StoredTrack {
@@ -262,29 +267,33 @@ impl Pipeline {
                 },
                 days: s.asked_day_count(),
             };
+            // The route measured once, for the planning and the cutting alike.
+            let cumulative = joined.cumulative_m();
             // With nights at accommodation the planned days end at beds (one night each).
-            let planned = day_lengths_km(&joined, &settings);
+            let planned = day_lengths_km_with(&joined, &cumulative, &settings);
             let paced_nights = match &planned {
                 Some(lengths) if s.nights == NightsMode::AtAccommodation && lengths.len() > 1 => {
                     Some(self.place_route_nights(&joined, lengths.clone(), s).await?)
                 }
                 _ => None,
             };
-            let (cut, splits) = match &paced_nights {
-                Some(paced) => pace_route_at(&joined, &paced.goals_m()),
-                None => pace_route_by_lengths(&joined, planned),
+            let cut = match &paced_nights {
+                Some(paced) => cut_route_at(&joined, &cumulative, &paced.goals_m()),
+                None => cut_by_lengths(&joined, &cumulative, planned),
             };
-            if let Some(paced) = paced_nights.filter(|p| p.placed.len() + 1 == splits.len()) {
-                nights = Some((paced.stored_beds(&cut), paced));
+            if let Some(paced) = paced_nights.filter(|p| p.placed.len() + 1 == cut.days.len()) {
+                nights = Some((paced.stored_beds(&cut.route), paced));
             }
-            let mut stored = track::StoredTrack::from(cut);
+            cumulative_m = Some(cut.cumulative_m);
+            let mut stored = track::StoredTrack::from(cut.route);
             stored.waypoints = parsed.waypoints.clone();
-            (stored, splits)
+            (stored, cut.days)
         };
         Ok(Ok(PacedRoute {
             stored,
             splits,
             nights,
+            cumulative_m,
         }))
     }
 

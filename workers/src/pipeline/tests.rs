@@ -309,3 +309,63 @@ async fn a_failing_source_fails_the_category_by_name_and_keeps_the_rest() {
     assert_eq!(days[0].found, None);
     assert_eq!(days.len(), 1, "the geometry rules' results stay");
 }
+
+#[test]
+fn each_day_reads_its_distances_off_the_routes_measure_as_its_own_would_read() {
+    // Two pieces with a break between them and a bridged gap in the second: days that end
+    // on the break, start on it and hold the bridged gap read the same distances from the
+    // route's one measure as from a measure of their own points.
+    let first = line(5.0, 0.02, 6.0);
+    let second = line(5.0, -0.01, 6.5);
+    let gap_at = first.len();
+    let mut points = first;
+    points.extend(second);
+    let mut trip = one_day_trip(&points);
+    let last = points.len() - 1;
+    let template = trip.stages[0].clone();
+    trip.stages = [(0, 20), (20, gap_at), (gap_at, last)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (first_point, last_point))| Stage {
+            id: Uuid::from_u128(10 + i as u128),
+            day_number: i as u32 + 1,
+            first_point,
+            last_point,
+            ..template.clone()
+        })
+        .collect();
+    let stored = track::StoredTrack {
+        gaps: vec![
+            etappe_route::pieces::Gap {
+                index: gap_at,
+                length_m: 39_000.0,
+                bridged: false,
+            },
+            etappe_route::pieces::Gap {
+                index: gap_at + 10,
+                length_m: 150.0,
+                bridged: true,
+            },
+        ],
+        points,
+        ..Default::default()
+    };
+    let slices = analysis::stage_slices(&trip, &stored, &HashMap::new());
+    for (stage, slice) in trip.stages.iter().zip(&slices) {
+        let own = &stored.points[stage.first_point..=stage.last_point];
+        let fresh = etappe_route::geometry::cumulative_distances_with_breaks(
+            own,
+            &stored.breaks_within(stage.first_point, stage.last_point),
+        );
+        assert_eq!(slice.len(), fresh.len(), "day {}", stage.day_number);
+        for (point, d) in slice.iter().zip(&fresh) {
+            assert!(
+                (point.distance_m - d).abs() < 1e-6,
+                "day {}: {} from the route, {d} its own",
+                stage.day_number,
+                point.distance_m
+            );
+        }
+    }
+    assert!(slices[2].last().is_some_and(|p| p.distance_m > 4_900.0));
+}
