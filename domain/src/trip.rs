@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 pub use self::decide::decide;
 pub use self::edits::{Boundary, LabelChange, RouteGeometry, RouteSnapshot, StageEdit};
-pub use self::events::{EVENT_TYPES, StageAccommodations, TripEvent, TripEventError};
+pub use self::events::{StageAccommodations, TripEvent, TripEventError};
 pub use self::evolve::{evolve, fold};
 pub use self::input::{FieldError, InputError};
 use self::settings::{SettingsPatch, TripSettings};

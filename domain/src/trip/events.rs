@@ -16,8 +16,10 @@ use crate::ids::{TripId, UserId};
 /// An event of a trip stream.
 // The copy of a trip carries a whole trip's image: events are built a few times a request
 // and moved into a Vec, so a large variant costs nothing that boxing would save.
+// Its variant's name is its stored `event_type` and serde's `type` tag alike: declared once,
+// here (`strum::IntoStaticStr`), never listed again.
 #[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(tag = "type", content = "data")]
 pub enum TripEvent {
     /// A trip came into being with its source and settings; `version` is 1.
@@ -202,32 +204,6 @@ pub struct StageAccommodations {
     pub accommodations: Vec<Accommodation>,
 }
 
-/// Every trip event type, as stored in `event_type`.
-pub const EVENT_TYPES: [&str; 22] = [
-    "TripCreated",
-    "RouteRequested",
-    "TripSettingsUpdated",
-    "TripDeleted",
-    "RouteComputationStarted",
-    "RouteComputed",
-    "RouteFailed",
-    "AnalysisRequested",
-    "AnalysisStarted",
-    "AnalysisCompleted",
-    "TripShared",
-    "TripUnshared",
-    "StagesEdited",
-    "AccommodationScanRequested",
-    "AccommodationsFound",
-    "WaypointRequested",
-    "StageRerouted",
-    "TripDuplicated",
-    "DetourFailed",
-    "DetourRemoved",
-    "TripReplanned",
-    "TripRestored",
-];
-
 /// A stored event that is not a trip event of a known shape.
 #[derive(Debug, thiserror::Error)]
 #[error("event {event_type} (schema {schema_version}) does not read as a trip event: {source}")]
@@ -244,30 +220,7 @@ impl TripEvent {
 
     /// The stored `event_type`.
     pub fn event_type(&self) -> &'static str {
-        match self {
-            Self::TripCreated { .. } => "TripCreated",
-            Self::RouteRequested { .. } => "RouteRequested",
-            Self::TripSettingsUpdated { .. } => "TripSettingsUpdated",
-            Self::TripDeleted => "TripDeleted",
-            Self::RouteComputationStarted { .. } => "RouteComputationStarted",
-            Self::RouteComputed { .. } => "RouteComputed",
-            Self::RouteFailed { .. } => "RouteFailed",
-            Self::AnalysisRequested { .. } => "AnalysisRequested",
-            Self::AnalysisStarted { .. } => "AnalysisStarted",
-            Self::AnalysisCompleted { .. } => "AnalysisCompleted",
-            Self::TripShared { .. } => "TripShared",
-            Self::TripUnshared => "TripUnshared",
-            Self::StagesEdited { .. } => "StagesEdited",
-            Self::AccommodationScanRequested { .. } => "AccommodationScanRequested",
-            Self::AccommodationsFound { .. } => "AccommodationsFound",
-            Self::WaypointRequested { .. } => "WaypointRequested",
-            Self::StageRerouted { .. } => "StageRerouted",
-            Self::TripDuplicated { .. } => "TripDuplicated",
-            Self::DetourFailed { .. } => "DetourFailed",
-            Self::DetourRemoved { .. } => "DetourRemoved",
-            Self::TripReplanned { .. } => "TripReplanned",
-            Self::TripRestored { .. } => "TripRestored",
-        }
+        self.into()
     }
 
     /// The stored `data` (the payload without its type).

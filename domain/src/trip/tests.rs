@@ -347,6 +347,16 @@ fn stored_event_shapes_are_stable() {
     }
     let deleted = TripEvent::from_stored("TripDeleted", 1, &serde_json::Value::Null).expect("unit");
     assert_eq!(deleted, TripEvent::TripDeleted);
+    // The stored type is serde's tag, for data variants and unit ones alike.
+    for event in history
+        .iter()
+        .chain([&TripEvent::TripDeleted, &TripEvent::TripUnshared])
+    {
+        assert_eq!(
+            serde_json::to_value(event).expect("serialises")["type"],
+            event.event_type()
+        );
+    }
 }
 
 fn route_done(history: &mut Vec<TripEvent>) {

@@ -262,7 +262,7 @@ fn route_cumulative(stored: &track::StoredTrack) -> Vec<f64> {
     cumulative_distances_with_breaks(&stored.points, &stored.breaks())
 }
 
-/// [`analyse_trip`] with each day's points ([`stage_slices`]) and the route
+/// [`analyse_trip`] with each day's points ([`stage_slices_with`]) and the route
 /// (`route_cumulative`) already measured.
 fn analyse_slices(
     trip: &Trip,
@@ -392,7 +392,7 @@ pub(super) fn stage_slices(
     stage_slices_with(trip, stored, detoured, &route_cumulative(stored))
 }
 
-/// [`stage_slices`] of a route already measured (`route_cumulative`: the distance from the
+/// [`stage_slices_with`] of a route already measured (`route_cumulative`: the distance from the
 /// start to each stored point, breaks not counted): a day on the track reads its distances
 /// off the route's, a re-routed day measures its own line.
 fn stage_slices_with(
