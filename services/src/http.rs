@@ -50,12 +50,30 @@ pub fn router(state: App) -> Router {
             "/trips/{id}/stages/{stage}",
             axum::routing::patch(stages::update).delete(stages::delete),
         ),
+        ("/trips/{id}/stages/{stage}/detail", get(stages::detail)),
         (
-            "/trips/{id}/stages/{stage}/{leaf}",
-            get(stages::read)
-                .patch(stages::patch_leaf)
-                .post(stages::post_leaf)
-                .delete(stages::delete_leaf),
+            "/trips/{id}/stages/{stage}/export.gpx",
+            get(stages::export_file),
+        ),
+        (
+            "/trips/{id}/stages/{stage}/export.fit",
+            get(stages::export_file),
+        ),
+        (
+            "/trips/{id}/stages/{stage}/move",
+            axum::routing::patch(stages::move_stage),
+        ),
+        (
+            "/trips/{id}/stages/{stage}/accommodation",
+            axum::routing::patch(stages::choose_accommodation),
+        ),
+        (
+            "/trips/{id}/stages/{stage}/rest-day",
+            axum::routing::post(stages::rest_day),
+        ),
+        (
+            "/trips/{id}/stages/{stage}/poi-waypoint",
+            axum::routing::post(stages::add_waypoint).delete(stages::remove_detour),
         ),
         (
             "/trips/{id}/stages/{stage}/accommodations/manual",

@@ -48,7 +48,7 @@ use crate::openapi::domain;
         super::stages::add,
         super::stages::update,
         super::stages::delete,
-        super::stages::read,
+        super::stages::detail,
         super::stages::export_stage_gpx,
         super::stages::export_stage_fit,
         super::stages::move_stage,

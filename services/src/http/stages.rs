@@ -2,6 +2,7 @@
 //! detours, one day's detail and the route's geometry. Each translates HTTP into one call of
 //! the day services and back; no rule lives here.
 
+use crate::app::exports::ExportFormat;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -140,31 +141,41 @@ pub(super) async fn delete(
     .await
 }
 
-/// `GET /trips/{id}/stages/{stageId}/{detail|export.gpx|export.fit}`.
+/// `GET /trips/{id}/stages/{stageId}/detail`.
 #[utoipa::path(get, path = "/trips/{id}/stages/{stageId}/detail", operation_id = "getStage", tag = "days",
     summary = "One day", description = "Scope trips:read. `ETag` is the trip's version.",
     params(StagePathParams),
     responses((status = 200, description = "The day", body = StageSummary,
             headers(("ETag" = String, description = "The trip's version"))),
         Unauthorized, Forbidden, NotFound, RateLimited))]
-pub(super) async fn read(
+pub(super) async fn detail(
+    State(state): State<App>,
+    caller: Caller,
+    Segments((trip, stage)): Segments<(String, String)>,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let (version, day) = state
+        .trips
+        .stage_detail(&caller.principal, trip_id, stage_id)
+        .await?;
+    stage_response(version, &day)
+}
+
+/// `GET /trips/{id}/stages/{stageId}/export.gpx` and `…/export.fit` (documented by
+/// [`export_stage_gpx`] and [`export_stage_fit`]): one day's file, in the format its path
+/// names.
+pub(super) async fn export_file(
     State(state): State<App>,
     caller: Caller,
     headers: HeaderMap,
-    Segments((trip, stage, leaf)): Segments<(String, String, String)>,
+    uri: axum::http::Uri,
+    Segments((trip, stage)): Segments<(String, String)>,
 ) -> Result<Response, AppError> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
-    let format = match leaf.as_str() {
-        "detail" => {
-            let (version, day) = state
-                .trips
-                .stage_detail(&caller.principal, trip_id, stage_id)
-                .await?;
-            return stage_response(version, &day);
-        }
-        "export.gpx" => crate::app::exports::ExportFormat::Gpx,
-        "export.fit" => crate::app::exports::ExportFormat::Fit,
-        _ => return Err(AppError::NotFound),
+    let format = if uri.path().ends_with(".fit") {
+        ExportFormat::Fit
+    } else {
+        ExportFormat::Gpx
     };
     Ok(super::trips::file_response(
         state
@@ -200,89 +211,6 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(response)
-}
-
-/// `PATCH /trips/{id}/stages/{stageId}/{move|accommodation}`.
-pub(super) async fn patch_leaf(
-    State(state): State<App>,
-    caller: Caller,
-    Segments((trip, stage, leaf)): Segments<(String, String, String)>,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
-    OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
-    let detail = match leaf.as_str() {
-        "move" => {
-            return edit(
-                &state,
-                &caller,
-                (trip_id, stage_id),
-                StageAction::Move,
-                &body,
-                (base, ask),
-            )
-            .await;
-        }
-        "accommodation" => {
-            state
-                .trips
-                .choose_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
-                .await?
-        }
-        _ => return Err(AppError::NotFound),
-    };
-    detail_response(StatusCode::OK, &detail)
-}
-
-/// `POST /trips/{id}/stages/{stageId}/{rest-day|poi-waypoint}`.
-pub(super) async fn post_leaf(
-    State(state): State<App>,
-    caller: Caller,
-    Segments((trip, stage, leaf)): Segments<(String, String, String)>,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
-    OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
-    match leaf.as_str() {
-        "rest-day" => {
-            edit(
-                &state,
-                &caller,
-                (trip_id, stage_id),
-                StageAction::RestDay,
-                &body,
-                (base, ask),
-            )
-            .await
-        }
-        "poi-waypoint" => {
-            let accepted = state
-                .trips
-                .add_waypoint(&caller, trip_id, stage_id, &body)
-                .await?;
-            Ok((StatusCode::ACCEPTED, Json(accepted)).into_response())
-        }
-        _ => Err(AppError::NotFound),
-    }
-}
-
-/// `DELETE /trips/{id}/stages/{stageId}/poi-waypoint`: the day's detour removed.
-pub(super) async fn delete_leaf(
-    State(state): State<App>,
-    caller: Caller,
-    Segments((trip, stage, leaf)): Segments<(String, String, String)>,
-) -> Result<Response, AppError> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
-    if leaf != "poi-waypoint" {
-        return Err(AppError::NotFound);
-    }
-    let detail = state
-        .trips
-        .remove_detour(&caller, trip_id, stage_id)
-        .await?;
-    detail_response(StatusCode::OK, &detail)
 }
 
 /// `POST /trips/{id}/stages/{stageId}/accommodations/manual`: a place entered by hand.
@@ -398,8 +326,8 @@ pub(super) fn route_response(
     response
 }
 
-// Served by `read` (`/{detail|export.gpx|export.fit}`), `patch_leaf` (`/{move|accommodation}`)
-// and `post_leaf` (`/{rest-day|poi-waypoint}`); declared one by one for the document.
+// Served by `export_file`; declared apart for the document, as the trip's files
+// are (one declaration of the files' responses for both).
 super::trips::file_operation!(
     export_stage_gpx,
     "/trips/{id}/stages/{stageId}/export.gpx",
@@ -425,8 +353,17 @@ super::trips::file_operation!(
     responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
-#[allow(dead_code)]
-pub(super) fn move_stage() {}
+pub(super) async fn move_stage(
+    State(state): State<App>,
+    caller: Caller,
+    Segments((trip, stage)): Segments<(String, String)>,
+    IfMatch(base): IfMatch,
+    ask: AskFirst,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let day = ids(&trip, &stage)?;
+    edit(&state, &caller, day, StageAction::Move, &body, (base, ask)).await
+}
 
 #[utoipa::path(patch, path = "/trips/{id}/stages/{stageId}/accommodation",
     operation_id = "chooseAccommodation", tag = "accommodations",
@@ -437,8 +374,21 @@ pub(super) fn move_stage() {}
     responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
-#[allow(dead_code)]
-pub(super) fn choose_accommodation() {}
+pub(super) async fn choose_accommodation(
+    State(state): State<App>,
+    caller: Caller,
+    Segments((trip, stage)): Segments<(String, String)>,
+    IfMatch(base): IfMatch,
+    ask: AskFirst,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let detail = state
+        .trips
+        .choose_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}
 
 #[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/rest-day", operation_id = "insertRestDay",
     tag = "days", summary = "Insert a rest day after a day",
@@ -447,8 +397,25 @@ pub(super) fn choose_accommodation() {}
     responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
-#[allow(dead_code)]
-pub(super) fn rest_day() {}
+pub(super) async fn rest_day(
+    State(state): State<App>,
+    caller: Caller,
+    Segments((trip, stage)): Segments<(String, String)>,
+    IfMatch(base): IfMatch,
+    ask: AskFirst,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let day = ids(&trip, &stage)?;
+    edit(
+        &state,
+        &caller,
+        day,
+        StageAction::RestDay,
+        &body,
+        (base, ask),
+    )
+    .await
+}
 
 #[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/poi-waypoint", operation_id = "addWaypoint",
     tag = "days", summary = "Re-route a day through a waypoint",
@@ -458,8 +425,19 @@ pub(super) fn rest_day() {}
     responses((status = 202, description = "Accepted", body = WaypointAccepted),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, TooLarge, NotJson,
         Invalid, Locked, RateLimited))]
-#[allow(dead_code)]
-pub(super) fn add_waypoint() {}
+pub(super) async fn add_waypoint(
+    State(state): State<App>,
+    caller: Caller,
+    Segments((trip, stage)): Segments<(String, String)>,
+    OptionalJsonObject(body): OptionalJsonObject,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let accepted = state
+        .trips
+        .add_waypoint(&caller, trip_id, stage_id, &body)
+        .await?;
+    Ok((StatusCode::ACCEPTED, Json(accepted)).into_response())
+}
 
 #[utoipa::path(delete, path = "/trips/{id}/stages/{stageId}/poi-waypoint", operation_id = "removeDetour",
     tag = "days", summary = "Remove a day's detour",
@@ -467,5 +445,15 @@ pub(super) fn add_waypoint() {}
     params(StagePathParams),
     responses((status = 200, description = "The trip after the removal", body = TripDetail, headers(("ETag" = String, description = "The version (unchanged)"))),
         Unauthorized, Forbidden, NotFound, Conflict, Invalid, Locked, RateLimited))]
-#[allow(dead_code)]
-pub(super) fn remove_detour() {}
+pub(super) async fn remove_detour(
+    State(state): State<App>,
+    caller: Caller,
+    Segments((trip, stage)): Segments<(String, String)>,
+) -> Result<Response, AppError> {
+    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let detail = state
+        .trips
+        .remove_detour(&caller, trip_id, stage_id)
+        .await?;
+    detail_response(StatusCode::OK, &detail)
+}

@@ -1201,3 +1201,61 @@ async fn every_documented_route_is_really_served() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_days_routes_refuse_the_methods_they_do_not_take() {
+    // Each of a day's sub-resources is a route of its own: a method the document does not
+    // list for it is a 405 naming the ones it takes, never a 404 that hides the resource.
+    let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
+    let id = uuid::Uuid::now_v7().to_string();
+    let operations = etappe_services::http::operations();
+    let leaves = [
+        "detail",
+        "export.gpx",
+        "export.fit",
+        "move",
+        "accommodation",
+        "rest-day",
+        "poi-waypoint",
+    ];
+    for leaf in leaves {
+        let template = format!("/trips/{{id}}/stages/{{stageId}}/{leaf}");
+        let documented: Vec<String> = operations
+            .iter()
+            .filter(|(_, t)| *t == template)
+            .map(|(m, _)| m.to_uppercase())
+            .collect();
+        assert!(!documented.is_empty(), "{template} is documented");
+        for method in [Method::GET, Method::PATCH, Method::POST, Method::DELETE] {
+            if documented.contains(&method.to_string()) {
+                continue;
+            }
+            let response = app
+                .client
+                .request(
+                    method.clone(),
+                    format!("{}/trips/{id}/stages/{id}/{leaf}", app.base),
+                )
+                .send()
+                .await
+                .expect("send");
+            assert_eq!(
+                response.status(),
+                StatusCode::METHOD_NOT_ALLOWED,
+                "{method} {template}"
+            );
+            let allow = response
+                .headers()
+                .get("allow")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            for taken in &documented {
+                assert!(
+                    allow.contains(taken.as_str()),
+                    "{method} {template}: Allow {allow}"
+                );
+            }
+        }
+    }
+}
