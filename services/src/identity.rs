@@ -1,8 +1,9 @@
 //! The storage of identity: users, their personal access tokens, browser sessions, magic
 //! login links and the audit trail a person can read. Rules (how long a session lives, who
 //! may log in how often, what an account deletion removes) live in `app::accounts`; this
-//! module only keeps the rows, on SQLite or PostgreSQL alike. The OAuth authorization
-//! server's clients, grants, codes and tokens are in [`oauth`].
+//! module only keeps the rows, on SQLite or PostgreSQL alike, each query written once
+//! ([`sql`]). The OAuth authorization server's clients, grants, codes and tokens are in
+//! [`oauth`].
 //!
 //! Every secret here (a token, a session cookie, a login link) is 256 random bits and only
 //! its SHA-256 digest is stored: the secrets are random, so a fast digest cannot be reversed
@@ -12,6 +13,7 @@ pub mod audit;
 pub mod magic_links;
 pub mod oauth;
 pub mod sessions;
+pub mod sql;
 pub mod tokens;
 pub mod users;
 
@@ -23,7 +25,6 @@ use etappe_domain::ids::UserId;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::{PgPool, SqlitePool};
-use uuid::Uuid;
 
 pub use self::audit::AuditEntry;
 pub use self::sessions::{NewSession, SessionInfo, SessionRow};
@@ -139,9 +140,4 @@ pub(crate) fn parse_sqlite_time(text: &str) -> Result<DateTime<Utc>, IdentityErr
     DateTime::parse_from_rfc3339(text)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| IdentityError::Invalid(format!("a stored time cannot be read: {e}")))
-}
-
-/// A uuid read back from SQLite.
-pub(crate) fn parse_sqlite_uuid(text: &str) -> Result<Uuid, IdentityError> {
-    Uuid::parse_str(text).map_err(|e| IdentityError::Invalid(e.to_string()))
 }

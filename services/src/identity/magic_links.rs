@@ -3,9 +3,8 @@
 //! redeeming the same link at once exactly one wins.
 
 use chrono::{Duration, Utc};
-use sqlx::Row;
 
-use super::{Identity, IdentityDb, IdentityError, random_secret, sqlite_time, token_digest};
+use super::{Identity, IdentityError, random_secret, token_digest};
 
 /// How long a spent or expired link row is kept (to tell "used" from "unknown" on a late
 /// click) before it is swept.
@@ -33,38 +32,23 @@ impl Identity {
     ) -> Result<String, IdentityError> {
         let token = random_secret();
         let now = Utc::now();
-        match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query("DELETE FROM magic_links WHERE expires_at < ?1")
-                    .bind(sqlite_time(now - KEEP_SPENT))
-                    .execute(pool)
-                    .await?;
-                sqlx::query(
-                    "INSERT INTO magic_links (token_sha256, email, created_at, expires_at) VALUES (?1, ?2, ?3, ?4)",
-                )
-                .bind(token_digest(&token))
-                .bind(email)
-                .bind(sqlite_time(now))
-                .bind(sqlite_time(now + ttl))
-                .execute(pool)
-                .await?;
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query("DELETE FROM magic_links WHERE expires_at < $1")
-                    .bind(now - KEEP_SPENT)
-                    .execute(pool)
-                    .await?;
-                sqlx::query(
-                    "INSERT INTO magic_links (token_sha256, email, created_at, expires_at) VALUES ($1, $2, $3, $4)",
-                )
-                .bind(token_digest(&token))
-                .bind(email)
-                .bind(now)
-                .bind(now + ttl)
-                .execute(pool)
-                .await?;
-            }
-        }
+        self.db
+            .execute(
+                "DELETE FROM magic_links WHERE expires_at < $1",
+                &[(now - KEEP_SPENT).into()],
+            )
+            .await?;
+        self.db
+            .execute(
+                "INSERT INTO magic_links (token_sha256, email, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+                &[
+                    token_digest(&token).into(),
+                    email.into(),
+                    now.into(),
+                    (now + ttl).into(),
+                ],
+            )
+            .await?;
         Ok(token)
     }
 
@@ -76,41 +60,16 @@ impl Identity {
             return Ok(Redeemed::Unknown);
         }
         let digest = token_digest(token);
-        let now = Utc::now();
-        let row = match &self.db {
-            IdentityDb::Sqlite(pool) => sqlx::query(
-                "SELECT email, used_at IS NOT NULL AS used, expires_at > ?1 AS live \
-                 FROM magic_links WHERE token_sha256 = ?2",
-            )
-            .bind(sqlite_time(now))
-            .bind(&digest)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| {
-                Ok::<_, sqlx::Error>((
-                    r.try_get::<String, _>("email")?,
-                    r.try_get::<bool, _>("used")?,
-                    r.try_get::<bool, _>("live")?,
-                ))
-            })
-            .transpose()?,
-            IdentityDb::Postgres(pool) => sqlx::query(
+        let row = self
+            .db
+            .fetch_optional(
                 "SELECT email, used_at IS NOT NULL AS used, expires_at > $1 AS live \
                  FROM magic_links WHERE token_sha256 = $2",
+                &[Utc::now().into(), digest.into()],
             )
-            .bind(now)
-            .bind(&digest)
-            .fetch_optional(pool)
             .await?
-            .map(|r| {
-                Ok::<_, sqlx::Error>((
-                    r.try_get::<String, _>("email")?,
-                    r.try_get::<bool, _>("used")?,
-                    r.try_get::<bool, _>("live")?,
-                ))
-            })
-            .transpose()?,
-        };
+            .map(|r| Ok::<_, IdentityError>((r.text("email")?, r.flag("used")?, r.flag("live")?)))
+            .transpose()?;
         Ok(match row {
             Some((_, true, _)) => Redeemed::Used,
             Some((_, false, false)) => Redeemed::Expired,
@@ -126,50 +85,27 @@ impl Identity {
             return Ok(Redeemed::Unknown);
         }
         let digest = token_digest(token);
-        let now = Utc::now();
-        let (spent, row) = match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                let spent: Option<String> = sqlx::query_scalar(
-                    "UPDATE magic_links SET used_at = ?1 WHERE token_sha256 = ?2 AND used_at IS NULL \
-                     AND expires_at > ?1 RETURNING email",
+        let spent = self
+            .db
+            .fetch_optional(
+                "UPDATE magic_links SET used_at = $1 WHERE token_sha256 = $2 AND used_at IS NULL \
+                 AND expires_at > $1 RETURNING email",
+                &[Utc::now().into(), (&digest).into()],
+            )
+            .await?
+            .map(|r| r.text("email"))
+            .transpose()?;
+        let row = match spent {
+            Some(_) => None,
+            None => self
+                .db
+                .fetch_optional(
+                    "SELECT used_at IS NOT NULL AS used FROM magic_links WHERE token_sha256 = $1",
+                    &[digest.into()],
                 )
-                .bind(sqlite_time(now))
-                .bind(&digest)
-                .fetch_optional(pool)
-                .await?;
-                let row = if spent.is_none() {
-                    sqlx::query("SELECT used_at IS NOT NULL AS used FROM magic_links WHERE token_sha256 = ?1")
-                        .bind(&digest)
-                        .fetch_optional(pool)
-                        .await?
-                        .map(|r| r.try_get::<bool, _>("used"))
-                        .transpose()?
-                } else {
-                    None
-                };
-                (spent, row)
-            }
-            IdentityDb::Postgres(pool) => {
-                let spent: Option<String> = sqlx::query_scalar(
-                    "UPDATE magic_links SET used_at = $1 WHERE token_sha256 = $2 AND used_at IS NULL \
-                     AND expires_at > $1 RETURNING email",
-                )
-                .bind(now)
-                .bind(&digest)
-                .fetch_optional(pool)
-                .await?;
-                let row = if spent.is_none() {
-                    sqlx::query("SELECT used_at IS NOT NULL AS used FROM magic_links WHERE token_sha256 = $1")
-                        .bind(&digest)
-                        .fetch_optional(pool)
-                        .await?
-                        .map(|r| r.try_get::<bool, _>("used"))
-                        .transpose()?
-                } else {
-                    None
-                };
-                (spent, row)
-            }
+                .await?
+                .map(|r| r.flag("used"))
+                .transpose()?,
         };
         Ok(match (spent, row) {
             (Some(email), _) => Redeemed::Email(email),

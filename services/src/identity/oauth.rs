@@ -2,161 +2,22 @@
 //! (`migrations/*/20261201000007_oauth.sql`). Only storage: what a code or token may do is
 //! decided in `app::authorization`.
 //!
-//! Both backends run the same SQL text: it is written with `$n` placeholders, which SQLite
-//! reads as `?n` once the `$` is swapped. Values are bound through [`Val`] (a UUID is a
-//! `uuid` on PostgreSQL and text on SQLite) and read through [`AnyRow`], so every query is
-//! written once.
+//! Every query is written once, for both backends ([`crate::identity::sql`]).
 
 use chrono::{DateTime, Utc};
 use etappe_domain::ids::UserId;
-use sqlx::Row;
-use sqlx::postgres::PgRow;
-use sqlx::sqlite::SqliteRow;
 use uuid::Uuid;
 
 use crate::identity::{IdentityDb, IdentityError};
 
-/// A bound value.
-#[derive(Clone, Debug)]
-pub enum Val {
-    Text(String),
-    OptText(Option<String>),
-    Uuid(Uuid),
-    Time(DateTime<Utc>),
-    OptTime(Option<DateTime<Utc>>),
-}
-
-impl From<&str> for Val {
-    fn from(v: &str) -> Self {
-        Self::Text(v.to_owned())
-    }
-}
-impl From<String> for Val {
-    fn from(v: String) -> Self {
-        Self::Text(v)
-    }
-}
-impl From<&String> for Val {
-    fn from(v: &String) -> Self {
-        Self::Text(v.clone())
-    }
-}
-impl From<Uuid> for Val {
-    fn from(v: Uuid) -> Self {
-        Self::Uuid(v)
-    }
-}
-impl From<DateTime<Utc>> for Val {
-    fn from(v: DateTime<Utc>) -> Self {
-        Self::Time(v)
-    }
-}
-impl From<Option<DateTime<Utc>>> for Val {
-    fn from(v: Option<DateTime<Utc>>) -> Self {
-        Self::OptTime(v)
-    }
-}
-impl From<Option<String>> for Val {
-    fn from(v: Option<String>) -> Self {
-        Self::OptText(v)
-    }
-}
-
-/// A row of either backend.
-pub enum AnyRow {
-    Pg(PgRow),
-    Lite(SqliteRow),
-}
-
-impl std::fmt::Debug for AnyRow {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Pg(_) => "AnyRow::Pg",
-            Self::Lite(_) => "AnyRow::Lite",
-        })
-    }
-}
-
 fn invalid(e: impl std::fmt::Display) -> IdentityError {
     IdentityError::Invalid(e.to_string())
-}
-
-impl AnyRow {
-    pub fn text(&self, column: &str) -> Result<String, IdentityError> {
-        Ok(match self {
-            Self::Pg(r) => r.try_get(column)?,
-            Self::Lite(r) => r.try_get(column)?,
-        })
-    }
-    pub fn opt_text(&self, column: &str) -> Result<Option<String>, IdentityError> {
-        Ok(match self {
-            Self::Pg(r) => r.try_get(column)?,
-            Self::Lite(r) => r.try_get(column)?,
-        })
-    }
-    pub fn uuid(&self, column: &str) -> Result<Uuid, IdentityError> {
-        match self {
-            Self::Pg(r) => Ok(r.try_get(column)?),
-            Self::Lite(r) => Uuid::parse_str(&r.try_get::<String, _>(column)?).map_err(invalid),
-        }
-    }
-    pub fn time(&self, column: &str) -> Result<DateTime<Utc>, IdentityError> {
-        Ok(match self {
-            Self::Pg(r) => r.try_get(column)?,
-            Self::Lite(r) => r.try_get(column)?,
-        })
-    }
-    pub fn opt_time(&self, column: &str) -> Result<Option<DateTime<Utc>>, IdentityError> {
-        Ok(match self {
-            Self::Pg(r) => r.try_get(column)?,
-            Self::Lite(r) => r.try_get(column)?,
-        })
-    }
-}
-
-/// The SQL text for SQLite: `$n` → `?n` (the statements never hold a `$` otherwise).
-fn lite(sql: &str) -> String {
-    sql.replace('$', "?")
 }
 
 /// The OAuth tables of the identity database.
 #[derive(Clone, Debug)]
 pub struct OAuthStore {
     db: IdentityDb,
-}
-
-fn pg_query<'q>(
-    sql: &'q str,
-    vals: &[Val],
-) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
-    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for v in vals {
-        q = match v.clone() {
-            Val::Text(s) => q.bind(s),
-            Val::OptText(s) => q.bind(s),
-            Val::Uuid(u) => q.bind(u),
-            Val::Time(t) => q.bind(t),
-            Val::OptTime(t) => q.bind(t),
-        };
-    }
-    q
-}
-
-fn lite_query(
-    sql: String,
-    vals: &[Val],
-) -> sqlx::query::Query<'static, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
-    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for v in vals {
-        q = match v.clone() {
-            Val::Text(s) => q.bind(s),
-            Val::OptText(s) => q.bind(s),
-            Val::Uuid(u) => q.bind(u.to_string()),
-            Val::Time(t) => q.bind(t),
-            Val::OptTime(t) => q.bind(t),
-        };
-    }
-    q
 }
 
 /// A registered client.
@@ -237,47 +98,12 @@ impl OAuthStore {
         Self { db }
     }
 
-    async fn run_statement(&self, sql: &str, vals: &[Val]) -> Result<u64, IdentityError> {
-        Ok(match &self.db {
-            IdentityDb::Postgres(pool) => pg_query(sql, vals).execute(pool).await?.rows_affected(),
-            IdentityDb::Sqlite(pool) => lite_query(lite(sql), vals)
-                .execute(pool)
-                .await?
-                .rows_affected(),
-        })
-    }
-
-    async fn fetch_all(&self, sql: &str, vals: &[Val]) -> Result<Vec<AnyRow>, IdentityError> {
-        Ok(match &self.db {
-            IdentityDb::Postgres(pool) => pg_query(sql, vals)
-                .fetch_all(pool)
-                .await?
-                .into_iter()
-                .map(AnyRow::Pg)
-                .collect(),
-            IdentityDb::Sqlite(pool) => lite_query(lite(sql), vals)
-                .fetch_all(pool)
-                .await?
-                .into_iter()
-                .map(AnyRow::Lite)
-                .collect(),
-        })
-    }
-
-    async fn fetch_optional(
-        &self,
-        sql: &str,
-        vals: &[Val],
-    ) -> Result<Option<AnyRow>, IdentityError> {
-        Ok(self.fetch_all(sql, vals).await?.into_iter().next())
-    }
-
     // ---- clients
 
     /// Inserts or replaces a client (a CIMD document fetched again replaces its copy).
     pub async fn put_client(&self, client: &ClientRecord) -> Result<(), IdentityError> {
         let uris = serde_json::to_string(&client.redirect_uris).map_err(invalid)?;
-        self.run_statement(
+        self.db.execute(
             "INSERT INTO oauth_clients (client_id, kind, client_name, redirect_uris, metadata, fetched_at, expires_at, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
              ON CONFLICT (client_id) DO UPDATE SET kind = excluded.kind, client_name = excluded.client_name, \
@@ -301,7 +127,7 @@ impl OAuthStore {
     /// A client by id.
     pub async fn client(&self, client_id: &str) -> Result<Option<ClientRecord>, IdentityError> {
         let Some(row) = self
-            .fetch_optional(
+            .db.fetch_optional(
                 "SELECT client_id, kind, client_name, redirect_uris, metadata, fetched_at, expires_at \
                  FROM oauth_clients WHERE client_id = $1",
                 &[client_id.into()],
@@ -323,11 +149,12 @@ impl OAuthStore {
 
     /// Notes that a client was just used (a code redeemed): unused DCR clients can expire.
     pub async fn touch_client(&self, client_id: &str) -> Result<(), IdentityError> {
-        self.run_statement(
-            "UPDATE oauth_clients SET last_used_at = $1 WHERE client_id = $2",
-            &[Utc::now().into(), client_id.into()],
-        )
-        .await?;
+        self.db
+            .execute(
+                "UPDATE oauth_clients SET last_used_at = $1 WHERE client_id = $2",
+                &[Utc::now().into(), client_id.into()],
+            )
+            .await?;
         Ok(())
     }
 
@@ -343,22 +170,23 @@ impl OAuthStore {
         resource: &str,
     ) -> Result<Uuid, IdentityError> {
         let existing = self
-            .fetch_optional(
+            .db.fetch_optional(
                 "SELECT grant_id FROM oauth_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL",
                 &[user.0.into(), client_id.into()],
             )
             .await?;
         if let Some(row) = existing {
             let id = row.uuid("grant_id")?;
-            self.run_statement(
-                "UPDATE oauth_grants SET scopes = $1, resource = $2 WHERE grant_id = $3",
-                &[scopes.into(), resource.into(), id.into()],
-            )
-            .await?;
+            self.db
+                .execute(
+                    "UPDATE oauth_grants SET scopes = $1, resource = $2 WHERE grant_id = $3",
+                    &[scopes.into(), resource.into(), id.into()],
+                )
+                .await?;
             return Ok(id);
         }
         let id = Uuid::now_v7();
-        self.run_statement(
+        self.db.execute(
             "INSERT INTO oauth_grants (grant_id, user_id, client_id, scopes, resource, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
             &[
                 id.into(),
@@ -381,7 +209,7 @@ impl OAuthStore {
         client_id: &str,
     ) -> Result<bool, IdentityError> {
         Ok(self
-            .fetch_optional(
+            .db.fetch_optional(
                 "SELECT grant_id FROM oauth_grants WHERE user_id = $1 AND client_id = $2 AND revoked_at IS NULL",
                 &[user.0.into(), client_id.into()],
             )
@@ -392,7 +220,7 @@ impl OAuthStore {
     /// The live grants of `user`, newest first, with their clients' names.
     pub async fn grants_of(&self, user: UserId) -> Result<Vec<GrantRecord>, IdentityError> {
         let rows = self
-            .fetch_all(
+            .db.fetch_all(
                 "SELECT g.grant_id, g.user_id, g.client_id, c.client_name, g.scopes, g.resource, g.created_at, \
                  g.last_used_at, g.revoked_at FROM oauth_grants g JOIN oauth_clients c ON c.client_id = g.client_id \
                  WHERE g.user_id = $1 AND g.revoked_at IS NULL ORDER BY g.created_at DESC",
@@ -426,14 +254,14 @@ impl OAuthStore {
         let now = Utc::now();
         let revoked = match user {
             Some(user) => {
-                self.run_statement(
+                self.db.execute(
                     "UPDATE oauth_grants SET revoked_at = $1 WHERE grant_id = $2 AND user_id = $3 AND revoked_at IS NULL",
                     &[now.into(), grant_id.into(), user.0.into()],
                 )
                 .await?
             }
             None => {
-                self.run_statement(
+                self.db.execute(
                     "UPDATE oauth_grants SET revoked_at = $1 WHERE grant_id = $2 AND revoked_at IS NULL",
                     &[now.into(), grant_id.into()],
                 )
@@ -442,7 +270,7 @@ impl OAuthStore {
         };
         // Tokens go too, even when the grant was revoked already (a late token stays dead).
         if revoked > 0 || user.is_none() {
-            self.run_statement(
+            self.db.execute(
                 "UPDATE oauth_tokens SET revoked_at = $1 WHERE grant_id = $2 AND revoked_at IS NULL",
                 &[now.into(), grant_id.into()],
             )
@@ -453,11 +281,12 @@ impl OAuthStore {
 
     /// Notes a grant's use.
     pub async fn touch_grant(&self, grant_id: Uuid) -> Result<(), IdentityError> {
-        self.run_statement(
-            "UPDATE oauth_grants SET last_used_at = $1 WHERE grant_id = $2",
-            &[Utc::now().into(), grant_id.into()],
-        )
-        .await?;
+        self.db
+            .execute(
+                "UPDATE oauth_grants SET last_used_at = $1 WHERE grant_id = $2",
+                &[Utc::now().into(), grant_id.into()],
+            )
+            .await?;
         Ok(())
     }
 
@@ -467,6 +296,7 @@ impl OAuthStore {
         grant_id: Uuid,
     ) -> Result<Option<(UserId, String, bool)>, IdentityError> {
         let row = self
+            .db
             .fetch_optional(
                 "SELECT user_id, client_id, revoked_at FROM oauth_grants WHERE grant_id = $1",
                 &[grant_id.into()],
@@ -486,7 +316,7 @@ impl OAuthStore {
 
     /// Stores a new code under its digest (`used_at` is ignored: a new code is unused).
     pub async fn put_code(&self, digest: &str, code: &CodeRecord) -> Result<(), IdentityError> {
-        self.run_statement(
+        self.db.execute(
             "INSERT INTO oauth_codes (code_sha256, grant_id, client_id, user_id, redirect_uri, code_challenge, scopes, resource, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
@@ -509,7 +339,7 @@ impl OAuthStore {
     /// A code by digest, used or not.
     pub async fn code(&self, digest: &str) -> Result<Option<CodeRecord>, IdentityError> {
         let row = self
-            .fetch_optional(
+            .db.fetch_optional(
                 "SELECT grant_id, client_id, user_id, redirect_uri, code_challenge, scopes, resource, expires_at, used_at \
                  FROM oauth_codes WHERE code_sha256 = $1",
                 &[digest.into()],
@@ -535,7 +365,8 @@ impl OAuthStore {
     /// what makes a code single-use across replicas).
     pub async fn consume_code(&self, digest: &str) -> Result<bool, IdentityError> {
         Ok(self
-            .run_statement(
+            .db
+            .execute(
                 "UPDATE oauth_codes SET used_at = $1 WHERE code_sha256 = $2 AND used_at IS NULL",
                 &[Utc::now().into(), digest.into()],
             )
@@ -547,7 +378,7 @@ impl OAuthStore {
 
     /// Stores a token (its digest).
     pub async fn put_token(&self, token: &NewToken<'_>) -> Result<(), IdentityError> {
-        self.run_statement(
+        self.db.execute(
             "INSERT INTO oauth_tokens (token_sha256, kind, grant_id, client_id, user_id, scopes, audience, created_at, expires_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             &[
@@ -569,7 +400,7 @@ impl OAuthStore {
     /// A token by digest, with whether its grant is revoked.
     pub async fn token(&self, digest: &str) -> Result<Option<TokenRecord>, IdentityError> {
         let row = self
-            .fetch_optional(
+            .db.fetch_optional(
                 "SELECT t.kind, t.grant_id, t.client_id, t.user_id, t.scopes, t.audience, t.expires_at, t.revoked_at, \
                  t.used_at, g.revoked_at AS grant_revoked_at FROM oauth_tokens t \
                  JOIN oauth_grants g ON g.grant_id = t.grant_id WHERE t.token_sha256 = $1",
@@ -600,7 +431,7 @@ impl OAuthStore {
         successor: &str,
     ) -> Result<bool, IdentityError> {
         Ok(self
-            .run_statement(
+            .db.execute(
                 "UPDATE oauth_tokens SET used_at = $1, replaced_by = $2 WHERE token_sha256 = $3 AND kind = 'refresh' AND used_at IS NULL AND revoked_at IS NULL",
                 &[Utc::now().into(), successor.into(), digest.into()],
             )
@@ -610,7 +441,7 @@ impl OAuthStore {
 
     /// Revokes every live token of a grant of one kind (the access tokens a refresh replaces).
     pub async fn revoke_tokens_of(&self, grant_id: Uuid, kind: &str) -> Result<(), IdentityError> {
-        self.run_statement(
+        self.db.execute(
             "UPDATE oauth_tokens SET revoked_at = $1 WHERE grant_id = $2 AND kind = $3 AND revoked_at IS NULL",
             &[Utc::now().into(), grant_id.into(), kind.into()],
         )

@@ -5,13 +5,9 @@
 use chrono::{DateTime, Duration, Utc};
 use etappe_domain::ids::UserId;
 use serde::Serialize;
-use sqlx::Row;
 use uuid::Uuid;
 
-use super::{
-    Identity, IdentityDb, IdentityError, parse_sqlite_time, parse_sqlite_uuid, random_secret,
-    sqlite_time, token_digest,
-};
+use super::{Identity, IdentityError, random_secret, token_digest};
 
 /// A session just opened: the clear cookie value is given once, to be set on the browser.
 #[derive(Clone, Debug)]
@@ -62,38 +58,21 @@ impl Identity {
         let session_id = Uuid::now_v7();
         let now = Utc::now();
         let agent: String = user_agent.chars().take(120).collect();
-        match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query(
-                    "INSERT INTO sessions (session_id, user_id, token_sha256, csrf_token, created_at, last_seen_at, expires_at, user_agent) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
-                )
-                .bind(session_id.to_string())
-                .bind(user.to_string())
-                .bind(token_digest(&cookie))
-                .bind(&csrf_token)
-                .bind(sqlite_time(now))
-                .bind(sqlite_time(now + ttl))
-                .bind(&agent)
-                .execute(pool)
-                .await?;
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query(
-                    "INSERT INTO sessions (session_id, user_id, token_sha256, csrf_token, created_at, last_seen_at, expires_at, user_agent) \
-                     VALUES ($1, $2, $3, $4, $5, $5, $6, $7)",
-                )
-                .bind(session_id)
-                .bind(user.0)
-                .bind(token_digest(&cookie))
-                .bind(&csrf_token)
-                .bind(now)
-                .bind(now + ttl)
-                .bind(&agent)
-                .execute(pool)
-                .await?;
-            }
-        }
+        self.db
+            .execute(
+                "INSERT INTO sessions (session_id, user_id, token_sha256, csrf_token, created_at, last_seen_at, expires_at, user_agent) \
+                 VALUES ($1, $2, $3, $4, $5, $5, $6, $7)",
+                &[
+                    session_id.into(),
+                    user.into(),
+                    token_digest(&cookie).into(),
+                    (&csrf_token).into(),
+                    now.into(),
+                    (now + ttl).into(),
+                    agent.into(),
+                ],
+            )
+            .await?;
         Ok(NewSession {
             session_id,
             user_id: user,
@@ -107,50 +86,23 @@ impl Identity {
         if !looks_like_session(cookie) {
             return Ok(None);
         }
-        let digest = token_digest(cookie);
-        let now = Utc::now();
-        match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                let row = sqlx::query(
-                    "SELECT session_id, user_id, csrf_token, last_seen_at, expires_at FROM sessions \
-                     WHERE token_sha256 = ?1 AND revoked_at IS NULL AND expires_at > ?2",
-                )
-                .bind(&digest)
-                .bind(sqlite_time(now))
-                .fetch_optional(pool)
-                .await?;
-                row.map(|r| {
-                    Ok(SessionInfo {
-                        session_id: parse_sqlite_uuid(&r.try_get::<String, _>("session_id")?)?,
-                        user_id: UserId(parse_sqlite_uuid(&r.try_get::<String, _>("user_id")?)?),
-                        csrf_token: r.try_get("csrf_token")?,
-                        last_seen_at: parse_sqlite_time(&r.try_get::<String, _>("last_seen_at")?)?,
-                        expires_at: parse_sqlite_time(&r.try_get::<String, _>("expires_at")?)?,
-                    })
+        self.db
+            .fetch_optional(
+                "SELECT session_id, user_id, csrf_token, last_seen_at, expires_at FROM sessions \
+                 WHERE token_sha256 = $1 AND revoked_at IS NULL AND expires_at > $2",
+                &[token_digest(cookie).into(), Utc::now().into()],
+            )
+            .await?
+            .map(|r| {
+                Ok(SessionInfo {
+                    session_id: r.uuid("session_id")?,
+                    user_id: UserId(r.uuid("user_id")?),
+                    csrf_token: r.text("csrf_token")?,
+                    last_seen_at: r.time("last_seen_at")?,
+                    expires_at: r.time("expires_at")?,
                 })
-                .transpose()
-            }
-            IdentityDb::Postgres(pool) => {
-                let row = sqlx::query(
-                    "SELECT session_id, user_id, csrf_token, last_seen_at, expires_at FROM sessions \
-                     WHERE token_sha256 = $1 AND revoked_at IS NULL AND expires_at > $2",
-                )
-                .bind(&digest)
-                .bind(now)
-                .fetch_optional(pool)
-                .await?;
-                row.map(|r| {
-                    Ok(SessionInfo {
-                        session_id: r.try_get("session_id")?,
-                        user_id: UserId(r.try_get("user_id")?),
-                        csrf_token: r.try_get("csrf_token")?,
-                        last_seen_at: r.try_get("last_seen_at")?,
-                        expires_at: r.try_get("expires_at")?,
-                    })
-                })
-                .transpose()
-            }
-        }
+            })
+            .transpose()
     }
 
     /// Slides a session: seen now, expiring `ttl` from now (never revives a revoked one).
@@ -160,80 +112,36 @@ impl Identity {
         ttl: Duration,
     ) -> Result<(), IdentityError> {
         let now = Utc::now();
-        match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query(
-                    "UPDATE sessions SET last_seen_at = ?1, expires_at = ?2 WHERE session_id = ?3 AND revoked_at IS NULL",
-                )
-                .bind(sqlite_time(now))
-                .bind(sqlite_time(now + ttl))
-                .bind(session_id.to_string())
-                .execute(pool)
-                .await?;
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query(
-                    "UPDATE sessions SET last_seen_at = $1, expires_at = $2 WHERE session_id = $3 AND revoked_at IS NULL",
-                )
-                .bind(now)
-                .bind(now + ttl)
-                .bind(session_id)
-                .execute(pool)
-                .await?;
-            }
-        }
+        self.db
+            .execute(
+                "UPDATE sessions SET last_seen_at = $1, expires_at = $2 WHERE session_id = $3 AND revoked_at IS NULL",
+                &[now.into(), (now + ttl).into(), session_id.into()],
+            )
+            .await?;
         Ok(())
     }
 
     /// `user`'s live sessions, newest first.
     pub async fn sessions_of(&self, user: UserId) -> Result<Vec<SessionRow>, IdentityError> {
-        let now = Utc::now();
-        match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                let rows = sqlx::query(
-                    "SELECT session_id, created_at, last_seen_at, expires_at, user_agent FROM sessions \
-                     WHERE user_id = ?1 AND revoked_at IS NULL AND expires_at > ?2 ORDER BY created_at DESC, session_id DESC",
-                )
-                .bind(user.to_string())
-                .bind(sqlite_time(now))
-                .fetch_all(pool)
-                .await?;
-                rows.iter()
-                    .map(|r| {
-                        Ok(SessionRow {
-                            id: parse_sqlite_uuid(&r.try_get::<String, _>("session_id")?)?,
-                            created_at: parse_sqlite_time(&r.try_get::<String, _>("created_at")?)?,
-                            last_seen_at: parse_sqlite_time(
-                                &r.try_get::<String, _>("last_seen_at")?,
-                            )?,
-                            expires_at: parse_sqlite_time(&r.try_get::<String, _>("expires_at")?)?,
-                            user_agent: r.try_get("user_agent")?,
-                        })
-                    })
-                    .collect()
-            }
-            IdentityDb::Postgres(pool) => {
-                let rows = sqlx::query(
-                    "SELECT session_id, created_at, last_seen_at, expires_at, user_agent FROM sessions \
-                     WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, session_id DESC",
-                )
-                .bind(user.0)
-                .bind(now)
-                .fetch_all(pool)
-                .await?;
-                rows.iter()
-                    .map(|r| {
-                        Ok(SessionRow {
-                            id: r.try_get("session_id")?,
-                            created_at: r.try_get("created_at")?,
-                            last_seen_at: r.try_get("last_seen_at")?,
-                            expires_at: r.try_get("expires_at")?,
-                            user_agent: r.try_get("user_agent")?,
-                        })
-                    })
-                    .collect()
-            }
-        }
+        self.db
+            .fetch_all(
+                "SELECT session_id, created_at, last_seen_at, expires_at, user_agent FROM sessions \
+                 WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 \
+                 ORDER BY created_at DESC, session_id DESC",
+                &[user.into(), Utc::now().into()],
+            )
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(SessionRow {
+                    id: r.uuid("session_id")?,
+                    created_at: r.time("created_at")?,
+                    last_seen_at: r.time("last_seen_at")?,
+                    expires_at: r.time("expires_at")?,
+                    user_agent: r.text("user_agent")?,
+                })
+            })
+            .collect()
     }
 
     /// Revokes `user`'s session `session_id`; answers whether a live one was revoked
@@ -243,41 +151,25 @@ impl Identity {
         user: UserId,
         session_id: Uuid,
     ) -> Result<bool, IdentityError> {
-        let done = match &self.db {
-            IdentityDb::Sqlite(pool) => sqlx::query(
-                "UPDATE sessions SET revoked_at = ?1 WHERE session_id = ?2 AND user_id = ?3 AND revoked_at IS NULL",
+        let done = self
+            .db
+            .execute(
+                "UPDATE sessions SET revoked_at = $1 WHERE session_id = $2 AND user_id = $3 AND revoked_at IS NULL",
+                &[Utc::now().into(), session_id.into(), user.into()],
             )
-            .bind(sqlite_time(Utc::now()))
-            .bind(session_id.to_string())
-            .bind(user.to_string())
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            IdentityDb::Postgres(pool) => sqlx::query(
-                "UPDATE sessions SET revoked_at = now() WHERE session_id = $1 AND user_id = $2 AND revoked_at IS NULL",
-            )
-            .bind(session_id)
-            .bind(user.0)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+            .await?;
         Ok(done > 0)
     }
 
     /// Whether any session was ever opened (for the first-start login link).
     pub async fn session_count(&self) -> Result<i64, IdentityError> {
-        Ok(match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT count(*) FROM sessions")
-                    .fetch_one(pool)
-                    .await?
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query_scalar("SELECT count(*) FROM sessions")
-                    .fetch_one(pool)
-                    .await?
-            }
-        })
+        match self
+            .db
+            .fetch_optional("SELECT count(*) AS n FROM sessions", &[])
+            .await?
+        {
+            Some(row) => row.count("n"),
+            None => Ok(0),
+        }
     }
 }

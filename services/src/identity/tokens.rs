@@ -4,13 +4,9 @@
 use chrono::{DateTime, Utc};
 use etappe_domain::ids::UserId;
 use serde::Serialize;
-use sqlx::Row;
 use uuid::Uuid;
 
-use super::{
-    Identity, IdentityDb, IdentityError, Principal, Scope, parse_sqlite_time, parse_sqlite_uuid,
-    random_secret, sqlite_time, token_digest,
-};
+use super::{Identity, IdentityError, Principal, Scope, random_secret, token_digest};
 
 /// A token as its owner sees it listed (never the token itself).
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -68,34 +64,20 @@ impl Identity {
         let token = new_token();
         let digest = token_digest(&token);
         let token_id = Uuid::now_v7();
-        match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query(
-                    "INSERT INTO access_tokens (token_id, user_id, token_sha256, scopes, label, created_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .bind(token_id.to_string())
-                .bind(user.to_string())
-                .bind(&digest)
-                .bind(scopes_text(scopes))
-                .bind(label)
-                .bind(sqlite_time(Utc::now()))
-                .execute(pool)
-                .await?;
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query(
-                    "INSERT INTO access_tokens (token_id, user_id, token_sha256, scopes, label) VALUES ($1, $2, $3, $4, $5)",
-                )
-                .bind(token_id)
-                .bind(user.0)
-                .bind(&digest)
-                .bind(scopes_text(scopes))
-                .bind(label)
-                .execute(pool)
-                .await?;
-            }
-        }
+        self.db
+            .execute(
+                "INSERT INTO access_tokens (token_id, user_id, token_sha256, scopes, label, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+                &[
+                    token_id.into(),
+                    user.into(),
+                    digest.into(),
+                    scopes_text(scopes).into(),
+                    label.into(),
+                    Utc::now().into(),
+                ],
+            )
+            .await?;
         Ok((token_id, token))
     }
 
@@ -105,27 +87,15 @@ impl Identity {
             return Ok(None);
         }
         let digest = token_digest(token);
-        let row = match &self.db {
-            IdentityDb::Sqlite(pool) => sqlx::query(
-                "SELECT user_id, scopes FROM access_tokens WHERE token_sha256 = ?1 AND revoked_at IS NULL",
-            )
-            .bind(&digest)
-            .fetch_optional(pool)
-            .await?
-            .map(|r| -> Result<(Uuid, String), IdentityError> {
-                let id: String = r.try_get("user_id")?;
-                Ok((parse_sqlite_uuid(&id)?, r.try_get("scopes")?))
-            })
-            .transpose()?,
-            IdentityDb::Postgres(pool) => sqlx::query(
+        let row = self
+            .db
+            .fetch_optional(
                 "SELECT user_id, scopes FROM access_tokens WHERE token_sha256 = $1 AND revoked_at IS NULL",
+                &[digest.into()],
             )
-            .bind(&digest)
-            .fetch_optional(pool)
             .await?
-            .map(|r| -> Result<(Uuid, String), IdentityError> { Ok((r.try_get("user_id")?, r.try_get("scopes")?)) })
-            .transpose()?,
-        };
+            .map(|r| Ok::<_, IdentityError>((r.uuid("user_id")?, r.text("scopes")?)))
+            .transpose()?;
         let principal = row.map(|(user, scopes)| Principal {
             user_id: UserId(user),
             scopes: parse_scopes(&scopes),
@@ -138,23 +108,13 @@ impl Identity {
     /// Answers whether a live token was revoked (false: unknown or already revoked).
     pub async fn revoke_token(&self, token: &str) -> Result<bool, IdentityError> {
         let digest = token_digest(token.trim());
-        let revoked = match &self.db {
-            IdentityDb::Sqlite(pool) => sqlx::query(
-                "UPDATE access_tokens SET revoked_at = ?1 WHERE token_sha256 = ?2 AND revoked_at IS NULL",
+        let revoked = self
+            .db
+            .execute(
+                "UPDATE access_tokens SET revoked_at = $1 WHERE token_sha256 = $2 AND revoked_at IS NULL",
+                &[Utc::now().into(), digest.into()],
             )
-            .bind(sqlite_time(Utc::now()))
-            .bind(&digest)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-            IdentityDb::Postgres(pool) => sqlx::query(
-                "UPDATE access_tokens SET revoked_at = now() WHERE token_sha256 = $1 AND revoked_at IS NULL",
-            )
-            .bind(&digest)
-            .execute(pool)
-            .await?
-            .rows_affected(),
-        };
+            .await?;
         Ok(revoked > 0)
     }
 
@@ -165,75 +125,37 @@ impl Identity {
         user: UserId,
         token_id: Uuid,
     ) -> Result<bool, IdentityError> {
-        let digest: Option<String> = match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query_scalar(
-                    "UPDATE access_tokens SET revoked_at = ?1 WHERE token_id = ?2 AND user_id = ?3 \
-                 AND revoked_at IS NULL RETURNING token_sha256",
-                )
-                .bind(sqlite_time(Utc::now()))
-                .bind(token_id.to_string())
-                .bind(user.to_string())
-                .fetch_optional(pool)
-                .await?
-            }
-            IdentityDb::Postgres(pool) => sqlx::query_scalar(
-                "UPDATE access_tokens SET revoked_at = now() WHERE token_id = $1 AND user_id = $2 \
-                 AND revoked_at IS NULL RETURNING token_sha256",
+        let revoked = self
+            .db
+            .execute(
+                "UPDATE access_tokens SET revoked_at = $1 WHERE token_id = $2 AND user_id = $3 \
+                 AND revoked_at IS NULL",
+                &[Utc::now().into(), token_id.into(), user.into()],
             )
-            .bind(token_id)
-            .bind(user.0)
-            .fetch_optional(pool)
-            .await?,
-        };
-        Ok(digest.is_some())
+            .await?;
+        Ok(revoked > 0)
     }
 
     /// `user`'s tokens, newest first, revoked ones included (they are history).
     pub async fn tokens_of(&self, user: UserId) -> Result<Vec<TokenRow>, IdentityError> {
-        match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                let rows = sqlx::query(
-                    "SELECT token_id, label, scopes, created_at, revoked_at FROM access_tokens \
-                     WHERE user_id = ?1 ORDER BY created_at DESC, token_id DESC",
-                )
-                .bind(user.to_string())
-                .fetch_all(pool)
-                .await?;
-                rows.iter()
-                    .map(|r| {
-                        let revoked: Option<String> = r.try_get("revoked_at")?;
-                        Ok(TokenRow {
-                            id: parse_sqlite_uuid(&r.try_get::<String, _>("token_id")?)?,
-                            label: r.try_get("label")?,
-                            scopes: parse_scopes(&r.try_get::<String, _>("scopes")?),
-                            created_at: parse_sqlite_time(&r.try_get::<String, _>("created_at")?)?,
-                            revoked_at: revoked.as_deref().map(parse_sqlite_time).transpose()?,
-                        })
-                    })
-                    .collect()
-            }
-            IdentityDb::Postgres(pool) => {
-                let rows = sqlx::query(
-                    "SELECT token_id, label, scopes, created_at, revoked_at FROM access_tokens \
-                     WHERE user_id = $1 ORDER BY created_at DESC, token_id DESC",
-                )
-                .bind(user.0)
-                .fetch_all(pool)
-                .await?;
-                rows.iter()
-                    .map(|r| {
-                        Ok(TokenRow {
-                            id: r.try_get("token_id")?,
-                            label: r.try_get("label")?,
-                            scopes: parse_scopes(&r.try_get::<String, _>("scopes")?),
-                            created_at: r.try_get("created_at")?,
-                            revoked_at: r.try_get("revoked_at")?,
-                        })
-                    })
-                    .collect()
-            }
-        }
+        self.db
+            .fetch_all(
+                "SELECT token_id, label, scopes, created_at, revoked_at FROM access_tokens \
+                 WHERE user_id = $1 ORDER BY created_at DESC, token_id DESC",
+                &[user.into()],
+            )
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(TokenRow {
+                    id: r.uuid("token_id")?,
+                    label: r.text("label")?,
+                    scopes: parse_scopes(&r.text("scopes")?),
+                    created_at: r.time("created_at")?,
+                    revoked_at: r.opt_time("revoked_at")?,
+                })
+            })
+            .collect()
     }
 }
 

@@ -2,12 +2,9 @@
 
 use chrono::{DateTime, Utc};
 use etappe_domain::ids::UserId;
-use sqlx::Row;
-use uuid::Uuid;
 
-use super::{
-    Identity, IdentityDb, IdentityError, parse_sqlite_time, parse_sqlite_uuid, sqlite_time,
-};
+use super::sql::Val;
+use super::{Identity, IdentityError};
 
 /// A user as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,96 +44,53 @@ impl Identity {
     /// The user with this e-mail address, created if it does not exist.
     pub async fn ensure_user(&self, email: &str) -> Result<UserId, IdentityError> {
         let email = normalize_email(email)?;
-        let new_id = UserId::new();
-        let id = match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query(
-                    "INSERT INTO users (user_id, email, created_at) VALUES (?1, ?2, ?3) ON CONFLICT (email) DO NOTHING",
-                )
-                .bind(new_id.to_string())
-                .bind(&email)
-                .bind(sqlite_time(Utc::now()))
-                .execute(pool)
-                .await?;
-                let id: String = sqlx::query_scalar("SELECT user_id FROM users WHERE email = ?1")
-                    .bind(&email)
-                    .fetch_one(pool)
-                    .await?;
-                parse_sqlite_uuid(&id)?
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query("INSERT INTO users (user_id, email) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING")
-                    .bind(new_id.0)
-                    .bind(&email)
-                    .execute(pool)
-                    .await?;
-                sqlx::query_scalar("SELECT user_id FROM users WHERE email = $1")
-                    .bind(&email)
-                    .fetch_one(pool)
-                    .await?
-            }
-        };
-        Ok(UserId(id))
+        self.db
+            .execute(
+                "INSERT INTO users (user_id, email, created_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (email) DO NOTHING",
+                &[UserId::new().into(), (&email).into(), Utc::now().into()],
+            )
+            .await?;
+        let row = self
+            .db
+            .fetch_optional(
+                "SELECT user_id FROM users WHERE email = $1",
+                &[email.into()],
+            )
+            .await?
+            .ok_or_else(|| IdentityError::Invalid("the user was not stored".into()))?;
+        Ok(UserId(row.uuid("user_id")?))
     }
 
     /// The user with this id, if it exists.
     pub async fn user(&self, user: UserId) -> Result<Option<UserRow>, IdentityError> {
-        match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                let row = sqlx::query("SELECT email, created_at FROM users WHERE user_id = ?1")
-                    .bind(user.to_string())
-                    .fetch_optional(pool)
-                    .await?;
-                row.map(|r| {
-                    Ok(UserRow {
-                        user_id: user,
-                        email: r.try_get("email")?,
-                        created_at: parse_sqlite_time(&r.try_get::<String, _>("created_at")?)?,
-                    })
+        self.db
+            .fetch_optional(
+                "SELECT email, created_at FROM users WHERE user_id = $1",
+                &[user.into()],
+            )
+            .await?
+            .map(|r| {
+                Ok(UserRow {
+                    user_id: user,
+                    email: r.text("email")?,
+                    created_at: r.time("created_at")?,
                 })
-                .transpose()
-            }
-            IdentityDb::Postgres(pool) => {
-                let row = sqlx::query("SELECT email, created_at FROM users WHERE user_id = $1")
-                    .bind(user.0)
-                    .fetch_optional(pool)
-                    .await?;
-                row.map(|r| {
-                    Ok(UserRow {
-                        user_id: user,
-                        email: r.try_get("email")?,
-                        created_at: r.try_get("created_at")?,
-                    })
-                })
-                .transpose()
-            }
-        }
+            })
+            .transpose()
     }
 
     /// The id of the user with this address, if there is one.
     pub async fn user_by_email(&self, email: &str) -> Result<Option<UserId>, IdentityError> {
         let email = normalize_email(email)?;
-        Ok(match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                let id: Option<String> =
-                    sqlx::query_scalar("SELECT user_id FROM users WHERE email = ?1")
-                        .bind(&email)
-                        .fetch_optional(pool)
-                        .await?;
-                id.as_deref()
-                    .map(parse_sqlite_uuid)
-                    .transpose()?
-                    .map(UserId)
-            }
-            IdentityDb::Postgres(pool) => {
-                let id: Option<Uuid> =
-                    sqlx::query_scalar("SELECT user_id FROM users WHERE email = $1")
-                        .bind(&email)
-                        .fetch_optional(pool)
-                        .await?;
-                id.map(UserId)
-            }
-        })
+        self.db
+            .fetch_optional(
+                "SELECT user_id FROM users WHERE email = $1",
+                &[email.into()],
+            )
+            .await?
+            .map(|r| r.uuid("user_id").map(UserId))
+            .transpose()
     }
 
     /// Deletes the user row; its tokens and sessions go with it (foreign keys cascade), and
@@ -144,57 +98,30 @@ impl Identity {
     /// address), in one transaction, so neither a credential nor the address outlives it.
     /// Audit rows stay (PII-free).
     pub async fn delete_user(&self, user: UserId) -> Result<bool, IdentityError> {
-        let deleted = match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query(
-                    "DELETE FROM magic_links WHERE email = (SELECT email FROM users WHERE user_id = ?1)",
-                )
-                .bind(user.to_string())
-                .execute(&mut *tx)
-                .await?;
-                let deleted = sqlx::query("DELETE FROM users WHERE user_id = ?1")
-                    .bind(user.to_string())
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                tx.commit().await?;
-                deleted
-            }
-            IdentityDb::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query(
+        let id = [Val::from(user)];
+        let touched = self
+            .db
+            .execute_together(&[
+                (
                     "DELETE FROM magic_links WHERE email = (SELECT email FROM users WHERE user_id = $1)",
-                )
-                .bind(user.0)
-                .execute(&mut *tx)
-                .await?;
-                let deleted = sqlx::query("DELETE FROM users WHERE user_id = $1")
-                    .bind(user.0)
-                    .execute(&mut *tx)
-                    .await?
-                    .rows_affected();
-                tx.commit().await?;
-                deleted
-            }
-        };
-        Ok(deleted > 0)
+                    &id,
+                ),
+                ("DELETE FROM users WHERE user_id = $1", &id),
+            ])
+            .await?;
+        Ok(touched.last().is_some_and(|&deleted| deleted > 0))
     }
 
     /// How many users exist (zero on a first start).
     pub async fn user_count(&self) -> Result<i64, IdentityError> {
-        Ok(match &self.db {
-            IdentityDb::Sqlite(pool) => {
-                sqlx::query_scalar("SELECT count(*) FROM users")
-                    .fetch_one(pool)
-                    .await?
-            }
-            IdentityDb::Postgres(pool) => {
-                sqlx::query_scalar("SELECT count(*) FROM users")
-                    .fetch_one(pool)
-                    .await?
-            }
-        })
+        match self
+            .db
+            .fetch_optional("SELECT count(*) AS n FROM users", &[])
+            .await?
+        {
+            Some(row) => row.count("n"),
+            None => Ok(0),
+        }
     }
 }
 
