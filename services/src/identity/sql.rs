@@ -266,3 +266,56 @@ impl IdentityDb {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_time_reads_back_whichever_way_sqlite_stored_it() {
+        // Bound by this module (fixed-width RFC 3339), and as sqlx's own encoding stored the
+        // OAuth tables' times before: both read back as the same instant, and a missing one
+        // as none.
+        let pool = sqlx::SqlitePool::connect("sqlite::memory:")
+            .await
+            .expect("sqlite");
+        sqlx::query("CREATE TABLE t (n INTEGER, at TEXT)")
+            .execute(&pool)
+            .await
+            .expect("table");
+        let db = IdentityDb::Sqlite(pool.clone());
+        let at = DateTime::parse_from_rfc3339("2026-12-07T05:43:59.123456Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        db.execute("INSERT INTO t (n, at) VALUES (1, $1)", &[at.into()])
+            .await
+            .expect("bound here");
+        sqlx::query("INSERT INTO t (n, at) VALUES (2, ?1)")
+            .bind(at)
+            .execute(&pool)
+            .await
+            .expect("bound by sqlx");
+        db.execute(
+            "INSERT INTO t (n, at) VALUES (3, $1)",
+            &[Val::OptTime(None)],
+        )
+        .await
+        .expect("none");
+        let rows = db
+            .fetch_all("SELECT at FROM t ORDER BY n", &[])
+            .await
+            .expect("rows");
+        assert_eq!(rows[0].time("at").expect("ours"), at);
+        assert_eq!(rows[1].time("at").expect("sqlx's"), at);
+        assert_eq!(rows[2].opt_time("at").expect("none"), None);
+        // Ours compares as time in SQL: a later instant is a larger text.
+        let later = db
+            .fetch_all(
+                "SELECT n FROM t WHERE at > $1",
+                &[(at - chrono::Duration::seconds(1)).into()],
+            )
+            .await
+            .expect("compared");
+        assert!(!later.is_empty());
+    }
+}
