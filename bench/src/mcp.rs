@@ -208,7 +208,7 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
         .await
         .context("starting Etappe")?;
     let base = format!("http://{}", app.local_addr()?);
-    let identity = app.app().identity.clone();
+    let identity = app.app().identity().clone();
     let mut tokens = Vec::with_capacity(trips);
     for _ in 0..trips {
         let user = identity
@@ -216,7 +216,7 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
             .await?;
         tokens.push(
             identity
-                .create_token(user, &etappe_services::identity::Scope::ALL, "bench")
+                .create_token(user, &etappe_app::identity::Scope::ALL, "bench")
                 .await?,
         );
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use etappe_services::app::authorization::{AuthorizeParams, s256};
+use etappe_app::authorization::{AuthorizeParams, s256};
 use etappe_services::config::{BudgetSettings, Config, OAuthSettings};
 use etappe_services::startup::Application;
 use serde_json::json;
@@ -99,7 +99,7 @@ pub async fn run(rate: u64, seconds: u64, sqlite: bool) -> anyhow::Result<()> {
     let base = format!("http://{}", app.local_addr()?);
     let state = app.app().clone();
     tokio::spawn(app.run_until_stopped(std::future::pending()));
-    let auth = Arc::clone(&state.authorization);
+    let auth = Arc::clone(state.authorization());
     let client_id = auth
         .register(&json!({"client_name": "bench", "redirect_uris": [REDIRECT]}))
         .await
@@ -111,7 +111,7 @@ pub async fn run(rate: u64, seconds: u64, sqlite: bool) -> anyhow::Result<()> {
     let mut exchanges = Vec::with_capacity(count);
     for i in 0..count {
         let user = state
-            .identity
+            .identity()
             .ensure_user(&format!("bench-{i}-{}@example.org", uuid::Uuid::now_v7()))
             .await?;
         let verifier = format!(

@@ -86,12 +86,12 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
         .await
         .context("starting Etappe")?;
     let base = format!("http://{}", app.local_addr()?);
-    let identity = app.app().identity.clone();
+    let identity = app.app().identity().clone();
     let user = identity
         .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
         .await?;
     let token = identity
-        .create_token(user, &etappe_services::identity::Scope::ALL, "bench")
+        .create_token(user, &etappe_app::identity::Scope::ALL, "bench")
         .await?;
     tokio::spawn(app.run_until_stopped(std::future::pending()));
     let client = reqwest::Client::new();

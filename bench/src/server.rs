@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use etappe_services::app::{Caller, RequestContext};
+use etappe_app::{Caller, RequestContext};
 use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -61,7 +61,7 @@ async fn shared_trip(app: &TestApp, token: &str, points: usize) -> anyhow::Resul
     let caller = Caller {
         principal: app
             .state
-            .identity
+            .identity()
             .authenticate(token)
             .await?
             .context("token")?,
@@ -73,7 +73,7 @@ async fn shared_trip(app: &TestApp, token: &str, points: usize) -> anyhow::Resul
     settings.insert("maxDistancePerDay".into(), json!(300));
     let created = app
         .state
-        .trips
+        .trips()
         .create_from_upload(&caller, "bench.gpx", gpx.as_bytes(), &settings)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;

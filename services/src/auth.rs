@@ -17,9 +17,9 @@
 
 use axum::http::{HeaderMap, Method, header};
 
-use crate::app::accounts::{Accounts, WebOrigin};
-use crate::app::{App, AppError};
-use crate::identity::{Identity, IdentityError, Principal, SessionInfo};
+use etappe_app::accounts::{Accounts, WebOrigin};
+use etappe_app::identity::{Identity, IdentityError, Principal, SessionInfo};
+use etappe_app::{App, AppError};
 
 /// The `Host` a request came to, if it is text.
 pub fn host(headers: &HeaderMap) -> Option<&str> {
@@ -68,7 +68,7 @@ pub async fn authenticate(
         .await?
         .map(|principal| Authenticated {
             principal,
-            credential: crate::budgets::credential_key(token),
+            credential: etappe_app::budgets::credential_key(token),
             session: None,
         }))
 }
@@ -140,7 +140,7 @@ pub async fn session_of(
     Ok(accounts
         .session(value)
         .await?
-        .map(|s| (s, crate::budgets::credential_key(value))))
+        .map(|s| (s, etappe_app::budgets::credential_key(value))))
 }
 
 /// The one admission of a request on REST, the page and the account routes: who calls
@@ -156,11 +156,11 @@ pub async fn admit_request(
         .await?
         .ok_or(AppError::Unauthenticated)?;
     let kind = if method.is_safe() {
-        crate::budgets::CallKind::Read
+        etappe_app::budgets::CallKind::Read
     } else {
-        crate::budgets::CallKind::Change
+        etappe_app::budgets::CallKind::Change
     };
-    app.budgets
+    app.budgets()
         .admit_call(&caller.principal.user_id, &caller.credential, kind)
         .await
         .map_err(AppError::RateLimited)?;
@@ -178,13 +178,13 @@ pub async fn authenticate_request(
     csrf_checked: bool,
 ) -> Result<Option<Authenticated>, AppError> {
     if let Some(token) = bearer_token(headers) {
-        return Ok(authenticate(&app.identity, token).await?);
+        return Ok(authenticate(app.identity(), token).await?);
     }
-    let Some((session, credential)) = session_of(&app.accounts, headers).await? else {
+    let Some((session, credential)) = session_of(app.accounts(), headers).await? else {
         return Ok(None);
     };
     if !method.is_safe() && !csrf_checked {
-        check_cookie_write(headers, &app.accounts.web, &session, None)?;
+        check_cookie_write(headers, &app.accounts().web, &session, None)?;
     }
     Ok(Some(Authenticated {
         principal: Accounts::principal_of(&session),

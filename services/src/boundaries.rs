@@ -1,6 +1,6 @@
-//! The house's rules, checked on the source itself: `app` (the application layer every
-//! transport shares) names neither the HTTP framework nor the OpenAPI generator, and the
-//! transports are siblings that never import each other. A rule broken here is a dependency
+//! The house's rules, checked on the build itself: the application layer (the `etappe-app`
+//! crate every transport shares) depends, directly or not, on no HTTP framework, OpenAPI
+//! generator or MCP SDK, and the transports are siblings that never import each other. A rule broken here is a dependency
 //! pointing the wrong way, caught before review.
 
 use std::path::{Path, PathBuf};
@@ -46,16 +46,77 @@ fn naming(file: &Path, names: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// Crates only a transport may depend on: the HTTP framework, the OpenAPI generator, the
+/// MCP SDK and the server's layers.
+const TRANSPORT_CRATES: [&str; 5] = ["axum", "utoipa", "rmcp", "tower-http", "hyper-util"];
+
+/// Every package `package` depends on, directly or not, as `Cargo.lock` resolves them.
+fn resolved_dependencies(lock: &str, package: &str) -> std::collections::BTreeSet<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    // `[[package]]` blocks: `name = "…"`, then `dependencies = [ "name", "name version", … ]`.
+    let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for block in lock.split("[[package]]").skip(1) {
+        let Some(name) = block
+            .lines()
+            .find_map(|l| l.strip_prefix("name = "))
+            .map(|n| n.trim_matches('"').to_owned())
+        else {
+            continue;
+        };
+        let deps = block
+            .split_once("dependencies = [")
+            .map(|(_, rest)| rest.split(']').next().unwrap_or_default())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                l.trim()
+                    .trim_end_matches(',')
+                    .trim_matches('"')
+                    .split(' ')
+                    .next()
+            })
+            .filter(|d| !d.is_empty())
+            .map(str::to_owned);
+        graph.entry(name).or_default().extend(deps);
+    }
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![package.to_owned()];
+    while let Some(next) = todo.pop() {
+        for dep in graph.get(&next).into_iter().flatten() {
+            if seen.insert(dep.clone()) {
+                todo.push(dep.clone());
+            }
+        }
+    }
+    seen
+}
+
+fn workspace_lock() -> String {
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    std::fs::read_to_string(&lock).expect("the workspace's Cargo.lock")
+}
+
 #[test]
-fn the_application_layer_names_no_transport_crate() {
-    let files = sources("app");
-    assert!(files.len() > 10, "app's sources were found: {files:?}");
-    let names = ["axum".to_owned(), "utoipa".to_owned()];
-    let found: Vec<String> = files.iter().flat_map(|f| naming(f, &names)).collect();
+fn the_application_layer_depends_on_no_transport_crate() {
+    let lock = workspace_lock();
+    let app = resolved_dependencies(&lock, "etappe-app");
+    assert!(
+        app.contains("etappe-domain") && app.contains("sqlx"),
+        "the application's dependencies were read: {app:?}"
+    );
+    let found: Vec<&str> = TRANSPORT_CRATES
+        .into_iter()
+        .filter(|c| app.contains(*c))
+        .collect();
     assert!(
         found.is_empty(),
-        "app imports a transport crate:\n{}",
-        found.join("\n")
+        "the application layer depends on transport crates {found:?} (directly or through another crate)"
+    );
+    // The reading sees a transport crate where there is one: the services crate holds them.
+    let services = resolved_dependencies(&lock, "etappe-services");
+    assert!(
+        TRANSPORT_CRATES.iter().all(|c| services.contains(*c)),
+        "{services:?}"
     );
 }
 

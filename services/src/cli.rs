@@ -4,9 +4,9 @@
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use etappe_app::identity::Scope;
 use etappe_osm_index::{IndexDb, LocalIndex};
 use etappe_services::config::Config;
-use etappe_services::identity::Scope;
 use etappe_services::startup::{Application, open_backend};
 use etappe_services::telemetry;
 use etappe_workers::flags::HealthFlags;

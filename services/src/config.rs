@@ -2,14 +2,12 @@
 //! so that `etappe` with nothing set runs on the embedded defaults.
 //!
 //! A leaf of the crate: it imports nothing from the rest of it (the settings of the server,
-//! the budgets and the admitted hosts live in [`limits`]; their behaviour lives with their
-//! users), so every module may read its settings from here.
+//! the budgets, the admitted hosts and people's login are the application's, declared in
+//! [`etappe_app::settings`] and flattened here), so every module may read its settings from here.
 
-mod limits;
-mod login;
-
-pub use self::limits::{BudgetSettings, HostSettings, OAuthSettings, ServerLimits};
-pub use self::login::PeopleSettings;
+pub use etappe_app::settings::{
+    BudgetSettings, HostSettings, OAuthSettings, PeopleSettings, ServerLimits,
+};
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -5,16 +5,14 @@
 //! - [`config`]: every setting, from flags or environment variables, with its default (a leaf).
 //! - [`telemetry`]: `tracing` set up once, with OpenTelemetry export when configured (owned
 //!   by the infrastructure crate, re-exported here).
-//! - [`identity`]: the storage of identity: users, personal access tokens, sessions, login
-//!   links and the audit trail (secrets stored hashed).
-//! - [`app`]: the application services. REST and MCP call these and nothing else, so a rule
-//!   is written once whichever transport a caller uses.
+//! - The application layer is its own crate, [`etappe_app`]: the services every transport
+//!   calls and nothing else (so a rule is written once whichever transport a caller uses),
+//!   identity's storage, the budgets and live streams. It depends on no transport crate.
 //! - [`auth`]: the one reading of a credential (bearer token or session cookie, with the
 //!   CSRF rule for cookie writes), for every transport.
-//! - [`budgets`]: request budgets per caller, shared by REST and MCP.
 //! - [`http`]: the REST transport: routes, problem+json errors, OpenAPI, health.
 //! - [`mcp`]: the agent transport, MCP over Streamable HTTP at `/mcp`. A sibling of `http`:
-//!   both take the [`app::App`] and neither imports the other.
+//!   both take the [`etappe_app::App`] and neither imports the other.
 //! - [`oauth`]: the authorization server's transport (metadata, authorize and consent,
 //!   token, registration, revocation, the person's agents); a sibling of `http` and `mcp`.
 //! - [`web`]: the people's transport: login pages, `/auth/*` and the account routes
@@ -26,23 +24,19 @@
 //! - [`html`]: the one HTML escaper of the server's own pages (web, oauth).
 //! - [`request_layers`]: the layers every request passes through (request id, trace, body
 //!   deadline).
-//! - [`streams`]: live event streams held open per user, with a per-user cap.
 //! - [`server`]: the HTTP server's own defences (connection cap, header, idle and body
 //!   deadlines).
 //! - [`runtime`]: the dispatcher and, on the embedded default, the workers, started and
 //!   stopped with the server.
 //! - [`startup`]: the composition root: opens the backend chosen by the configuration,
-//!   builds the [`app::App`] once, merges the transports and runs the server.
+//!   builds the [`etappe_app::App`] once, merges the transports and runs the server.
 
-pub mod app;
 pub mod auth;
 #[cfg(test)]
 mod boundaries;
-pub mod budgets;
 pub mod config;
 pub mod html;
 pub mod http;
-pub mod identity;
 pub mod mcp;
 pub mod oauth;
 pub mod openapi;
@@ -52,7 +46,6 @@ pub mod request_layers;
 pub mod runtime;
 pub mod server;
 pub mod startup;
-pub mod streams;
 pub mod web;
 /// Telemetry is shared with the worker binary, which owns it (dependencies point one way).
 pub use etappe_infra::telemetry;

@@ -44,8 +44,8 @@ use serde_json::{Map, Value, json};
 use self::catalogue::{CATALOGUE, ToolSpec};
 pub use self::guard::Guards;
 use self::refusal::ToolError;
-use crate::app::App;
-use crate::identity::Principal;
+use etappe_app::App;
+use etappe_app::identity::Principal;
 
 /// The protocol revisions served, oldest first.
 pub const SUPPORTED_VERSIONS: &[ProtocolVersion] = &[
@@ -96,9 +96,9 @@ pub fn tool_definitions() -> Vec<Tool> {
 impl Etappe {
     fn new(state: App) -> Self {
         let guards = Arc::new(Guards::new(
-            Arc::clone(&state.budgets),
-            state.work.redis.clone(),
-            &state.work.settings.queue_prefix,
+            Arc::clone(state.budgets()),
+            state.work().redis.clone(),
+            &state.work().settings.queue_prefix,
         ));
         Self {
             state,
@@ -270,10 +270,10 @@ impl ServerHandler for Etappe {
             }
         }
         let no_headers = axum::http::HeaderMap::new();
-        let caller = crate::app::Caller {
+        let caller = etappe_app::Caller {
             principal,
             context: parts
-                .and_then(|p| p.extensions.get::<crate::app::RequestContext>())
+                .and_then(|p| p.extensions.get::<etappe_app::RequestContext>())
                 .cloned()
                 .unwrap_or_default(),
         };
@@ -398,7 +398,7 @@ fn challenge(public: &str, error: Option<&str>) -> HeaderValue {
     ));
     parts.push(format!(
         "scope=\"{}\"",
-        crate::app::authorization::ALL_SCOPES
+        etappe_app::authorization::ALL_SCOPES
     ));
     HeaderValue::from_str(&format!("Bearer {}", parts.join(", ")))
         .unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
@@ -409,18 +409,20 @@ fn challenge(public: &str, error: Option<&str>) -> HeaderValue {
 /// cookie is not a credential here. 401 with a challenge otherwise.
 async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> Response {
     let token = crate::auth::bearer_token(request.headers()).map(str::to_owned);
-    let public = crate::app::links::issuer(&state);
+    let public = etappe_app::links::issuer(&state);
     let mut refusal = "send Authorization: Bearer with an OAuth access token (discovery: the resource_metadata of WWW-Authenticate) or a personal access token (etappe token create)";
     let mut agent = false;
     let caller = match token.as_deref() {
-        Some(t) if t.starts_with(crate::app::authorization::ACCESS_TOKEN_PREFIX) => {
-            let resource = crate::app::authorization::AuthorizationService::resource_of(&public);
-            match state.authorization.authenticate(t, &resource).await {
+        Some(t) if t.starts_with(etappe_app::authorization::ACCESS_TOKEN_PREFIX) => {
+            let resource = etappe_app::authorization::AuthorizationService::resource_of(&public);
+            match state.authorization().authenticate(t, &resource).await {
                 Ok(Some(Ok(found))) => {
                     agent = true;
                     Some(crate::auth::Authenticated {
                         principal: found.principal,
-                        credential: crate::budgets::credential_key(&found.grant_id.to_string()),
+                        credential: etappe_app::budgets::credential_key(
+                            &found.grant_id.to_string(),
+                        ),
                         session: None,
                     })
                 }
@@ -431,7 +433,7 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
                 Ok(None) | Err(_) => None,
             }
         }
-        Some(t) => crate::auth::authenticate(&state.identity, t)
+        Some(t) => crate::auth::authenticate(state.identity(), t)
             .await
             .ok()
             .flatten(),
@@ -504,7 +506,7 @@ async fn scope_gate(State(state): State<App>, request: Request, next: Next) -> R
         response.headers_mut().insert(
             header::WWW_AUTHENTICATE,
             challenge(
-                &crate::app::links::issuer(&state),
+                &etappe_app::links::issuer(&state),
                 Some("insufficient_scope"),
             ),
         );
@@ -516,7 +518,7 @@ async fn scope_gate(State(state): State<App>, request: Request, next: Next) -> R
 
 /// The `/mcp` route, authenticated, with the Host/Origin checks configured.
 pub fn router(state: App) -> Router {
-    let settings = &state.hosts;
+    let settings = &state.hosts();
     let mut hosts = vec![
         "127.0.0.1".to_owned(),
         "localhost".to_owned(),

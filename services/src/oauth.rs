@@ -31,8 +31,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::json;
 
-use crate::app::App;
-use crate::app::authorization::OAuthError;
+use etappe_app::App;
+use etappe_app::authorization::OAuthError;
 
 /// The address a request came from (rate limits).
 fn peer(request_extensions: &axum::http::Extensions) -> String {

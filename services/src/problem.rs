@@ -9,7 +9,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use crate::app::AppError;
+use etappe_app::AppError;
 use etappe_domain::trip::{FieldError, InputError};
 
 /// The media type of every error body.
@@ -275,9 +275,12 @@ impl From<&AppError> for Problem {
     }
 }
 
-impl IntoResponse for AppError {
-    fn into_response(self) -> Response {
-        match &self {
+/// What a transport answers for an application error: the problem it maps to, once. An
+/// internal error's details and a dependency's outage are logged here, where the error
+/// leaves the application for good (a handler's `?` converts through this).
+impl From<AppError> for Problem {
+    fn from(error: AppError) -> Self {
+        match &error {
             AppError::Internal(details) => {
                 tracing::error!(error.message = %details, "internal error");
             }
@@ -286,6 +289,20 @@ impl IntoResponse for AppError {
             }
             _ => {}
         }
-        Problem::from(&self).into_response()
+        Problem::from(&error)
+    }
+}
+
+/// A refused input, answered as the application answers it.
+impl From<InputError> for Problem {
+    fn from(error: InputError) -> Self {
+        AppError::from(error).into()
+    }
+}
+
+/// A failure of identity's storage, answered as the application answers it.
+impl From<etappe_app::identity::IdentityError> for Problem {
+    fn from(error: etappe_app::identity::IdentityError) -> Self {
+        AppError::from(error).into()
     }
 }

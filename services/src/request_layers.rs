@@ -14,8 +14,8 @@ use etappe_infra::metrics::Metrics;
 use tower_http::trace::TraceLayer;
 use uuid::Uuid;
 
-use crate::app::RequestContext;
 use crate::config::ServerLimits;
+use etappe_app::RequestContext;
 
 /// `router` with the layers every request passes through.
 pub fn wrap(router: Router, limits: ServerLimits, metrics: Arc<Metrics>) -> Router {

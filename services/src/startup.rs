@@ -10,12 +10,12 @@ use etappe_store::{Store, StoreError};
 use etappe_workers::fleet::Database;
 use tokio::net::TcpListener;
 
-use crate::app::App;
-use crate::app::accounts::{Accounts, WebOrigin};
-use crate::app::trips::TripService;
 use crate::config::Config;
-use crate::identity::{Identity, IdentityDb, IdentityError, Scope};
 use crate::runtime::{Background, RuntimeError, WorkHandles, open_work};
+use etappe_app::accounts::{Accounts, WebOrigin};
+use etappe_app::identity::{Identity, IdentityDb, IdentityError, Scope};
+use etappe_app::trips::TripService;
+use etappe_app::{App, AppParts};
 
 /// Why Etappe could not start.
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +90,7 @@ impl Application {
         let work: WorkHandles = open_work(&config.work.settings(), &backend.database).await?;
         let background = Background::start(config, &work).await?;
         let budgets = Arc::new(
-            crate::budgets::Budgets::new(
+            etappe_app::budgets::Budgets::new(
                 config.budgets,
                 work.redis.clone(),
                 &config.work.queue_prefix,
@@ -112,12 +112,12 @@ impl Application {
             )?),
         };
         let fetcher = work
-            .document_fetcher(crate::app::authorization::CIMD_LIMITS)
+            .document_fetcher(etappe_app::authorization::CIMD_LIMITS)
             .map_err(
                 |e| tracing::warn!(error = %e, "oauth: no fetcher for client metadata documents"),
             )
             .ok();
-        let authorization = Arc::new(crate::app::authorization::AuthorizationService::new(
+        let authorization = Arc::new(etappe_app::authorization::AuthorizationService::new(
             Arc::clone(&identity),
             fetcher,
             config.work.allowed_source_hosts.clone(),
@@ -139,39 +139,31 @@ impl Application {
                 let agents = authorization
                     .agents(user)
                     .await
-                    .map_err(|e| crate::app::AppError::Unavailable(e.to_string()))?;
+                    .map_err(|e| etappe_app::AppError::Unavailable(e.to_string()))?;
                 Ok(agents
                     .into_iter()
                     .filter_map(|a| serde_json::to_value(a).ok())
                     .collect())
             })
         }));
-        let app = App {
-            trips: Arc::new(
-                TripService::new(
-                    Arc::clone(&backend.store),
-                    config.work.allowed_source_hosts.clone(),
-                )
-                .with_budgets(Arc::clone(&budgets))
-                .with_upstreams(work.upstreams.clone())
-                .with_metrics(Arc::clone(&work.metrics)),
-            ),
-            exports: Arc::new(crate::app::exports::ExportService::new(Arc::clone(
-                &backend.store,
-            ))),
+        let app = App::new(AppParts {
+            trips: TripService::new(
+                Arc::clone(&backend.store),
+                config.work.allowed_source_hosts.clone(),
+            )
+            .with_budgets(Arc::clone(&budgets))
+            .with_upstreams(work.upstreams.clone())
+            .with_metrics(Arc::clone(&work.metrics)),
+            exports: etappe_app::exports::ExportService::new(Arc::clone(&backend.store)),
             identity,
-            accounts: Arc::new(accounts),
+            accounts,
             authorization,
             work,
             public_url: config.public_url.clone(),
             hosts: config.hosts(),
             budgets,
-            streams: Arc::default(),
             limits: config.server,
-            upload_slots: Arc::new(tokio::sync::Semaphore::new(
-                config.server.uploads_at_once.max(1),
-            )),
-        };
+        });
         let login_url = if backend.embedded {
             local_login_url(&app).await?
         } else {
@@ -212,7 +204,7 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let limits = self.app.limits;
+        let limits = self.app.limits();
         let served = crate::server::serve(self.listener, routes(self.app), limits, shutdown).await;
         self.background.shutdown().await;
         served
@@ -222,8 +214,8 @@ impl Application {
 /// Every transport over the one application, wrapped in the layers every request passes
 /// through. The transports are siblings: each takes the `App`, none knows another.
 pub fn routes(app: App) -> axum::Router {
-    let limits = app.limits;
-    let metrics = std::sync::Arc::clone(&app.work.metrics);
+    let limits = app.limits();
+    let metrics = std::sync::Arc::clone(&app.work().metrics);
     let transports = crate::mcp::router(app.clone())
         .merge(crate::oauth::router(app.clone()))
         .merge(crate::web::router(app.clone()))
@@ -237,10 +229,10 @@ pub fn routes(app: App) -> axum::Router {
 
 /// The login link of `local@localhost`, when that user exists (the embedded default's).
 async fn local_login_url(app: &App) -> Result<Option<String>, StartupError> {
-    if app.identity.user_by_email(LOCAL_USER).await?.is_none() {
+    if app.identity().user_by_email(LOCAL_USER).await?.is_none() {
         return Ok(None);
     }
-    app.accounts
+    app.accounts()
         .login_url_for(LOCAL_USER)
         .await
         .map(Some)

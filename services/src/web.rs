@@ -31,9 +31,9 @@ use axum::routing::{MethodRouter, delete, get, post};
 use serde_json::json;
 
 use self::extract::{Fields, FormCaller, Peer};
-use crate::app::accounts::safe_next;
-use crate::app::{App, AppError};
 use crate::problem::Problem;
+use etappe_app::accounts::safe_next;
+use etappe_app::{App, AppError};
 
 /// The people's router.
 pub fn router(state: App) -> Router {
@@ -75,10 +75,10 @@ pub fn router(state: App) -> Router {
         router = router.route(
             path,
             method_router.fallback(move |method: axum::http::Method| async move {
-                AppError::MethodNotAllowed {
+                Problem::from(AppError::MethodNotAllowed {
                     method: method.to_string(),
                     allowed: allowed.to_owned(),
-                }
+                })
                 .into_response()
             }),
         );
@@ -107,13 +107,13 @@ fn set_cookie(response: &mut Response, value: &str) {
 
 /// The `Set-Cookie` value of a session (or, with `None`, of its removal).
 fn session_cookie(app: &App, value: Option<&str>) -> String {
-    let web = &app.accounts.web;
+    let web = &app.accounts().web;
     let secure = if web.secure { "; Secure" } else { "" };
     match value {
         Some(value) => format!(
             "{}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
             web.cookie_name(),
-            app.accounts.session_max_age()
+            app.accounts().session_max_age()
         ),
         None => format!(
             "{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{secure}",
@@ -125,14 +125,14 @@ fn session_cookie(app: &App, value: Option<&str>) -> String {
 /// `GET /`: the rider's page for a browser with a session; without one, the page that
 /// leads to the login form (no script).
 async fn home(State(app): State<App>, headers: HeaderMap) -> Response {
-    let session = crate::auth::session_of(&app.accounts, &headers)
+    let session = crate::auth::session_of(app.accounts(), &headers)
         .await
         .ok()
         .flatten();
     if session.is_none() {
         return pages::home(None, None);
     }
-    assets::shell(app.accounts.tile_url(), false)
+    assets::shell(app.accounts().tile_url(), false)
 }
 
 /// The layer the composition root puts over every transport: content negotiation of a
@@ -154,7 +154,7 @@ pub async fn share_page(
 /// once never sends it (its cookie, a login link) over plain http again. Under an http
 /// public URL (a local run) it is never sent: a browser would then refuse the address.
 fn transport_security(app: &App, response: &mut Response) {
-    if app.accounts.web.secure {
+    if app.accounts().web.secure {
         response.headers_mut().insert(
             header::STRICT_TRANSPORT_SECURITY,
             HeaderValue::from_static("max-age=31536000"),
@@ -185,15 +185,15 @@ async fn negotiate_share(
             .extensions()
             .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
             .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |c| c.0.ip());
-        if let Err(error) = crate::app::links::admit_visitor(app, visitor, &code).await {
+        if let Err(error) = etappe_app::links::admit_visitor(app, visitor, &code).await {
             let problem = Problem::from(&error);
             return match problem.retry_after {
                 Some(seconds) => pages::try_later(problem.title, &problem.detail, seconds),
                 None => refusal(&error, true),
             };
         }
-        let mut page = assets::shell(app.accounts.tile_url(), true);
-        if let Err(crate::app::AppError::NotFound) = app.trips.shared_view(&code).await {
+        let mut page = assets::shell(app.accounts().tile_url(), true);
+        if let Err(etappe_app::AppError::NotFound) = app.trips().shared_view(&code).await {
             *page.status_mut() = axum::http::StatusCode::NOT_FOUND;
         }
         return page;
@@ -222,7 +222,7 @@ async fn login(State(app): State<App>, Peer(peer): Peer, fields: Fields) -> Resp
         return refusal(&error, fields.form);
     };
     if let Err(error) = app
-        .accounts
+        .accounts()
         .request_login(email, fields.text("next"), peer)
         .await
     {
@@ -250,12 +250,12 @@ async fn magic_page(
     let Some(token) = query.get("token").filter(|t| !t.trim().is_empty()) else {
         return refusal(&AppError::LoginLinkInvalid, true);
     };
-    let email = match app.accounts.link_preview(token).await {
+    let email = match app.accounts().link_preview(token).await {
         Ok(email) => email,
         Err(error) => return refusal(&error, true),
     };
-    let current = match crate::auth::session_of(&app.accounts, &headers).await {
-        Ok(Some((session, _))) => match app.accounts.email_of(session.user_id).await {
+    let current = match crate::auth::session_of(app.accounts(), &headers).await {
+        Ok(Some((session, _))) => match app.accounts().email_of(session.user_id).await {
             Ok(current) => current,
             Err(error) => return refusal(&error, true),
         },
@@ -272,7 +272,7 @@ async fn magic_page(
 /// `POST /auth/magic` (token, next): spends the link, opens a session, sets the cookie.
 async fn magic(State(app): State<App>, headers: HeaderMap, fields: Fields) -> Response {
     // Login CSRF: another site must not log a browser into an account of its choosing.
-    if !crate::auth::from_own_origin(&headers, &app.accounts.web) {
+    if !crate::auth::from_own_origin(&headers, &app.accounts().web) {
         let error = AppError::CsrfRefused(
             "a login link is followed from this site's own page (Origin did not match)".into(),
         );
@@ -283,13 +283,13 @@ async fn magic(State(app): State<App>, headers: HeaderMap, fields: Fields) -> Re
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    let session = match app.accounts.redeem(token, agent).await {
+    let session = match app.accounts().redeem(token, agent).await {
         Ok(session) => session,
         Err(error) => return refusal(&error, fields.form),
     };
     // A login replaces the browser's previous session, if it had one.
-    if let Ok(Some((previous, _))) = crate::auth::session_of(&app.accounts, &headers).await {
-        let _ = app.accounts.logout(&previous).await;
+    if let Ok(Some((previous, _))) = crate::auth::session_of(app.accounts(), &headers).await {
+        let _ = app.accounts().logout(&previous).await;
     }
     let next = safe_next(fields.text("next")).unwrap_or_else(|| "/".into());
     let mut response = Redirect::to(&next).into_response();
@@ -311,13 +311,13 @@ async fn logout(
     if let Some(session) = caller.as_ref().and_then(|c| c.session.as_ref()) {
         if let Err(error) = crate::auth::check_cookie_write(
             &headers,
-            &app.accounts.web,
+            &app.accounts().web,
             session,
             fields.text("csrf"),
         ) {
             return refusal(&error, fields.form);
         }
-        if let Err(error) = app.accounts.logout(session).await {
+        if let Err(error) = app.accounts().logout(session).await {
             return refusal(&error, fields.form);
         }
     }

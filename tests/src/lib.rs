@@ -24,10 +24,10 @@ pub use shared_servers::{servers_alone, servers_shared};
 
 use std::path::PathBuf;
 
+use etappe_app::App;
+use etappe_app::identity::Scope;
 use etappe_infra::fetch::{LoopbackOnlyResolver, SourceOrigins};
-use etappe_services::app::App;
 use etappe_services::config::Config;
-use etappe_services::identity::Scope;
 use etappe_services::startup::Application;
 
 /// A loopback origin where nothing listens (the discard port): fetching from it fails at
@@ -251,9 +251,14 @@ impl TestApp {
     /// A new user holding a token with `scopes`; answers the token.
     pub async fn user_with(&self, scopes: &[Scope]) -> String {
         let email = format!("rider-{}@example.org", uuid::Uuid::now_v7());
-        let user = self.state.identity.ensure_user(&email).await.expect("user");
+        let user = self
+            .state
+            .identity()
+            .ensure_user(&email)
+            .await
+            .expect("user");
         self.state
-            .identity
+            .identity()
             .create_token(user, scopes, "test")
             .await
             .expect("token")

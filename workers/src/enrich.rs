@@ -15,7 +15,7 @@ use etappe_upstream::{
 use uuid::Uuid;
 
 use crate::pipeline::{Applied, JobError, JobScope, Outcome, Pipeline};
-use crate::track;
+use etappe_track::stored;
 
 /// Our accommodation type as the adapter names it.
 pub(crate) fn to_candidate(found: &etappe_upstream::Accommodation) -> Accommodation {
@@ -136,7 +136,7 @@ impl Pipeline {
             return Ok(Outcome::Dropped("the day no longer exists".into()));
         };
         let track_points = match self.store.get_blob(&route.track_key).await? {
-            Some(bytes) => track::decode(&bytes).unwrap_or_default(),
+            Some(bytes) => stored::decode(&bytes).unwrap_or_default(),
             None => Vec::new(),
         };
         let last = stage.last_point.min(track_points.len().saturating_sub(1));
@@ -191,7 +191,7 @@ impl Pipeline {
         // source's pieces inside the day stays uncounted, as it was.
         let distance_km = original + junction.added_m() / 1000.0;
         let key = format!("detour:{}:{stage_id}:{}", scope.trip_id, scope.job_id);
-        self.store.put_blob(&key, &track::encode(&points)).await?;
+        self.store.put_blob(&key, &stored::encode(&points)).await?;
         let detour = Detour {
             waypoint,
             track_key: key,

@@ -16,7 +16,6 @@ use tokio::sync::watch;
 
 use crate::flags::WorkFlags;
 pub use crate::flags::WorkSettings;
-use crate::labels::{Labeller, NoLabels};
 use crate::pipeline::Pipeline;
 use crate::progress::memory::MemoryProgress;
 use crate::progress::redis::RedisProgress;
@@ -29,6 +28,7 @@ use crate::worker::{HEARTBEAT_WINDOW, Worker};
 use etappe_infra::fetch::{FetchError, Fetcher};
 use etappe_infra::metrics::Metrics;
 use etappe_infra::redis_link::RedisLink;
+use etappe_track::labels::{Labeller, NoLabels};
 
 /// Why the work side could not start.
 #[derive(Debug, thiserror::Error)]
@@ -166,7 +166,7 @@ fn observe_upstream_calls(metrics: &Arc<Metrics>) {
 
 /// The labeller of day ends: the embedded gazetteer.
 pub fn labeller() -> Arc<dyn Labeller> {
-    crate::labels::embedded().unwrap_or_else(|| Arc::new(NoLabels))
+    etappe_track::labels::embedded().unwrap_or_else(|| Arc::new(NoLabels))
 }
 
 impl WorkHandles {

@@ -17,7 +17,6 @@
 //! - [`progress`]: live progress, in memory or Redis.
 //! - [`fleet`]: what a process's work is built from, and the worker process's HTTP server.
 
-use etappe_track::{labels, stored as track};
 pub mod dispatcher;
 mod enrich;
 pub mod flags;

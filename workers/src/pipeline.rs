@@ -15,9 +15,9 @@ use etappe_store::{
 use uuid::Uuid;
 
 use crate::jobs::Job;
-use crate::labels::Labeller;
 use crate::progress::{ProgressState, ProgressStore, Reporter};
 use etappe_infra::fetch::{Fetcher, SourceOrigins};
+use etappe_track::labels::Labeller;
 
 pub(crate) use self::heights::heights_known;
 

@@ -8,13 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use etappe_upstream::{
-    BRouterClient, CachedHttp, Claim, Elevations, Forecasts, LayeredElevations, MemoryCache,
+    BRouterClient, CachedHttp, Elevations, Forecasts, LayeredElevations, MemoryCache,
     NominatimClient, OpenMeteoClient, OpenMeteoElevationClient, OsmFeatures, OverpassClient,
-    RateLimiter, ResponseCache, Router, SharedPace, ValhallaClient,
+    RateLimiter, RedisCache, RedisPace, ResponseCache, Router, SharedPace, ValhallaClient,
 };
-use redis::AsyncCommands;
 use tokio::sync::Mutex;
 
 use etappe_infra::redis_link::RedisLink;
@@ -501,14 +499,14 @@ impl SharedUpstreamState {
     pub fn new(redis: Option<Arc<RedisLink>>, prefix: &str) -> Self {
         match redis {
             Some(redis) => Self {
-                cache: Arc::new(RedisCache {
-                    redis: Arc::clone(&redis),
-                    prefix: format!("{prefix}:upstream:"),
-                }),
-                pace: Some(Arc::new(RedisPace {
+                cache: Arc::new(RedisCache::new(
+                    Arc::clone(&redis),
+                    format!("{prefix}:upstream:"),
+                )),
+                pace: Some(Arc::new(RedisPace::new(
                     redis,
-                    key: format!("{prefix}:upstream:pace:geocoder"),
-                })),
+                    format!("{prefix}:upstream:pace:geocoder"),
+                ))),
             },
             None => Self::in_memory(),
         }
@@ -523,110 +521,10 @@ impl SharedUpstreamState {
     }
 }
 
-/// Upstream answers in Redis, with their TTL. A Redis failure is a cache miss, never an
-/// error: the upstream is asked instead.
-struct RedisCache {
-    redis: Arc<RedisLink>,
-    prefix: String,
-}
-
-#[async_trait]
-impl ResponseCache for RedisCache {
-    async fn get(&self, key: &str) -> Option<String> {
-        let mut connection = self.redis.connection().await.ok()?;
-        let key = format!("{}{key}", self.prefix);
-        tokio::time::timeout(
-            Duration::from_secs(1),
-            connection.get::<_, Option<String>>(key),
-        )
-        .await
-        .ok()?
-        .ok()?
-    }
-
-    async fn put(&self, key: &str, value: &str, ttl: Duration) {
-        let Ok(mut connection) = self.redis.connection().await else {
-            return;
-        };
-        let key = format!("{}{key}", self.prefix);
-        let _ = tokio::time::timeout(
-            Duration::from_secs(1),
-            connection.set_ex::<_, _, ()>(key, value, ttl.as_secs().max(1)),
-        )
-        .await;
-    }
-}
-
-/// The geocoder's one request slot, shared by every replica: `SET key NX PX interval`
-/// grants it to one caller at a time; the others wait out the key's remaining life.
-pub struct RedisPace {
-    redis: Arc<RedisLink>,
-    key: String,
-}
-
-impl RedisPace {
-    /// The slot of another upstream on the same Redis (`…:pace:<name>`), so the router's pace
-    /// and the geocoder's never hold each other up.
-    pub fn named(&self, name: &str) -> Self {
-        let base = self
-            .key
-            .rsplit_once(':')
-            .map_or(self.key.as_str(), |(base, _)| base);
-        Self {
-            redis: Arc::clone(&self.redis),
-            key: format!("{base}:{name}"),
-        }
-    }
-}
-
-impl std::fmt::Debug for RedisPace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisPace")
-            .field("key", &self.key)
-            .finish_non_exhaustive()
-    }
-}
-
-#[async_trait]
-impl SharedPace for RedisPace {
-    async fn claim(&self, interval: Duration) -> Claim {
-        let Ok(mut connection) = self.redis.connection().await else {
-            return Claim::Unavailable;
-        };
-        let millis = u64::try_from(interval.as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1);
-        let claim = async {
-            let set: Option<String> = redis::cmd("SET")
-                .arg(&self.key)
-                .arg(1)
-                .arg("NX")
-                .arg("PX")
-                .arg(millis)
-                .query_async(&mut connection)
-                .await?;
-            if set.is_some() {
-                return Ok::<_, redis::RedisError>(Claim::Granted);
-            }
-            let rest: i64 = redis::cmd("PTTL")
-                .arg(&self.key)
-                .query_async(&mut connection)
-                .await?;
-            // -2: expired in between; -1: a key without expiry (never ours): retry shortly.
-            Ok(Claim::Wait(Duration::from_millis(
-                u64::try_from(rest).unwrap_or(1).clamp(1, millis),
-            )))
-        };
-        match tokio::time::timeout(Duration::from_secs(1), claim).await {
-            Ok(Ok(claim)) => claim,
-            _ => Claim::Unavailable,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use etappe_upstream::{Claim, SharedPace};
 
     #[test]
     fn a_router_needs_its_url_and_a_known_name() {

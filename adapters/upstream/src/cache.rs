@@ -5,10 +5,12 @@
 //! slower answer, never a failed request.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use etappe_infra::redis_link::RedisLink;
+use redis::AsyncCommands;
 use tokio::time::Instant;
 
 #[async_trait]
@@ -170,6 +172,48 @@ pub(crate) async fn put_json<T: serde::Serialize>(
     match serde_json::to_string(value) {
         Ok(raw) => cache.put(key, &raw, ttl).await,
         Err(error) => tracing::debug!(key, %error, "not caching unserialisable value"),
+    }
+}
+
+/// Upstream answers in Redis, with their TTL. A Redis failure is a cache miss, never an
+/// error: the upstream is asked instead.
+#[derive(Debug)]
+pub struct RedisCache {
+    redis: Arc<RedisLink>,
+    prefix: String,
+}
+
+impl RedisCache {
+    /// Answers kept under `prefix` (each key is the prefix and the answer's own key).
+    pub fn new(redis: Arc<RedisLink>, prefix: String) -> Self {
+        Self { redis, prefix }
+    }
+}
+
+#[async_trait]
+impl ResponseCache for RedisCache {
+    async fn get(&self, key: &str) -> Option<String> {
+        let mut connection = self.redis.connection().await.ok()?;
+        let key = format!("{}{key}", self.prefix);
+        tokio::time::timeout(
+            Duration::from_secs(1),
+            connection.get::<_, Option<String>>(key),
+        )
+        .await
+        .ok()?
+        .ok()?
+    }
+
+    async fn put(&self, key: &str, value: &str, ttl: Duration) {
+        let Ok(mut connection) = self.redis.connection().await else {
+            return;
+        };
+        let key = format!("{}{key}", self.prefix);
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            connection.set_ex::<_, _, ()>(key, value, ttl.as_secs().max(1)),
+        )
+        .await;
     }
 }
 

@@ -21,12 +21,12 @@ pub mod router;
 mod text;
 pub mod weather;
 
-pub use cache::{MemoryCache, NoCache, ResponseCache};
+pub use cache::{MemoryCache, NoCache, RedisCache, ResponseCache};
 pub use elevation::{Elevations, LayeredElevations, OpenMeteoElevationClient};
 pub use error::{ConfigError, Upstream, UpstreamError};
 pub use features::{NamedPlace, OsmFeatures};
 pub use http::{CachedHttp, CallObserver, observe_calls};
-pub use limiter::{Claim, RateLimiter, SharedPace};
+pub use limiter::{Claim, RateLimiter, RedisPace, SharedPace};
 pub use nominatim::{NominatimClient, Place};
 pub use overpass::{Accommodation, AccommodationType, BedSearch, OsmType, OverpassClient};
 pub use router::{

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use etappe_infra::redis_link::RedisLink;
 use tokio::sync::Mutex;
 use tokio::time::{Instant, sleep, sleep_until};
 
@@ -94,6 +95,78 @@ impl RateLimiter {
                     return;
                 }
             }
+        }
+    }
+}
+
+/// The geocoder's one request slot, shared by every replica: `SET key NX PX interval`
+/// grants it to one caller at a time; the others wait out the key's remaining life.
+pub struct RedisPace {
+    redis: Arc<RedisLink>,
+    key: String,
+}
+
+impl RedisPace {
+    /// The slot held under `key`.
+    pub fn new(redis: Arc<RedisLink>, key: String) -> Self {
+        Self { redis, key }
+    }
+
+    /// The slot of another upstream on the same Redis (`…:pace:<name>`), so the router's pace
+    /// and the geocoder's never hold each other up.
+    pub fn named(&self, name: &str) -> Self {
+        let base = self
+            .key
+            .rsplit_once(':')
+            .map_or(self.key.as_str(), |(base, _)| base);
+        Self {
+            redis: Arc::clone(&self.redis),
+            key: format!("{base}:{name}"),
+        }
+    }
+}
+
+impl std::fmt::Debug for RedisPace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisPace")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl SharedPace for RedisPace {
+    async fn claim(&self, interval: Duration) -> Claim {
+        let Ok(mut connection) = self.redis.connection().await else {
+            return Claim::Unavailable;
+        };
+        let millis = u64::try_from(interval.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let claim = async {
+            let set: Option<String> = redis::cmd("SET")
+                .arg(&self.key)
+                .arg(1)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis)
+                .query_async(&mut connection)
+                .await?;
+            if set.is_some() {
+                return Ok::<_, redis::RedisError>(Claim::Granted);
+            }
+            let rest: i64 = redis::cmd("PTTL")
+                .arg(&self.key)
+                .query_async(&mut connection)
+                .await?;
+            // -2: expired in between; -1: a key without expiry (never ours): retry shortly.
+            Ok(Claim::Wait(Duration::from_millis(
+                u64::try_from(rest).unwrap_or(1).clamp(1, millis),
+            )))
+        };
+        match tokio::time::timeout(Duration::from_secs(1), claim).await {
+            Ok(Ok(claim)) => claim,
+            _ => Claim::Unavailable,
         }
     }
 }

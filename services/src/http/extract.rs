@@ -11,31 +11,44 @@ use serde_json::{Map, Value};
 
 use super::App;
 use super::problem::Problem;
-use crate::app::trips::BaseVersion;
-use crate::app::{AppError, Caller, RequestContext};
+use etappe_app::trips::BaseVersion;
+use etappe_app::{AppError, RequestContext};
 
 /// The largest JSON body accepted (settings are small; uploads have their own route).
 pub(super) const MAX_JSON_BODY: usize = 64 * 1024;
 
-/// The authenticated caller: `Authorization: Bearer etp_…`, or the session cookie (a write
-/// then passes the CSRF rule of `auth`), with the request's context as the edge set it.
+/// The authenticated caller of a REST request: `Authorization: Bearer etp_…`, or the session
+/// cookie (a write then passes the CSRF rule of `auth`), with the request's context as the
+/// edge set it. The application's [`etappe_app::Caller`], read the way this transport reads it
+/// (it derefs to it, so a handler hands `&caller` to a service as it is).
+#[derive(Clone, Debug)]
+pub(super) struct Caller(pub etappe_app::Caller);
+
+impl std::ops::Deref for Caller {
+    type Target = etappe_app::Caller;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
 impl FromRequestParts<App> for Caller {
-    type Rejection = AppError;
+    type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
         if crate::auth::bearer_token(&parts.headers)
-            .is_some_and(crate::app::authorization::is_agent_token)
+            .is_some_and(etappe_app::authorization::is_agent_token)
         {
-            return Err(AppError::AgentTokenOnRest);
+            return Err(AppError::AgentTokenOnRest.into());
         }
         // A change spends from the budget MCP spends from too (the same key), so switching
         // transport does not reset it.
         let caller =
             crate::auth::admit_request(state, &parts.method, &parts.headers, false).await?;
-        Ok(Caller {
+        Ok(Caller(etappe_app::Caller {
             principal: caller.principal,
             context: request_context(parts),
-        })
+        }))
     }
 }
 
@@ -70,7 +83,7 @@ fn request_context(parts: &Parts) -> RequestContext {
 pub(super) struct TripPath(pub TripId);
 
 impl FromRequestParts<App> for TripPath {
-    type Rejection = AppError;
+    type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
         let axum::extract::Path(raw) =
@@ -88,6 +101,7 @@ impl FromRequestParts<App> for TripPath {
                     allowed: allowed.join(", "),
                 }
             }
+            .into()
         })
     }
 }
@@ -145,7 +159,9 @@ impl IntoResponse for BodyRejection {
                 format!("a JSON body may be at most {MAX_JSON_BODY} bytes"),
             )
             .into_response(),
-            Self::Malformed(detail) => AppError::MalformedBody(detail).into_response(),
+            Self::Malformed(detail) => {
+                Problem::from(AppError::MalformedBody(detail)).into_response()
+            }
             Self::TimedOut => body_timed_out(),
         }
     }
@@ -228,7 +244,7 @@ impl FromRequest<App> for OptionalJsonObject {
 pub(super) struct IfMatch(pub Option<BaseVersion>);
 
 impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
-    type Rejection = AppError;
+    type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         let values = parts.headers.get_all(header::IF_MATCH);
@@ -251,7 +267,7 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
                 if tag.starts_with("W/") {
                     return Err(AppError::BadHeader(
                         "If-Match compares strongly: a weak tag (W/\"…\") never matches; send the strong ETag read from the trip".into(),
-                    ));
+                    ).into());
                 }
                 let version = tag
                     .strip_prefix('"')
@@ -262,7 +278,7 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
             }
         }
         Ok(IfMatch(Some(match versions.as_slice() {
-            [] => return Err(malformed_if_match()),
+            [] => return Err(malformed_if_match().into()),
             [one] => BaseVersion::Exact(*one),
             _ => BaseVersion::AnyOf(versions),
         })))
@@ -278,7 +294,7 @@ impl<S: Send + Sync> FromRequestParts<S> for IfMatch {
 pub(super) struct AskFirst(pub bool);
 
 impl<S: Send + Sync> FromRequestParts<S> for AskFirst {
-    type Rejection = AppError;
+    type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         let strict = parts.headers.get_all("prefer").iter().any(|value| {
@@ -291,16 +307,16 @@ impl<S: Send + Sync> FromRequestParts<S> for AskFirst {
     }
 }
 
-impl crate::app::confirmation::Confirm for AskFirst {
+impl etappe_app::confirmation::Confirm for AskFirst {
     fn asks(&self) -> bool {
         self.0
     }
     fn verdict(
         &self,
     ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = crate::app::confirmation::Verdict> + Send + '_>,
+        Box<dyn std::future::Future<Output = etappe_app::confirmation::Verdict> + Send + '_>,
     > {
-        Box::pin(std::future::ready(crate::app::confirmation::Verdict::Ask))
+        Box::pin(std::future::ready(etappe_app::confirmation::Verdict::Ask))
     }
 }
 
@@ -325,13 +341,13 @@ where
     S: Send + Sync,
     T: serde::de::DeserializeOwned + Send,
 {
-    type Rejection = AppError;
+    type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|axum::extract::Path(value)| Segments(value))
-            .map_err(|_| AppError::NotFound)
+            .map_err(|_| AppError::NotFound.into())
     }
 }
 
@@ -405,9 +421,9 @@ pub(super) fn multipart_failure(error: &axum::extract::multipart::MultipartError
     if error.status() == StatusCode::PAYLOAD_TOO_LARGE {
         return upload_too_large();
     }
-    AppError::MalformedBody(format!(
+    Problem::from(AppError::MalformedBody(format!(
         "the multipart body cannot be read: {}",
         error.body_text()
-    ))
+    )))
     .into_response()
 }

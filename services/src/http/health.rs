@@ -13,6 +13,15 @@ use serde_json::{Value, json};
 
 use super::App;
 use etappe_workers::readiness::{self, Check};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The probes, each declared by its handler's operation.
+pub(super) fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(live))
+        .routes(routes!(ready))
+}
 
 /// `GET /livez`.
 #[utoipa::path(get, path = "/livez", operation_id = "live", tag = "meta",
@@ -29,15 +38,15 @@ pub(super) async fn live() -> Json<Value> {
     responses((status = 200, description = "Ready", body = HealthSchema),
         (status = 503, description = "Not ready, with what is wrong", body = HealthSchema)))]
 pub(super) async fn ready(State(state): State<App>) -> (StatusCode, Json<Value>) {
-    let database = Check::server("database", state.trips.ping(), |()| "up".to_owned()).await;
+    let database = Check::server("database", state.trips().ping(), |()| "up".to_owned()).await;
     // The work side is asked only of a live database: its worker count is read there.
     let work = if database.passed {
-        state.work.readiness().await
+        state.work().readiness().await
     } else {
         Vec::new()
     };
     let checks: Vec<Check> = std::iter::once(database).chain(work).collect();
-    let (ready, document) = readiness::document(&checks, &state.work.upstreams.health().await);
+    let (ready, document) = readiness::document(&checks, &state.work().upstreams.health().await);
     let status = if ready {
         StatusCode::OK
     } else {

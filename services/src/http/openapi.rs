@@ -1,6 +1,7 @@
 //! The published OpenAPI 3.1 document, generated from the code: each handler carries its
-//! operation (`#[utoipa::path]`), the views and request schemas carry their shapes, and the
-//! document is the one table of routes — `405`'s `Allow` is read from it too. It is built
+//! operation (`#[utoipa::path]`) and its route is declared by it (`super::routes`), the views
+//! and request schemas carry their shapes, and the document is the one table of routes —
+//! `405`'s `Allow` is read from it too. It is built
 //! once, on first use.
 //!
 //! Every object the API sends or accepts is closed (`additionalProperties: false`): the
@@ -28,50 +29,15 @@ use crate::openapi::domain;
         title = "Etappe",
         description = "Multi-day bicycle trip planning. Every error is application/problem+json (RFC 9457) with a stable `type` and `code`. Authenticate with `Authorization: Bearer etp_…` (a personal access token with scopes trips:read and/or trips:write), or, from a browser, with the session cookie a magic link sets (then a write needs this site's Origin and the session's X-CSRF-Token, read from GET /users/me).",
     ),
+    // Only the paths axum's router cannot hold (a suffix on a captured segment, served by
+    // the handler of the path they suffix); every other path is declared by its route.
     paths(
-        super::trips::list,
-        super::trips::create,
-        super::trips::summary,
-        super::trips::update,
-        super::trips::delete,
-        super::trips::detail,
-        super::trips::history,
-        super::trips::restore,
-        super::trips::duplicate,
         super::trips::export_trip_gpx,
         super::trips::export_trip_fit,
-        super::work::analyse,
-        super::work::events,
-        super::work::upload,
-        super::work::metrics,
-        super::places::search,
-        super::stages::add,
-        super::stages::update,
-        super::stages::delete,
-        super::stages::detail,
-        super::stages::export_stage_gpx,
-        super::stages::export_stage_fit,
-        super::stages::move_stage,
-        super::stages::choose_accommodation,
-        super::stages::rest_day,
-        super::stages::add_waypoint,
-        super::stages::remove_detour,
-        super::stages::manual_accommodation,
-        super::stages::scan,
-        super::stages::route,
-        super::share::get,
-        super::share::create,
-        super::share::revoke,
-        super::share::public,
         super::share::public_gpx,
         super::share::public_fit,
-        super::share::public_stage,
         super::share::public_stage_gpx,
         super::share::public_stage_fit,
-        super::share::public_route,
-        super::health::live,
-        super::health::ready,
-        serve,
     ),
     components(schemas(
         domain::Point,
@@ -83,15 +49,15 @@ use crate::openapi::domain;
         domain::NightCandidate,
         domain::AccommodationKind,
         domain::ComputationState,
-        crate::app::views::StageSummary,
-        crate::app::views::DetourSummary,
-        crate::app::views::ElevationSummary,
-        crate::app::views::PlanPlaceSummary,
-        crate::app::views::PlanSummary,
-        crate::app::views::ShareSummary,
-        crate::app::views::TripListItem,
-        crate::app::trips::days::DayLine,
-        crate::app::places::PlaceItem,
+        crate::openapi::views::StageSummarySchema,
+        crate::openapi::views::DetourSummarySchema,
+        crate::openapi::views::ElevationSummarySchema,
+        crate::openapi::views::PlanPlaceSummarySchema,
+        crate::openapi::views::PlanSummarySchema,
+        crate::openapi::views::ShareSummarySchema,
+        crate::openapi::views::TripListItemSchema,
+        crate::openapi::views::DayLineSchema,
+        crate::openapi::views::PlaceItemSchema,
         answers::ProblemSchema,
         answers::FieldErrorSchema,
         answers::HistoryItemSchema,
@@ -113,7 +79,7 @@ use crate::openapi::domain;
     security(("bearer" = [])),
     modifiers(&BearerScheme),
 )]
-struct ApiDoc;
+pub(super) struct ApiDoc;
 
 /// The `bearer` security scheme: a personal access token.
 struct BearerScheme;
@@ -185,7 +151,7 @@ fn unwrap_optional_bodies(doc: &mut Value) {
 
 /// The document generated on `today` (the trip-date patterns follow the calendar).
 fn generate() -> Value {
-    let mut api = ApiDoc::openapi();
+    let mut api = super::routes().into_openapi();
     for part in crate::openapi_parts::parts() {
         api.merge(part);
     }

@@ -10,16 +10,19 @@ use etappe_domain::trip::ShareLink;
 use serde_json::json;
 
 use super::App;
+use super::extract::Caller;
 use super::extract::{PeerAddress, Segments, TripPath};
 use super::openapi::answers::*;
 use super::openapi::params::*;
 use super::trips::file_response;
-use crate::app::confirmation::ConfirmedByRequest;
-use crate::app::exports::ExportFormat;
-use crate::app::links::{admit_visitor, base_url};
-use crate::app::trips::days::RouteLines;
-use crate::app::views::{PublicTrip, StageSummary};
-use crate::app::{AppError, Caller};
+use crate::problem::Problem;
+use etappe_app::AppError;
+use etappe_app::confirmation::ConfirmedByRequest;
+use etappe_app::exports::ExportFormat;
+use etappe_app::links::{admit_visitor, base_url};
+use etappe_app::views::PublicTrip;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 fn link_body(
     state: &App,
@@ -33,6 +36,15 @@ fn link_body(
     }))
 }
 
+/// Share links and the public reads, each declared by its handler's operation.
+pub(super) fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(get, create, revoke))
+        .routes(routes!(public))
+        .routes(routes!(public_stage))
+        .routes(routes!(public_route))
+}
+
 /// `GET /trips/{id}/share`: the active link, or 404 when there is none.
 #[utoipa::path(get, path = "/trips/{id}/share", operation_id = "getShareLink", tag = "share",
     summary = "The trip's public link", description = "Scope trips:read. 404 when none is open.",
@@ -44,9 +56,9 @@ pub(super) async fn get(
     caller: Caller,
     headers: HeaderMap,
     TripPath(trip_id): TripPath,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let link = state
-        .trips
+        .trips()
         .share_link(&caller.principal, trip_id)
         .await?
         .ok_or(AppError::NotShared)?;
@@ -66,8 +78,8 @@ pub(super) async fn create(
     caller: Caller,
     headers: HeaderMap,
     TripPath(trip_id): TripPath,
-) -> Result<Response, AppError> {
-    let (link, created) = state.trips.share(&caller, trip_id).await?;
+) -> Result<Response, Problem> {
+    let (link, created) = state.trips().share(&caller, trip_id).await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -87,9 +99,9 @@ pub(super) async fn revoke(
     State(state): State<App>,
     caller: Caller,
     TripPath(trip_id): TripPath,
-) -> Result<StatusCode, AppError> {
+) -> Result<StatusCode, Problem> {
     state
-        .trips
+        .trips()
         .unshare(&caller, trip_id, &ConfirmedByRequest)
         .await?;
     Ok(StatusCode::NO_CONTENT)
@@ -99,24 +111,24 @@ pub(super) async fn revoke(
 #[utoipa::path(get, path = "/s/{code}", operation_id = "readSharedTrip", tag = "share",
     summary = "A shared trip", description = "Anonymous. Without the owner's private details.",
     security(()), params(CodePathParam),
-    responses((status = 200, description = "The trip", body = PublicTrip),
+    responses((status = 200, description = "The trip", body = crate::openapi::views::PublicTripSchema),
         NotFound, RateLimited))]
 pub(super) async fn public(
     State(state): State<App>,
     visitor: PeerAddress,
     headers: HeaderMap,
     Segments(raw): Segments<String>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (code, format) = match raw.rsplit_once('.') {
         Some((code, "gpx")) => (code, Some(ExportFormat::Gpx)),
         Some((code, "fit")) => (code, Some(ExportFormat::Fit)),
         _ => (raw.as_str(), None),
     };
     admit_visitor(&state, visitor.0, code).await?;
-    let view = state.trips.shared_view(code).await?;
+    let view = state.trips().shared_view(code).await?;
     match format {
         Some(format) => Ok(file_response(
-            state.exports.cached_export(&view, None, format).await?,
+            state.exports().cached_export(&view, None, format).await?,
             &headers,
         )),
         None => Ok(Json(PublicTrip::of(&view)).into_response()),
@@ -128,28 +140,28 @@ pub(super) async fn public(
 #[utoipa::path(get, path = "/s/{code}/stages/{stageId}", operation_id = "readSharedStage",
     tag = "share", summary = "One day of a shared trip", description = "Anonymous.",
     security(()), params(CodeStagePathParams),
-    responses((status = 200, description = "The day", body = StageSummary),
+    responses((status = 200, description = "The day", body = crate::openapi::views::StageSummarySchema),
         NotFound, RateLimited))]
 pub(super) async fn public_stage(
     State(state): State<App>,
     visitor: PeerAddress,
     headers: HeaderMap,
     Segments((code, stage)): Segments<(String, String)>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (stage, format) = match stage.rsplit_once('.') {
         Some((stage, "gpx")) => (stage, Some(ExportFormat::Gpx)),
         Some((stage, "fit")) => (stage, Some(ExportFormat::Fit)),
         _ => (stage.as_str(), None),
     };
     admit_visitor(&state, visitor.0, &code).await?;
-    let view = state.trips.shared_view(&code).await?;
+    let view = state.trips().shared_view(&code).await?;
     let stage_id = uuid::Uuid::parse_str(stage).map_err(|_| AppError::NotFound)?;
     // A day of another trip, or none, is missing here like an unknown code.
     let day = PublicTrip::stage(&view, stage_id).ok_or(AppError::NotFound)?;
     match format {
         Some(format) => Ok(file_response(
             state
-                .exports
+                .exports()
                 .cached_export(&view, Some(stage_id), format)
                 .await?,
             &headers,
@@ -162,7 +174,7 @@ pub(super) async fn public_stage(
 #[utoipa::path(get, path = "/s/{code}/route", operation_id = "getSharedRoute", tag = "share",
     summary = "A shared trip's lines", description = "Anonymous. 304 when unchanged.",
     security(()), params(CodePathParam, IfNoneMatchHeader),
-    responses((status = 200, description = "The lines", body = RouteLines,
+    responses((status = 200, description = "The lines", body = crate::openapi::views::RouteLinesSchema,
             headers(("ETag" = String))),
         (status = 304, description = "Unchanged"),
         NotFound, Invalid, RateLimited))]
@@ -171,10 +183,10 @@ pub(super) async fn public_route(
     visitor: PeerAddress,
     Segments(code): Segments<String>,
     headers: axum::http::HeaderMap,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     admit_visitor(&state, visitor.0, &code).await?;
-    let view = state.trips.shared_view(&code).await?;
-    let lines = state.trips.route_lines_of(&view).await?;
+    let view = state.trips().shared_view(&code).await?;
+    let lines = state.trips().route_lines_of(&view).await?;
     Ok(super::stages::route_response(&lines, &headers))
 }
 

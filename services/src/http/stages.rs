@@ -2,28 +2,48 @@
 //! detours, one day's detail and the route's geometry. Each translates HTTP into one call of
 //! the day services and back; no rule lives here.
 
-use crate::app::exports::ExportFormat;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use etappe_app::exports::ExportFormat;
 use etappe_domain::trip::edits::StageAction;
 use uuid::Uuid;
 
 use super::App;
+use super::extract::Caller;
 use super::extract::{AskFirst, IfMatch, OptionalJsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::*;
 use super::openapi::params::*;
 use super::trips::detail_response;
-use crate::app::trips::days::{RouteLines, WaypointAccepted};
-use crate::app::views::{StageSummary, TripDetail, TripSummary};
-use crate::app::{AppError, Caller};
+use crate::problem::Problem;
+use etappe_app::AppError;
+use etappe_app::views::StageSummary;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 fn ids(trip: &str, stage: &str) -> Result<(etappe_domain::ids::TripId, Uuid), AppError> {
     let trip_id = trip.parse().map_err(|_| AppError::NotFound)?;
     let stage_id = Uuid::parse_str(stage).map_err(|_| AppError::StageNotFound)?;
     Ok((trip_id, stage_id))
+}
+
+/// A trip's days' routes, each declared by its handler's operation.
+pub(super) fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(add))
+        .routes(routes!(update, delete))
+        .routes(routes!(detail))
+        .routes(routes!(export_stage_gpx))
+        .routes(routes!(export_stage_fit))
+        .routes(routes!(move_stage))
+        .routes(routes!(choose_accommodation))
+        .routes(routes!(rest_day))
+        .routes(routes!(add_waypoint, remove_detour))
+        .routes(routes!(manual_accommodation))
+        .routes(routes!(scan))
+        .routes(routes!(route))
 }
 
 /// `POST /trips/{id}/stages` `{stageId, distance?|endPoint?, label?}`: splits the day
@@ -33,7 +53,7 @@ fn ids(trip: &str, stage: &str) -> Result<(etappe_domain::ids::TripId, Uuid), Ap
     description = "Scope trips:write, If-Match. The day `stageId` ends at `distance` km or at the route point nearest `endPoint` (one of them, not both); the new day follows it.",
     params(TripPathParam, IfMatchHeader),
     request_body(content = AddStage, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn add(
@@ -43,7 +63,7 @@ pub(super) async fn add(
     IfMatch(base): IfMatch,
     ask: AskFirst,
     OptionalJsonObject(mut body): OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let stage_id = match body.remove("stageId") {
         Some(serde_json::Value::String(s)) => {
             Uuid::parse_str(&s).map_err(|_| AppError::StageNotFound)?
@@ -74,7 +94,7 @@ pub(super) async fn add(
     summary = "Move a day's end, relabel it", description = "Scope trips:write, If-Match.",
     params(StagePathParams, IfMatchHeader),
     request_body(content = UpdateStage, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn update(
@@ -84,7 +104,7 @@ pub(super) async fn update(
     IfMatch(base): IfMatch,
     ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     edit(
         &state,
@@ -103,7 +123,7 @@ pub(super) async fn update(
     summary = "Delete a day (merge it into a neighbour)",
     description = "Scope trips:write, If-Match. A riding day's route joins the previous riding day (`mergeInto=previous`, the default; the first day joins the next) or the next one (`mergeInto=next`); a rest day is removed.",
     params(StagePathParams, IfMatchHeader, MergeIntoQuery),
-    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, Conflict, Stale, Invalid,
         Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn delete(
@@ -113,21 +133,22 @@ pub(super) async fn delete(
     IfMatch(base): IfMatch,
     ask: AskFirst,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let action = match query.get("mergeInto").map(String::as_str) {
         None | Some("previous") => StageAction::Delete,
         Some("next") => StageAction::MergeNext,
         Some(other) => {
-            return Err(AppError::InvalidQuery(vec![
-                etappe_domain::trip::FieldError::new(
+            return Err(
+                AppError::InvalidQuery(vec![etappe_domain::trip::FieldError::new(
                     "mergeInto",
                     format!(
                         "mergeInto must be previous or next; got {}",
                         etappe_domain::text::quote(other)
                     ),
-                ),
-            ]));
+                )])
+                .into(),
+            );
         }
     };
     edit(
@@ -145,44 +166,37 @@ pub(super) async fn delete(
 #[utoipa::path(get, path = "/trips/{id}/stages/{stageId}/detail", operation_id = "getStage", tag = "days",
     summary = "One day", description = "Scope trips:read. `ETag` is the trip's version.",
     params(StagePathParams),
-    responses((status = 200, description = "The day", body = StageSummary,
+    responses((status = 200, description = "The day", body = crate::openapi::views::StageSummarySchema,
             headers(("ETag" = String, description = "The trip's version"))),
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn detail(
     State(state): State<App>,
     caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let (version, day) = state
-        .trips
+        .trips()
         .stage_detail(&caller.principal, trip_id, stage_id)
         .await?;
-    stage_response(version, &day)
+    stage_response(version, &day).map_err(Problem::from)
 }
 
-/// `GET /trips/{id}/stages/{stageId}/export.gpx` and `…/export.fit` (documented by
-/// [`export_stage_gpx`] and [`export_stage_fit`]): one day's file, in the format its path
-/// names.
-pub(super) async fn export_file(
-    State(state): State<App>,
-    caller: Caller,
-    headers: HeaderMap,
-    uri: axum::http::Uri,
-    Segments((trip, stage)): Segments<(String, String)>,
-) -> Result<Response, AppError> {
+/// One day's file in `format`.
+async fn export_day(
+    state: &App,
+    caller: &Caller,
+    headers: &HeaderMap,
+    (trip, stage): (String, String),
+    format: ExportFormat,
+) -> Result<Response, Problem> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
-    let format = if uri.path().ends_with(".fit") {
-        ExportFormat::Fit
-    } else {
-        ExportFormat::Gpx
-    };
     Ok(super::trips::file_response(
         state
-            .exports
+            .exports()
             .export(&caller.principal, trip_id, Some(stage_id), format)
             .await?,
-        &headers,
+        headers,
     ))
 }
 
@@ -193,13 +207,13 @@ async fn edit(
     (trip_id, stage_id): (etappe_domain::ids::TripId, Uuid),
     action: StageAction,
     body: &serde_json::Map<String, serde_json::Value>,
-    (base, ask): (Option<crate::app::trips::BaseVersion>, AskFirst),
-) -> Result<Response, AppError> {
+    (base, ask): (Option<etappe_app::trips::BaseVersion>, AskFirst),
+) -> Result<Response, Problem> {
     let detail = state
-        .trips
+        .trips()
         .edit_stage(caller, trip_id, (action, stage_id), body, base, &ask)
         .await?;
-    detail_response(StatusCode::OK, &detail)
+    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
 
 fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError> {
@@ -220,7 +234,7 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
     description = "Scope trips:write, If-Match. It becomes the day's chosen place.",
     params(StagePathParams, IfMatchHeader),
     request_body(content = ManualAccommodation, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn manual_accommodation(
@@ -230,13 +244,13 @@ pub(super) async fn manual_accommodation(
     IfMatch(base): IfMatch,
     ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let detail = state
-        .trips
+        .trips()
         .manual_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
         .await?;
-    detail_response(StatusCode::OK, &detail)
+    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
 
 /// `POST /trips/{id}/accommodations/scan` `{radiusKm?, stageId?}`: 202, the workers scan.
@@ -245,7 +259,7 @@ pub(super) async fn manual_accommodation(
     description = "Scope trips:write. 202: the workers scan around each day's end (or one day's).",
     params(TripPathParam),
     request_body(content = Option<ScanAccommodations>, content_type = "application/json"),
-    responses((status = 202, description = "Accepted", body = TripSummary),
+    responses((status = 202, description = "Accepted", body = crate::openapi::views::TripSummarySchema),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, TooLarge, NotJson,
         Invalid, Locked, RateLimited))]
 pub(super) async fn scan(
@@ -253,9 +267,9 @@ pub(super) async fn scan(
     caller: Caller,
     TripPath(trip_id): TripPath,
     OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let summary = state
-        .trips
+        .trips()
         .scan_accommodations(&caller, trip_id, &body)
         .await?;
     Ok((StatusCode::ACCEPTED, Json(summary)).into_response())
@@ -266,7 +280,7 @@ pub(super) async fn scan(
     summary = "The days' lines, for a map",
     description = "Scope trips:read. 304 when If-None-Match names the current ETag. `version` reads the lines as they were at a past version.",
     params(TripPathParam, IfNoneMatchHeader, VersionQuery),
-    responses((status = 200, description = "The lines", body = RouteLines,
+    responses((status = 200, description = "The lines", body = crate::openapi::views::RouteLinesSchema,
             headers(("ETag" = String))),
         (status = 304, description = "Unchanged"),
         BadRequest, Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
@@ -276,9 +290,14 @@ pub(super) async fn route(
     TripPath(trip_id): TripPath,
     headers: HeaderMap,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let lines = match query.get("version") {
-        None => state.trips.route_lines(&caller.principal, trip_id).await?,
+        None => {
+            state
+                .trips()
+                .route_lines(&caller.principal, trip_id)
+                .await?
+        }
         Some(raw) => {
             let version = raw.parse::<u64>().ok().filter(|v| *v >= 1).ok_or_else(|| {
                 AppError::InvalidQuery(vec![etappe_domain::trip::FieldError::new(
@@ -290,7 +309,7 @@ pub(super) async fn route(
                 )])
             })?;
             state
-                .trips
+                .trips()
                 .route_lines_at(&caller.principal, trip_id, version)
                 .await?
         }
@@ -300,7 +319,7 @@ pub(super) async fn route(
 
 /// The lines with their validator; 304 when the caller has them already.
 pub(super) fn route_response(
-    lines: &crate::app::trips::days::RouteLines,
+    lines: &etappe_app::trips::days::RouteLines,
     headers: &HeaderMap,
 ) -> Response {
     let tag = format!("\"r{}\"", &lines.tag[..16.min(lines.tag.len())]);
@@ -326,23 +345,37 @@ pub(super) fn route_response(
     response
 }
 
-// Served by `export_file`; declared apart for the document, as the trip's files
-// are (one declaration of the files' responses for both).
 super::trips::file_operation!(
-    export_stage_gpx,
     "/trips/{id}/stages/{stageId}/export.gpx",
     "exportStageGpx",
     "application/gpx+xml",
     "One day as GPX 1.1",
-    StagePathParams
+    StagePathParams,
+    /// `GET /trips/{id}/stages/{stageId}/export.gpx`.
+    pub(super) async fn export_stage_gpx(
+        State(state): State<App>,
+        caller: Caller,
+        headers: HeaderMap,
+        Segments(ids): Segments<(String, String)>,
+    ) -> Result<Response, Problem> {
+        export_day(&state, &caller, &headers, ids, ExportFormat::Gpx).await
+    }
 );
 super::trips::file_operation!(
-    export_stage_fit,
     "/trips/{id}/stages/{stageId}/export.fit",
     "exportStageFit",
     "application/vnd.ant.fit",
     "One day as a FIT course",
-    StagePathParams
+    StagePathParams,
+    /// `GET /trips/{id}/stages/{stageId}/export.fit`.
+    pub(super) async fn export_stage_fit(
+        State(state): State<App>,
+        caller: Caller,
+        headers: HeaderMap,
+        Segments(ids): Segments<(String, String)>,
+    ) -> Result<Response, Problem> {
+        export_day(&state, &caller, &headers, ids, ExportFormat::Fit).await
+    }
 );
 
 #[utoipa::path(patch, path = "/trips/{id}/stages/{stageId}/move", operation_id = "moveStage",
@@ -350,7 +383,7 @@ super::trips::file_operation!(
     description = "Scope trips:write, If-Match.",
     params(StagePathParams, IfMatchHeader),
     request_body(content = MoveStage, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn move_stage(
@@ -360,7 +393,7 @@ pub(super) async fn move_stage(
     IfMatch(base): IfMatch,
     ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let day = ids(&trip, &stage)?;
     edit(&state, &caller, day, StageAction::Move, &body, (base, ask)).await
 }
@@ -371,7 +404,7 @@ pub(super) async fn move_stage(
     description = "Scope trips:write, If-Match. `lat`/`lon` of one of the day's candidates; none clears the choice.",
     params(StagePathParams, IfMatchHeader),
     request_body(content = ChooseAccommodation, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn choose_accommodation(
@@ -381,20 +414,20 @@ pub(super) async fn choose_accommodation(
     IfMatch(base): IfMatch,
     ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let detail = state
-        .trips
+        .trips()
         .choose_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
         .await?;
-    detail_response(StatusCode::OK, &detail)
+    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
 
 #[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/rest-day", operation_id = "insertRestDay",
     tag = "days", summary = "Insert a rest day after a day",
     description = "Scope trips:write, If-Match. No body.",
     params(StagePathParams, IfMatchHeader),
-    responses((status = 200, description = "The trip after the edit", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
         TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn rest_day(
@@ -404,7 +437,7 @@ pub(super) async fn rest_day(
     IfMatch(base): IfMatch,
     ask: AskFirst,
     OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let day = ids(&trip, &stage)?;
     edit(
         &state,
@@ -422,7 +455,7 @@ pub(super) async fn rest_day(
     description = "Scope trips:write. 202: the workers compute the detour; the version does not move, so no If-Match.",
     params(StagePathParams),
     request_body(content = AddWaypoint, content_type = "application/json"),
-    responses((status = 202, description = "Accepted", body = WaypointAccepted),
+    responses((status = 202, description = "Accepted", body = crate::openapi::views::WaypointAcceptedSchema),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, TooLarge, NotJson,
         Invalid, Locked, RateLimited))]
 pub(super) async fn add_waypoint(
@@ -430,10 +463,10 @@ pub(super) async fn add_waypoint(
     caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
     OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let accepted = state
-        .trips
+        .trips()
         .add_waypoint(&caller, trip_id, stage_id, &body)
         .await?;
     Ok((StatusCode::ACCEPTED, Json(accepted)).into_response())
@@ -443,17 +476,17 @@ pub(super) async fn add_waypoint(
     tag = "days", summary = "Remove a day's detour",
     description = "Scope trips:write. The day rides its own roads again (a detour still being computed is dropped too); like adding one, the version does not move, so no If-Match. 409 when the day has no detour.",
     params(StagePathParams),
-    responses((status = 200, description = "The trip after the removal", body = TripDetail, headers(("ETag" = String, description = "The version (unchanged)"))),
+    responses((status = 200, description = "The trip after the removal", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The version (unchanged)"))),
         Unauthorized, Forbidden, NotFound, Conflict, Invalid, Locked, RateLimited))]
 pub(super) async fn remove_detour(
     State(state): State<App>,
     caller: Caller,
     Segments((trip, stage)): Segments<(String, String)>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (trip_id, stage_id) = ids(&trip, &stage)?;
     let detail = state
-        .trips
+        .trips()
         .remove_detour(&caller, trip_id, stage_id)
         .await?;
-    detail_response(StatusCode::OK, &detail)
+    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }

@@ -13,18 +13,33 @@ use etappe_domain::trip::input::parse_date;
 use etappe_store::{Page, TripFilter};
 
 use super::App;
+use super::extract::Caller;
 use super::extract::{IfMatch, JsonObject, Segments, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::{CreateTrip, RestoreVersion, UpdateSettings};
 use super::openapi::params::*;
-use crate::app::confirmation::ConfirmedByRequest;
-use crate::app::exports::CachedExport;
-use crate::app::exports::ExportFormat;
-use crate::app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE};
-use crate::app::views::{TripDetail, TripList, TripSummary};
-use crate::app::{AppError, Caller};
+use crate::problem::Problem;
+use etappe_app::AppError;
+use etappe_app::confirmation::ConfirmedByRequest;
+use etappe_app::exports::CachedExport;
+use etappe_app::exports::ExportFormat;
+use etappe_app::trips::{Created, DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE};
+use etappe_app::views::TripDetail;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// `Idempotency-Key`: 16 to 255 characters of `A-Z a-z 0-9 _ -`.
+/// The trips' routes, each declared by its handler's operation.
+pub(super) fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(summary, update, delete))
+        .routes(routes!(detail))
+        .routes(routes!(history))
+        .routes(routes!(restore))
+        .routes(routes!(duplicate))
+}
+
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
     let Some(raw) = headers.get("idempotency-key") else {
         return Ok(None);
@@ -50,7 +65,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
     params(IdempotencyKey),
     request_body(content = CreateTrip, content_type = "application/json"),
     responses(
-        (status = 202, description = "Created; the days are being computed", body = TripSummary,
+        (status = 202, description = "Created; the days are being computed", body = crate::openapi::views::TripSummarySchema,
             headers(("Location" = String, description = "/trips/{id}"),
                 ("Idempotent-Replayed" = String, description = "true when a retry was recognised"))),
         BadRequest, Unauthorized, Forbidden, BodyTimeout, Conflict, TooLarge, NotJson, Invalid,
@@ -60,10 +75,10 @@ pub(super) async fn create(
     caller: Caller,
     headers: HeaderMap,
     JsonObject(body): JsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let key = idempotency_key(&headers)?;
-    let created = state.trips.create(&caller, &body, key.as_deref()).await?;
-    created_response(StatusCode::ACCEPTED, &created)
+    let created = state.trips().create(&caller, &body, key.as_deref()).await?;
+    created_response(StatusCode::ACCEPTED, &created).map_err(Problem::from)
 }
 
 /// A new trip's answer: its summary, `Location`, and whether a retry was recognised.
@@ -88,7 +103,7 @@ fn created_response(status: StatusCode, created: &Created) -> Result<Response, A
     description = "Scope trips:write. A new trip with the same source, settings and days; `Idempotency-Key` is required, so a retried click never makes two copies.",
     params(TripPathParam, RequiredIdempotencyKey),
     responses(
-        (status = 201, description = "The copy", body = TripSummary,
+        (status = 201, description = "The copy", body = crate::openapi::views::TripSummarySchema,
             headers(("Location" = String, description = "/trips/{id}"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Invalid, RateLimited))]
 pub(super) async fn duplicate(
@@ -96,15 +111,15 @@ pub(super) async fn duplicate(
     caller: Caller,
     TripPath(trip_id): TripPath,
     headers: HeaderMap,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let key = idempotency_key(&headers)?.ok_or_else(|| {
         AppError::BadHeader(
             "Idempotency-Key is required to duplicate a trip: 16 to 255 characters of A-Z, a-z, 0-9, _ and - (a UUID works)"
                 .into(),
         )
     })?;
-    let created = state.trips.duplicate(&caller, trip_id, &key).await?;
-    created_response(StatusCode::CREATED, &created)
+    let created = state.trips().duplicate(&caller, trip_id, &key).await?;
+    created_response(StatusCode::CREATED, &created).map_err(Problem::from)
 }
 
 const LIST_PARAMETERS: [&str; 5] = ["page", "itemsPerPage", "title", "startDate", "endDate"];
@@ -129,13 +144,13 @@ fn parse_count(name: &str, raw: &str, max: u32, errors: &mut Vec<FieldError>) ->
 #[utoipa::path(get, path = "/trips", operation_id = "listTrips", tag = "trips",
     summary = "List my trips", description = "Scope trips:read. Newest first.",
     params(ListQuery),
-    responses((status = 200, description = "A page of trips", body = TripList),
+    responses((status = 200, description = "A page of trips", body = crate::openapi::views::TripListSchema),
         BadRequest, Unauthorized, Forbidden, RateLimited))]
 pub(super) async fn list(
     State(state): State<App>,
     caller: Caller,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let mut errors = Vec::new();
     for name in params
         .keys()
@@ -171,10 +186,10 @@ pub(super) async fn list(
         end_date: date("endDate"),
     };
     let (Some(page), Some(per_page), true) = (page, per_page, errors.is_empty()) else {
-        return Err(AppError::InvalidQuery(errors));
+        return Err(AppError::InvalidQuery(errors).into());
     };
     let list = state
-        .trips
+        .trips()
         .list(&caller.principal, &filter, Page { page, per_page })
         .await?;
     Ok(Json(list).into_response())
@@ -185,14 +200,14 @@ pub(super) async fn list(
 #[utoipa::path(get, path = "/trips/{id}", operation_id = "getTrip", tag = "trips",
     summary = "Where a trip stands", description = "Scope trips:read.",
     params(TripPathParam),
-    responses((status = 200, description = "The trip's summary", body = TripSummary),
+    responses((status = 200, description = "The trip's summary", body = crate::openapi::views::TripSummarySchema),
         Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn summary(
     State(state): State<App>,
     caller: Caller,
     headers: HeaderMap,
     Segments(raw): Segments<String>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (id, format) = match raw.rsplit_once('.') {
         Some((id, "gpx")) => (id, Some(ExportFormat::Gpx)),
         Some((id, "fit")) => (id, Some(ExportFormat::Fit)),
@@ -202,13 +217,13 @@ pub(super) async fn summary(
     if let Some(format) = format {
         return Ok(file_response(
             state
-                .exports
+                .exports()
                 .export(&caller.principal, trip_id, None, format)
                 .await?,
             &headers,
         ));
     }
-    let summary = state.trips.summary(&caller.principal, trip_id).await?;
+    let summary = state.trips().summary(&caller.principal, trip_id).await?;
     Ok(Json(summary).into_response())
 }
 
@@ -234,7 +249,7 @@ pub(super) fn detail_response(
     summary = "The whole trip",
     description = "Scope trips:read. `ETag` is the version to send as `If-Match`; `Cache-Control: no-store`.",
     params(TripPathParam, VersionQuery),
-    responses((status = 200, description = "The trip", body = TripDetail,
+    responses((status = 200, description = "The trip", body = crate::openapi::views::TripDetailSchema,
             headers(("ETag" = String, description = "The version, a strong tag"))),
         BadRequest, Unauthorized, Forbidden, NotFound, RateLimited))]
 pub(super) async fn detail(
@@ -242,15 +257,16 @@ pub(super) async fn detail(
     caller: Caller,
     TripPath(trip_id): TripPath,
     Query(params): Query<HashMap<String, String>>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     if let Some(name) = params.keys().find(|k| k.as_str() != "version") {
         return Err(AppError::InvalidQuery(vec![FieldError::new(
             name.chars().take(40).collect::<String>(),
             format!("unknown query parameter {}; accepted: version", quote(name)),
-        )]));
+        )])
+        .into());
     }
     let detail = match params.get("version") {
-        None => state.trips.detail(&caller.principal, trip_id).await?,
+        None => state.trips().detail(&caller.principal, trip_id).await?,
         Some(raw) => {
             let version = raw.parse::<u64>().ok().filter(|v| *v >= 1).ok_or_else(|| {
                 AppError::InvalidQuery(vec![FieldError::new(
@@ -259,12 +275,12 @@ pub(super) async fn detail(
                 )])
             })?;
             state
-                .trips
+                .trips()
                 .detail_at(&caller.principal, trip_id, version)
                 .await?
         }
     };
-    detail_response(StatusCode::OK, &detail)
+    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
 
 /// `POST /trips/{id}/restore` `{version}`: the trip made what it was at that version.
@@ -273,7 +289,7 @@ pub(super) async fn detail(
     description = "Scope trips:write, If-Match. The trip's source, settings, days and route become what they were at `version` (read it first with `GET /trips/{id}/detail?version=N`); the version moves, the history says so, and the analysis runs again.",
     params(TripPathParam, IfMatchHeader),
     request_body(content = RestoreVersion, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the restore", body = TripDetail, headers(("ETag" = String, description = "The new version"))),
+    responses((status = 200, description = "The trip after the restore", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Stale, TooLarge, NotJson,
         Invalid, Locked, PreconditionRequired, RateLimited))]
 pub(super) async fn restore(
@@ -282,7 +298,7 @@ pub(super) async fn restore(
     TripPath(trip_id): TripPath,
     IfMatch(base): IfMatch,
     super::extract::OptionalJsonObject(body): super::extract::OptionalJsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     if let Some(name) = body.keys().find(|k| k.as_str() != "version") {
         return Err(etappe_domain::trip::InputError::UnknownFields {
             unknown: vec![name.clone()],
@@ -299,8 +315,11 @@ pub(super) async fn restore(
     .map_err(|message| {
         etappe_domain::trip::InputError::Invalid(vec![FieldError::new("version", message)])
     })?;
-    let detail = state.trips.restore(&caller, trip_id, version, base).await?;
-    detail_response(StatusCode::OK, &detail)
+    let detail = state
+        .trips()
+        .restore(&caller, trip_id, version, base)
+        .await?;
+    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
 
 /// `GET /trips/{id}/history`: every event of the trip, readable.
@@ -313,8 +332,8 @@ pub(super) async fn history(
     State(state): State<App>,
     caller: Caller,
     TripPath(trip_id): TripPath,
-) -> Result<Response, AppError> {
-    let items = state.trips.history(&caller.principal, trip_id).await?;
+) -> Result<Response, Problem> {
+    let items = state.trips().history(&caller.principal, trip_id).await?;
     Ok(Json(serde_json::json!({"items": items, "totalItems": items.len()})).into_response())
 }
 
@@ -326,7 +345,7 @@ pub(super) async fn history(
     request_body(content(
         (UpdateSettings = "application/json"),
         (UpdateSettings = "application/merge-patch+json"))),
-    responses((status = 200, description = "The trip after the change", body = TripDetail,
+    responses((status = 200, description = "The trip after the change", body = crate::openapi::views::TripDetailSchema,
             headers(("ETag" = String, description = "The new version"))),
         BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale, TooLarge,
         NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
@@ -336,12 +355,12 @@ pub(super) async fn update(
     TripPath(trip_id): TripPath,
     IfMatch(base): IfMatch,
     JsonObject(body): JsonObject,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let (detail, _) = state
-        .trips
+        .trips()
         .update_settings(&caller, trip_id, &body, base, &ConfirmedByRequest)
         .await?;
-    detail_response(StatusCode::OK, &detail)
+    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
 
 /// `DELETE /trips/{id}`: 204; allowed when the trip is locked.
@@ -354,9 +373,9 @@ pub(super) async fn delete(
     State(state): State<App>,
     caller: Caller,
     TripPath(trip_id): TripPath,
-) -> Result<StatusCode, AppError> {
+) -> Result<StatusCode, Problem> {
     state
-        .trips
+        .trips()
         .delete(&caller, trip_id, &ConfirmedByRequest)
         .await?;
     Ok(StatusCode::NO_CONTENT)
@@ -397,9 +416,12 @@ pub(super) fn file_response(export: CachedExport, headers: &HeaderMap) -> Respon
     response
 }
 
-/// Responses of a file export: the file, or 304 when `If-None-Match` names it.
+/// A file export's operation: the file, or 304 when `If-None-Match` names it. Given a
+/// handler, it is that handler's declaration; given a name only, it declares a path axum's
+/// router cannot hold (`/trips/{id}.gpx`: a suffix on a captured segment), served by the
+/// handler of the path it suffixes.
 macro_rules! file_operation {
-    ($name:ident, $path:literal, $id:literal, $media:literal, $summary:literal, $params:ident) => {
+    ($path:literal, $id:literal, $media:literal, $summary:literal, $params:ident, $handler:item) => {
         #[utoipa::path(get, path = $path, operation_id = $id, tag = "exports", summary = $summary,
             description = "Scope trips:read. `ETag` names the file; `Cache-Control: no-cache`.",
             params($params, IfNoneMatchHeader),
@@ -408,8 +430,12 @@ macro_rules! file_operation {
                     body = FileSchema, headers(("ETag" = String))),
                 (status = 304, description = "Unchanged since the ETag sent"),
                 Unauthorized, Forbidden, NotFound, Invalid, RateLimited))]
-        #[allow(dead_code)]
-        pub(super) fn $name() {}
+        $handler
+    };
+    ($name:ident, $path:literal, $id:literal, $media:literal, $summary:literal, $params:ident) => {
+        file_operation!($path, $id, $media, $summary, $params,
+            #[allow(dead_code)]
+            pub(super) fn $name() {});
     };
 }
 pub(super) use file_operation;

@@ -13,28 +13,50 @@ use futures::Stream;
 use serde_json::{Map, Value, json};
 
 use super::App;
-use super::extract::{TripPath, Upload, multipart_failure};
+use super::extract::Caller;
+use super::extract::{
+    MAX_UPLOAD_BODY, TripPath, Upload, multipart_failure, refuse_declared_oversize,
+};
 use super::openapi::answers::*;
 use super::openapi::inputs::GpxUpload;
 use super::openapi::params::*;
-use crate::app::follow::{FollowCredential, Update};
-use crate::app::views::{TripSummary, today};
-use crate::app::{AppError, Caller};
-use crate::identity::Principal;
+use crate::problem::Problem;
+use etappe_app::AppError;
+use etappe_app::follow::{FollowCredential, Update};
+use etappe_app::identity::Principal;
+use etappe_app::views::{TripSummary, today};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::router::UtoipaMethodRouterExt;
+use utoipa_axum::routes;
+
+/// The work routes (analysis, uploads, the live follow, metrics), each declared by its
+/// handler's operation. An upload's body is bounded twice: by its declared length before a
+/// byte is read, and by the bytes that arrive.
+pub(super) fn routes() -> OpenApiRouter<App> {
+    OpenApiRouter::new()
+        .routes(routes!(analyse))
+        .routes(routes!(events))
+        .routes(routes!(upload).map(|upload| {
+            upload
+                .layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD_BODY))
+                .layer(axum::middleware::from_fn(refuse_declared_oversize))
+        }))
+        .routes(routes!(metrics))
+}
 
 /// `POST /trips/{id}/analyze`: 202; the workers re-analyse meanwhile.
 #[utoipa::path(post, path = "/trips/{id}/analyze", operation_id = "analyzeTrip", tag = "trips",
     summary = "Analyse the trip again",
     description = "Scope trips:write. 202: the workers re-analyse every day meanwhile.",
     params(TripPathParam),
-    responses((status = 202, description = "Accepted", body = TripSummary),
+    responses((status = 202, description = "Accepted", body = crate::openapi::views::TripSummarySchema),
         Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Invalid, Locked, RateLimited))]
 pub(super) async fn analyse(
     State(state): State<App>,
     caller: Caller,
     TripPath(trip_id): TripPath,
-) -> Result<Response, AppError> {
-    let summary = state.trips.analyze(&caller, trip_id).await?;
+) -> Result<Response, Problem> {
+    let summary = state.trips().analyze(&caller, trip_id).await?;
     Ok((StatusCode::ACCEPTED, Json(summary)).into_response())
 }
 
@@ -44,7 +66,7 @@ pub(super) async fn analyse(
     summary = "Create a trip from a GPX file",
     description = "Scope trips:write. multipart/form-data: a `file` part and an optional `settings` part (a JSON object). 202 with `Location`; the days follow within a second.",
     request_body(content = GpxUpload, content_type = "multipart/form-data"),
-    responses((status = 202, description = "Created", body = TripSummary,
+    responses((status = 202, description = "Created", body = crate::openapi::views::TripSummarySchema,
             headers(("Location" = String, description = "/trips/{id}"))),
         BadRequest, Unauthorized, Forbidden, BodyTimeout, TooLarge, NotJson, Invalid,
         RateLimited, Unavailable))]
@@ -57,7 +79,7 @@ pub(super) async fn upload(
     let _slot = state
         .upload_slot()
         .await
-        .map_err(IntoResponse::into_response)?;
+        .map_err(|e| Problem::from(e).into_response())?;
     // The file as received (no copy: it is up to 30 MB).
     let mut file: Option<(String, axum::body::Bytes)> = None;
     let mut settings = Map::new();
@@ -77,39 +99,39 @@ pub(super) async fn upload(
                 match serde_json::from_str::<Value>(&text) {
                     Ok(Value::Object(map)) => settings = map,
                     _ => {
-                        return Err(AppError::MalformedBody(
+                        return Err(Problem::from(AppError::MalformedBody(
                             "the settings part must be a JSON object".into(),
-                        )
+                        ))
                         .into_response());
                     }
                 }
             }
             other => {
-                return Err(AppError::MalformedBody(format!(
+                return Err(Problem::from(AppError::MalformedBody(format!(
                     "unknown part {}; accepted: file, settings",
                     etappe_domain::text::quote(other)
-                ))
+                )))
                 .into_response());
             }
         }
     }
     let Some((name, bytes)) = file else {
-        return Err(
-            AppError::MalformedBody("a part named file with the GPX is required".into())
-                .into_response(),
-        );
+        return Err(Problem::from(AppError::MalformedBody(
+            "a part named file with the GPX is required".into(),
+        ))
+        .into_response());
     };
     let created = state
-        .trips
+        .trips()
         .create_from_upload(&caller, &name, &bytes, &settings)
         .await
-        .map_err(IntoResponse::into_response)?;
+        .map_err(|e| Problem::from(e).into_response())?;
     let location = format!("/trips/{}", created.trip.id);
     let mut response = (StatusCode::ACCEPTED, Json(&created.trip)).into_response();
     response.headers_mut().insert(
         header::LOCATION,
         HeaderValue::from_str(&location)
-            .map_err(|e| AppError::Internal(e.to_string()).into_response())?,
+            .map_err(|e| Problem::from(AppError::Internal(e.to_string())).into_response())?,
     );
     Ok(response)
 }
@@ -140,7 +162,7 @@ pub(super) async fn events(
     headers: HeaderMap,
     Query(query): Query<HashMap<String, String>>,
     TripPath(trip_id): TripPath,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, AppError> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
     let (principal, credential) = authenticate(&state, &headers, &query).await?;
     let updates = state.follow(&principal, credential, trip_id).await?;
     let stream = futures::stream::unfold(updates, |mut updates| async move {
@@ -167,31 +189,31 @@ async fn authenticate(
     state: &App,
     headers: &HeaderMap,
     query: &HashMap<String, String>,
-) -> Result<(Principal, FollowCredential), AppError> {
+) -> Result<(Principal, FollowCredential), Problem> {
     // A browser's EventSource cannot set headers: the session cookie stands for the person
     // (a read: no CSRF token needed). A token in the URL would be written to every log on
     // its way, so it is refused, saying what to do instead.
     if query.contains_key("access_token") {
         return Err(AppError::BadHeader(
             "a token in the URL is not accepted (it would land in logs and histories): send Authorization: Bearer, or open the stream from the logged-in page (its session cookie)".into(),
-        ));
+        ).into());
     }
     let token = crate::auth::bearer_token(headers)
         .map(str::to_owned)
         .filter(|t| !t.is_empty());
     let Some(token) = token else {
-        let (session, _) = crate::auth::session_of(&state.accounts, headers)
+        let (session, _) = crate::auth::session_of(state.accounts(), headers)
             .await?
             .ok_or(AppError::Unauthenticated)?;
-        let cookie = crate::auth::cookie(headers, state.accounts.web.cookie_name())
+        let cookie = crate::auth::cookie(headers, state.accounts().web.cookie_name())
             .unwrap_or_default()
             .to_owned();
         return Ok((
-            crate::app::accounts::Accounts::principal_of(&session),
+            etappe_app::accounts::Accounts::principal_of(&session),
             FollowCredential::Session(cookie),
         ));
     };
-    let principal = crate::auth::authenticate(&state.identity, &token)
+    let principal = crate::auth::authenticate(state.identity(), &token)
         .await?
         .ok_or(AppError::Unauthenticated)?
         .principal;
@@ -204,10 +226,10 @@ async fn authenticate(
     responses((status = 200, description = "The OpenMetrics text exposition",
         content_type = "application/openmetrics-text", body = String)))]
 pub(super) async fn metrics(State(state): State<App>) -> Response {
-    let work = &state.work;
+    let work = &state.work();
     work.metrics
         .live_streams
-        .set(i64::try_from(state.streams.total()).unwrap_or(i64::MAX));
+        .set(i64::try_from(state.streams().total()).unwrap_or(i64::MAX));
     if let Ok(depth) = work.queue.depth().await {
         work.metrics
             .queue_depth

@@ -11,9 +11,9 @@ use uuid::Uuid;
 
 use super::guard::Guards;
 use super::refusal::ToolError;
-use crate::app::trips::canonical_digest;
-use crate::app::views::TripDetail;
-use crate::app::{App, AppError, Caller};
+use etappe_app::trips::canonical_digest;
+use etappe_app::views::TripDetail;
+use etappe_app::{App, AppError, Caller};
 
 /// One call's inputs.
 #[derive(Debug)]

@@ -15,9 +15,9 @@ use super::call::{Call, Handler, Run};
 use super::refusal::ToolError;
 use super::schema::{self, Kind, Output};
 use super::tools::{MAX_PER_CATEGORY, run};
-use crate::app::places::MAX_PLACES;
-use crate::app::trips::{MAX_ITEMS_PER_PAGE, MAX_PAGE};
-use crate::identity::Scope;
+use etappe_app::identity::Scope;
+use etappe_app::places::MAX_PLACES;
+use etappe_app::trips::{MAX_ITEMS_PER_PAGE, MAX_PAGE};
 use etappe_domain::text::NAME_MAX_CHARS;
 
 /// One tool. Every hint is a plain `bool`: a tool cannot be declared without all four.

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use super::call::{Call, binding, without};
 use super::guard::{CONFIRMATION_TTL, Guards};
 use super::refusal::ToolError;
-use crate::app::AppError;
-use crate::app::confirmation::{Confirm, Verdict};
+use etappe_app::AppError;
+use etappe_app::confirmation::{Confirm, Verdict};
 
 /// An agent's confirmation: the token it sent (if any), bound to this exact call.
 pub(super) struct TokenConfirmation<'a> {

@@ -11,9 +11,9 @@ use rmcp::model::{ReadResourceResult, ResourceContents, ResourceTemplate};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::app::App;
-use crate::app::exports::ExportFormat;
-use crate::identity::Principal;
+use etappe_app::App;
+use etappe_app::exports::ExportFormat;
+use etappe_app::identity::Principal;
 
 const PREFIX: &str = "etappe://trips/";
 
@@ -83,21 +83,21 @@ pub(super) async fn read(
         ));
     };
     let export = state
-        .exports
+        .exports()
         .export(principal, trip, Some(stage), format)
         .await
         .map_err(|error| match error {
-            crate::app::AppError::NotFound | crate::app::AppError::StageNotFound => {
+            etappe_app::AppError::NotFound | etappe_app::AppError::StageNotFound => {
                 McpError::resource_not_found(
                     "No such trip or day for this account (list_trips, get_trip).".to_owned(),
                     Some(named.clone()),
                 )
             }
-            crate::app::AppError::NotReady => McpError::invalid_params(
+            etappe_app::AppError::NotReady => McpError::invalid_params(
                 "The day's route is still being computed: read again once get_trip's partial is false.".to_owned(),
                 Some(named.clone()),
             ),
-            crate::app::AppError::InsufficientScope(_) => McpError::invalid_params(
+            etappe_app::AppError::InsufficientScope(_) => McpError::invalid_params(
                 "Reading a day's file needs the trips:read scope.".to_owned(),
                 Some(named.clone()),
             ),

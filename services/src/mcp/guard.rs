@@ -1,5 +1,5 @@
 //! What the agent surface keeps between calls: the budgets of a credential (60 calls a minute,
-//! and the change budget it shares with REST; see `crate::budgets`) and the confirmation
+//! and the change budget it shares with REST; see `etappe_app::budgets`) and the confirmation
 //! tokens (random, single use, 5 minutes, bound to the exact canonical arguments).
 //!
 //! `/mcp` is stateless so that any API replica answers any call; what the guards keep must be
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use redis::AsyncCommands;
 
-use crate::budgets::{Budgets, CallKind};
+use etappe_app::budgets::{Budgets, CallKind};
 use etappe_infra::redis_link::RedisLink;
 
 /// How long a confirmation token is valid.
@@ -59,7 +59,7 @@ impl Guards {
     /// own mistakes is not locked out of the write it then gets right.
     pub async fn admit(
         &self,
-        principal: &crate::identity::Principal,
+        principal: &etappe_app::identity::Principal,
         credential: &str,
         mutates: bool,
     ) -> Result<(), String> {
@@ -78,7 +78,7 @@ impl Guards {
     }
 
     /// Counts an admitted change of `credential` (a call the tool answered without refusing).
-    pub async fn settle(&self, principal: &crate::identity::Principal, credential: &str) {
+    pub async fn settle(&self, principal: &etappe_app::identity::Principal, credential: &str) {
         // The check before the call found room; a race with a parallel call may fill the
         // window meanwhile, which the next call's check then sees.
         let _ = self
@@ -87,8 +87,8 @@ impl Guards {
             .await;
     }
 
-    fn key(principal: &crate::identity::Principal, credential: &str) -> String {
-        crate::budgets::caller_key(&principal.user_id, credential)
+    fn key(principal: &etappe_app::identity::Principal, credential: &str) -> String {
+        etappe_app::budgets::caller_key(&principal.user_id, credential)
     }
 
     /// Mints a token for `binding` (the digest of user, client, tool and canonical arguments).
@@ -187,7 +187,7 @@ impl RedisGuards {
 mod tests {
     use super::*;
     use crate::config::BudgetSettings;
-    use crate::identity::{Principal, Scope};
+    use etappe_app::identity::{Principal, Scope};
 
     const CALLS_PER_MINUTE: usize = 60;
     const MUTATIONS_PER_MINUTE: usize = 20;

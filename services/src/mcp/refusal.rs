@@ -7,7 +7,7 @@ use etappe_domain::text::quote;
 use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::{Value, json};
 
-use crate::app::AppError;
+use etappe_app::AppError;
 
 /// Why a tool call did nothing.
 #[derive(Debug, thiserror::Error)]

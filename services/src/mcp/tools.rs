@@ -4,7 +4,7 @@
 //! hands the body of the change to the service's own parser, and answers with `version` and
 //! `nextAction`; every refusal is a [`ToolError`](super::refusal::ToolError), mapped once (`refusal`).
 
-use crate::app::exports::ExportFormat;
+use etappe_app::exports::ExportFormat;
 use etappe_domain::trip::Category;
 use etappe_domain::trip::nights::{ChosenBy, NightOutcome};
 use etappe_domain::trip::stage::FoundAlong;
@@ -12,9 +12,9 @@ use etappe_store::{Page, TripFilter};
 use serde_json::{Map, Value, json};
 
 use super::call::{Answer, Call, Run, StageRef, TripRef, count, refusal, string};
-use crate::app::places::{DEFAULT_PLACES, MAX_PLACES};
-use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, MAX_PAGE};
-use crate::app::views::TripDetail;
+use etappe_app::places::{DEFAULT_PLACES, MAX_PLACES};
+use etappe_app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, MAX_PAGE};
+use etappe_app::views::TripDetail;
 
 mod day;
 mod writes;
@@ -73,7 +73,7 @@ async fn list_trips(call: &Call<'_>) -> Answer {
     };
     let list = call
         .state
-        .trips
+        .trips()
         .list(&call.caller.principal, &filter, Page { page, per_page })
         .await
         .map_err(refusal(None))?;
@@ -84,7 +84,7 @@ async fn get_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     let detail = call
         .state
-        .trips
+        .trips()
         .detail(&call.caller.principal, trip.id)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
@@ -94,7 +94,7 @@ async fn get_trip(call: &Call<'_>) -> Answer {
         let limit = count(call.args, "history", 5, MAX_VERSIONS)? as usize;
         let versions = call
             .state
-            .trips
+            .trips()
             .versions(&call.caller.principal, trip.id, limit)
             .await
             .map_err(refusal(Some(&trip.raw)))?;
@@ -305,7 +305,7 @@ async fn get_stage(call: &Call<'_>) -> Answer {
     let day = StageRef::read(call.args)?;
     let (version, stage) = call
         .state
-        .trips
+        .trips()
         .stage_detail(&call.caller.principal, day.trip.id, day.stage)
         .await
         .map_err(refusal(Some(&day.trip.raw)))?;
@@ -339,14 +339,14 @@ async fn search_places(call: &Call<'_>) -> Answer {
         None | Some(Value::Null) => None,
         Some(_) => Some(string(call.args, "near")?),
     };
-    let search = crate::app::places::PlaceSearch {
+    let search = etappe_app::places::PlaceSearch {
         q,
         limit: usize::try_from(limit).unwrap_or(DEFAULT_PLACES),
         near,
     };
-    let places = crate::app::places::search_places(
+    let places = etappe_app::places::search_places(
         &call.caller.principal,
-        &call.state.work.upstreams,
+        &call.state.work().upstreams,
         search,
     )
     .await

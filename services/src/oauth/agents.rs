@@ -11,16 +11,16 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::html::{esc, page as html_page};
-use crate::app::{App, AppError};
 use crate::auth::Authenticated;
 use crate::problem::Problem;
+use etappe_app::{App, AppError};
 
 async fn person(
     app: &App,
     method: &Method,
     headers: &HeaderMap,
 ) -> Result<Authenticated, AppError> {
-    if crate::auth::bearer_token(headers).is_some_and(crate::app::authorization::is_agent_token) {
+    if crate::auth::bearer_token(headers).is_some_and(etappe_app::authorization::is_agent_token) {
         return Err(AppError::AgentTokenOnRest);
     }
     crate::auth::admit_request(app, method, headers, false).await
@@ -41,7 +41,7 @@ pub(super) async fn list(State(app): State<App>, headers: HeaderMap) -> Response
         Ok(c) => c,
         Err(e) => return problem(&e),
     };
-    match app.authorization.agents(caller.principal.user_id).await {
+    match app.authorization().agents(caller.principal.user_id).await {
         Ok(items) => axum::Json(json!({"items": items})).into_response(),
         Err(e) => problem(&AppError::Unavailable(e.to_string())),
     }
@@ -68,7 +68,7 @@ pub(super) async fn revoke(
         return problem(&AppError::NoSuchCredential);
     };
     match app
-        .authorization
+        .authorization()
         .revoke_agent(caller.principal.user_id, grant)
         .await
     {
@@ -87,7 +87,7 @@ pub(super) async fn page(State(app): State<App>, headers: HeaderMap) -> Response
             &super::session::login_url("/agents"),
         );
     };
-    let agents = match app.authorization.agents(session.user_id).await {
+    let agents = match app.authorization().agents(session.user_id).await {
         Ok(a) => a,
         Err(e) => return problem(&AppError::Unavailable(e.to_string())),
     };
@@ -149,7 +149,10 @@ pub(super) async fn revoke_from_page(
         );
     }
     if let Ok(grant) = uuid::Uuid::parse_str(&id)
-        && let Err(e) = app.authorization.revoke_agent(session.user_id, grant).await
+        && let Err(e) = app
+            .authorization()
+            .revoke_agent(session.user_id, grant)
+            .await
     {
         return problem(&AppError::Unavailable(e.to_string()));
     }

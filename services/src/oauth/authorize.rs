@@ -21,9 +21,9 @@ use axum::response::{IntoResponse, Response};
 use super::html::{esc, form_target, page, page_posting_to};
 use super::peer;
 use super::session::{SignedIn, csrf_holds, login_url, signed_in};
-use crate::app::App;
-use crate::app::authorization::{Authorization, AuthorizeFailure, AuthorizeParams, OAuthError};
-use crate::app::links::issuer;
+use etappe_app::App;
+use etappe_app::authorization::{Authorization, AuthorizeFailure, AuthorizeParams, OAuthError};
+use etappe_app::links::issuer;
 
 fn error_page(error: &OAuthError) -> Response {
     let status = match error {
@@ -83,8 +83,8 @@ fn consent_page(request: &Authorization, params: &AuthorizeParams, session: &Sig
         .iter()
         .map(|s| {
             let what = match s {
-                crate::identity::Scope::TripsRead => "read your trips",
-                crate::identity::Scope::TripsWrite => "create, change and delete your trips",
+                etappe_app::identity::Scope::TripsRead => "read your trips",
+                etappe_app::identity::Scope::TripsWrite => "create, change and delete your trips",
             };
             format!("<li><code>{}</code>: {what}</li>", esc(s.as_str()))
         })
@@ -142,7 +142,7 @@ pub(super) async fn authorize(
     request: Request,
 ) -> Response {
     if let Err(e) = app
-        .authorization
+        .authorization()
         .admit_authorize_request(&peer(request.extensions()))
         .await
     {
@@ -164,7 +164,7 @@ pub(super) async fn authorize(
         return redirect(StatusCode::FOUND, &login_url(next));
     };
     match app
-        .authorization
+        .authorization()
         .validate_as(&params, &public, Some(session.user_id))
         .await
     {
@@ -212,7 +212,7 @@ pub(super) async fn decide(
         );
     }
     let valid = match app
-        .authorization
+        .authorization()
         .validate_as(&decision.params, &public, Some(session.user_id))
         .await
     {
@@ -222,7 +222,7 @@ pub(super) async fn decide(
     // After the consent screen the answer goes to the client whatever the person chose.
     match decision.decision.as_deref() {
         Some("approve") => match app
-            .authorization
+            .authorization()
             .approve(session.user_id, &valid, &public)
             .await
         {
@@ -231,7 +231,7 @@ pub(super) async fn decide(
         },
         _ => redirect(
             StatusCode::SEE_OTHER,
-            &app.authorization.deny(&valid, &public),
+            &app.authorization().deny(&valid, &public),
         ),
     }
 }

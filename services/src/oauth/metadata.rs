@@ -8,9 +8,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::app::App;
-use crate::app::authorization::AuthorizationService;
-use crate::app::links::issuer;
+use etappe_app::App;
+use etappe_app::authorization::AuthorizationService;
+use etappe_app::links::issuer;
 
 /// `OPTIONS`: answered by the CORS layer; this is only the route's placeholder.
 pub(super) async fn preflight() -> StatusCode {

@@ -10,7 +10,7 @@ use super::schemas::AgentListSchema;
 #[derive(OpenApi)]
 #[openapi(
     paths(super::agents::list, super::agents::revoke),
-    components(schemas(AgentListSchema, crate::app::authorization::AgentGrant))
+    components(schemas(AgentListSchema, crate::openapi::views::AgentGrantSchema))
 )]
 struct AgentsDoc;
 

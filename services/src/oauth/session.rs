@@ -5,8 +5,8 @@
 use axum::http::HeaderMap;
 use etappe_domain::ids::UserId;
 
-use crate::app::App;
-use crate::identity::SessionInfo;
+use etappe_app::App;
+use etappe_app::identity::SessionInfo;
 
 /// A signed-in person.
 #[derive(Clone, Debug)]
@@ -19,7 +19,7 @@ pub(super) struct SignedIn {
 
 /// The person the request's session cookie stands for, if any.
 pub(super) async fn signed_in(app: &App, headers: &HeaderMap) -> Option<SignedIn> {
-    let (session, _) = crate::auth::session_of(&app.accounts, headers)
+    let (session, _) = crate::auth::session_of(app.accounts(), headers)
         .await
         .ok()
         .flatten()?;
@@ -32,7 +32,7 @@ pub(super) async fn signed_in(app: &App, headers: &HeaderMap) -> Option<SignedIn
 
 /// Whether a form post comes from this origin and carries the session's CSRF token.
 pub(super) fn csrf_holds(app: &App, headers: &HeaderMap, session: &SignedIn, token: &str) -> bool {
-    crate::auth::check_cookie_write(headers, &app.accounts.web, &session.session, Some(token))
+    crate::auth::check_cookie_write(headers, &app.accounts().web, &session.session, Some(token))
         .is_ok()
 }
 

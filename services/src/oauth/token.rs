@@ -8,9 +8,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::{error_response, peer};
-use crate::app::App;
-use crate::app::authorization::{OAuthError, TokenParams};
-use crate::app::links::issuer;
+use etappe_app::App;
+use etappe_app::authorization::{OAuthError, TokenParams};
+use etappe_app::links::issuer;
 
 /// The largest form or JSON body read.
 const MAX_BODY: usize = 16 * 1024;
@@ -75,13 +75,13 @@ fn auth_scheme(request: &Request) -> Option<String> {
 pub(super) async fn token(State(app): State<App>, request: Request) -> Response {
     let tried = auth_scheme(&request);
     let answer = async {
-        app.authorization
+        app.authorization()
             .admit_token_request(&peer(request.extensions()))
             .await?;
         let public = issuer(&app);
         let (parts, body) = body_of(request).await?;
         let params: TokenParams = form(&parts, &body)?;
-        app.authorization.token(&params, &public).await
+        app.authorization().token(&params, &public).await
     }
     .await;
     match answer {
@@ -114,14 +114,14 @@ pub(super) async fn token(State(app): State<App>, request: Request) -> Response 
 /// `POST /oauth/register` (JSON client metadata).
 pub(super) async fn register(State(app): State<App>, request: Request) -> Response {
     let answer = async {
-        app.authorization
+        app.authorization()
             .admit_registration(&peer(request.extensions()))
             .await?;
         let (_, body) = body_of(request).await?;
         let metadata: Value = serde_json::from_slice(&body).map_err(|_| {
             OAuthError::InvalidClientMetadata("the body is not JSON client metadata".into())
         })?;
-        app.authorization.register(&metadata).await
+        app.authorization().register(&metadata).await
     }
     .await;
     match answer {
@@ -146,7 +146,7 @@ struct RevokeParams {
 /// `POST /oauth/revoke`: 200 whether or not the token was known (RFC 7009 §2.2).
 pub(super) async fn revoke(State(app): State<App>, request: Request) -> Response {
     let answer = async {
-        app.authorization
+        app.authorization()
             .admit_token_request(&peer(request.extensions()))
             .await?;
         let (parts, body) = body_of(request).await?;
@@ -155,7 +155,7 @@ pub(super) async fn revoke(State(app): State<App>, request: Request) -> Response
             .token
             .filter(|t| !t.is_empty())
             .ok_or_else(|| OAuthError::InvalidRequest("token: missing".into()))?;
-        app.authorization
+        app.authorization()
             .revoke(&token, params.client_id.as_deref())
             .await
     }

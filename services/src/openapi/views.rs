@@ -1,21 +1,11 @@
-//! The shapes of `app`'s answers (the views, the day service's and the places' answers, the
-//! agents a person authorized), as components of the document. `app` stays free of the
-//! document's crate: each answer's shape is written here, field by field, and the document
-//! closes every object, so a field an answer gains without its shape here fails the tests
-//! that validate real answers against the document.
-
-use std::borrow::Cow;
+//! The shapes of the application's answers (the views, the day service's and the places'
+//! answers, the agents a person authorized), as components of the document: `<Answer>Schema`
+//! describes `etappe_app`'s `<Answer>`. The application crate stays free of the document's
+//! crate: each answer's shape is written here, field by field, with the one `shape!` every
+//! component is declared with, and the document closes every object, so a field an answer
+//! gains without its shape here fails the tests that validate real answers against it.
 
 use serde_json::Value;
-use utoipa::openapi::{RefOr, Schema};
-
-use crate::app::authorization::AgentGrant;
-use crate::app::places::{PlaceItem, PlaceList};
-use crate::app::trips::days::{DayLine, RouteLines, WaypointAccepted};
-use crate::app::views::{
-    DetourSummary, ElevationSummary, PlanPlaceSummary, PlanSummary, PublicTrip, ShareSummary,
-    StageSummary, TripDetail, TripList, TripListItem, TripSummary,
-};
 
 use super::build::{
     boolean, component, count, date, date_time, doc, lat_lon, list, nullable, nullable_doc, number,
@@ -24,24 +14,7 @@ use super::build::{
 use super::domain::{
     computation_status_map, nights_mode, share_of_day, source_type, trip_status, unavailable_map,
 };
-use super::schema;
-
-/// Describes the answer type `$ty` as the component `$name`, shaped by `$shape`.
-macro_rules! answer {
-    ($ty:ty = $name:literal, $shape:expr) => {
-        impl utoipa::PartialSchema for $ty {
-            fn schema() -> RefOr<Schema> {
-                schema($shape)
-            }
-        }
-
-        impl utoipa::ToSchema for $ty {
-            fn name() -> Cow<'static, str> {
-                Cow::Borrowed($name)
-            }
-        }
-    };
-}
+use super::shape;
 
 /// `[a, b]` pairs of numbers.
 fn pairs() -> Value {
@@ -52,8 +25,8 @@ fn version(min: u64) -> Value {
     doc(count(min), "The structural version; also the ETag.")
 }
 
-answer!(
-    StageSummary = "Stage",
+shape!(
+    pub StageSummarySchema = "Stage",
     object(
         "One day as readers see it (no geometry: that is `/route`'s).",
         vec![
@@ -161,8 +134,8 @@ answer!(
     )
 );
 
-answer!(
-    DetourSummary = "Detour",
+shape!(
+    pub DetourSummarySchema = "Detour",
     object(
         "A re-routed day, as readers see it.",
         vec![
@@ -193,8 +166,8 @@ answer!(
     )
 );
 
-answer!(
-    ElevationSummary = "Elevation",
+shape!(
+    pub ElevationSummarySchema = "Elevation",
     object(
         "Where a route's heights come from (`detail.elevation`).",
         vec![
@@ -228,7 +201,8 @@ answer!(
     )
 );
 
-answer!(PlanPlaceSummary = "PlanPlace", {
+shape!(
+    pub PlanPlaceSummarySchema = "PlanPlace", {
     let [lat, lon] = lat_lon();
     object(
         "A place of a plan.",
@@ -246,8 +220,8 @@ answer!(PlanPlaceSummary = "PlanPlace", {
     )
 });
 
-answer!(
-    PlanSummary = "Plan",
+shape!(
+    pub PlanSummarySchema = "Plan",
     object(
         "What a planned trip was planned from (`detail.plan`).",
         vec![
@@ -262,8 +236,8 @@ answer!(
     )
 );
 
-answer!(
-    TripSummary = "TripSummary",
+shape!(
+    pub TripSummarySchema = "TripSummary",
     object(
         "`GET /trips/{id}` and the answer to a creation: where the trip stands.",
         vec![
@@ -283,8 +257,8 @@ answer!(
     )
 );
 
-answer!(
-    TripDetail = "TripDetail",
+shape!(
+    pub TripDetailSchema = "TripDetail",
     object(
         "`GET /trips/{id}/detail`: the whole trip as the rider edits it.",
         vec![
@@ -412,8 +386,8 @@ answer!(
     )
 );
 
-answer!(
-    ShareSummary = "TripShare",
+shape!(
+    pub ShareSummarySchema = "TripShare",
     object(
         "The open public link of a trip, as its owner reads it in the detail.",
         vec![
@@ -436,8 +410,8 @@ answer!(
     )
 );
 
-answer!(
-    TripListItem = "TripListItem",
+shape!(
+    pub TripListItemSchema = "TripListItem",
     object(
         "One line of `GET /trips`.",
         vec![
@@ -455,8 +429,8 @@ answer!(
     )
 );
 
-answer!(
-    TripList = "TripList",
+shape!(
+    pub TripListSchema = "TripList",
     object(
         "A page of trips.",
         vec![
@@ -468,8 +442,8 @@ answer!(
     )
 );
 
-answer!(
-    PublicTrip = "PublicTrip",
+shape!(
+    pub PublicTripSchema = "PublicTrip",
     object(
         "What an anonymous visitor of a share link reads: the trip without its owner's private details (no id, no source link, no settings).",
         vec![
@@ -485,8 +459,8 @@ answer!(
     )
 );
 
-answer!(
-    WaypointAccepted = "WaypointAccepted",
+shape!(
+    pub WaypointAcceptedSchema = "WaypointAccepted",
     object(
         "The answer to a waypoint request: accepted, computed by the workers, version unchanged.",
         vec![
@@ -504,8 +478,8 @@ answer!(
     )
 );
 
-answer!(
-    DayLine = "DayLine",
+shape!(
+    pub DayLineSchema = "DayLine",
     object(
         "One day's simplified line.",
         vec![
@@ -537,8 +511,8 @@ answer!(
     )
 );
 
-answer!(
-    RouteLines = "RouteLines",
+shape!(
+    pub RouteLinesSchema = "RouteLines",
     object(
         "`GET /trips/{id}/route`: the days' geometry, simplified for a map.",
         vec![
@@ -548,7 +522,8 @@ answer!(
     )
 );
 
-answer!(PlaceItem = "Place", {
+shape!(
+    pub PlaceItemSchema = "Place", {
     let [lat, lon] = lat_lon();
     object(
         "One place found.",
@@ -591,8 +566,8 @@ answer!(PlaceItem = "Place", {
     )
 });
 
-answer!(
-    PlaceList = "PlaceList",
+shape!(
+    pub PlaceListSchema = "PlaceList",
     object(
         "The places found.",
         vec![
@@ -603,8 +578,8 @@ answer!(
     )
 );
 
-answer!(
-    AgentGrant = "AgentGrant",
+shape!(
+    pub AgentGrantSchema = "AgentGrant",
     object(
         "An agent a person authorized, as the person sees it.",
         vec![

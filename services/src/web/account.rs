@@ -12,8 +12,9 @@ use uuid::Uuid;
 
 use super::extract::{Fields, Person};
 use super::schemas::*;
-use crate::app::{App, AppError};
-use crate::identity::Scope;
+use crate::problem::Problem;
+use etappe_app::identity::Scope;
+use etappe_app::{App, AppError};
 
 fn id_of(raw: &str) -> Result<Uuid, AppError> {
     Uuid::parse_str(raw).map_err(|_| AppError::NoSuchCredential)
@@ -28,15 +29,15 @@ pub(super) async fn me(
     State(app): State<App>,
     Person(caller): Person,
     headers: HeaderMap,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let me = app
-        .accounts
+        .accounts()
         .me(&caller.principal, caller.session.as_ref())
         .await?;
     let mut response = axum::Json(me).into_response();
     // The page reads this on load: the cookie's Max-Age slides with the session's expiry.
     if caller.session.is_some()
-        && let Some(value) = crate::auth::cookie(&headers, app.accounts.web.cookie_name())
+        && let Some(value) = crate::auth::cookie(&headers, app.accounts().web.cookie_name())
         && let Ok(value) = HeaderValue::from_str(&super::session_cookie(&app, Some(value)))
     {
         response.headers_mut().insert(header::SET_COOKIE, value);
@@ -55,8 +56,8 @@ pub(super) async fn me(
 pub(super) async fn sessions(
     State(app): State<App>,
     Person(caller): Person,
-) -> Result<Response, AppError> {
-    let sessions = app.accounts.sessions(&caller.principal).await?;
+) -> Result<Response, Problem> {
+    let sessions = app.accounts().sessions(&caller.principal).await?;
     Ok(axum::Json(json!({
         "items": sessions,
         "current": caller.session.as_ref().map(|s| s.session_id),
@@ -74,8 +75,8 @@ pub(super) async fn revoke_session(
     State(app): State<App>,
     Person(caller): Person,
     Path(id): Path<String>,
-) -> Result<Response, AppError> {
-    app.accounts
+) -> Result<Response, Problem> {
+    app.accounts()
         .revoke_session(&caller.principal, id_of(&id)?)
         .await?;
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -89,8 +90,8 @@ pub(super) async fn revoke_session(
 pub(super) async fn tokens(
     State(app): State<App>,
     Person(caller): Person,
-) -> Result<Response, AppError> {
-    let me = app.accounts.me(&caller.principal, None).await?;
+) -> Result<Response, Problem> {
+    let me = app.accounts().me(&caller.principal, None).await?;
     Ok(axum::Json(json!({"items": me.tokens})).into_response())
 }
 
@@ -105,7 +106,7 @@ pub(super) async fn create_token(
     State(app): State<App>,
     Person(caller): Person,
     fields: Fields,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let unknown: Vec<String> = fields
         .map
         .keys()
@@ -113,12 +114,13 @@ pub(super) async fn create_token(
         .cloned()
         .collect();
     if !unknown.is_empty() {
-        return Err(AppError::Input(
-            etappe_domain::trip::InputError::UnknownFields {
+        return Err(
+            AppError::Input(etappe_domain::trip::InputError::UnknownFields {
                 unknown,
                 accepted: vec!["label".into(), "scopes".into()],
-            },
-        ));
+            })
+            .into(),
+        );
     }
     let invalid = |field: &str, message: &str| {
         AppError::Input(etappe_domain::trip::InputError::Invalid(vec![
@@ -128,7 +130,7 @@ pub(super) async fn create_token(
     let label = match fields.map.get("label") {
         None | Some(Value::Null) => "",
         Some(Value::String(s)) => s.as_str(),
-        Some(_) => return Err(invalid("label", "must be a string")),
+        Some(_) => return Err(invalid("label", "must be a string").into()),
     };
     let scopes: Vec<Scope> = match fields.map.get("scopes") {
         None | Some(Value::Null) => Scope::ALL.to_vec(),
@@ -138,14 +140,11 @@ pub(super) async fn create_token(
             .collect::<Option<Vec<Scope>>>()
             .ok_or_else(|| invalid("scopes", "a list of scopes: trips:read, trips:write"))?,
         Some(_) => {
-            return Err(invalid(
-                "scopes",
-                "a list of scopes: trips:read, trips:write",
-            ));
+            return Err(invalid("scopes", "a list of scopes: trips:read, trips:write").into());
         }
     };
     let created = app
-        .accounts
+        .accounts()
         .create_token(caller.session.as_ref(), label, &scopes)
         .await?;
     let mut response = (StatusCode::CREATED, axum::Json(created)).into_response();
@@ -166,8 +165,8 @@ pub(super) async fn revoke_token(
     State(app): State<App>,
     Person(caller): Person,
     Path(id): Path<String>,
-) -> Result<Response, AppError> {
-    app.accounts
+) -> Result<Response, Problem> {
+    app.accounts()
         .revoke_token(&caller.principal, id_of(&id)?)
         .await?;
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -183,8 +182,8 @@ pub(super) async fn revoke_token(
 pub(super) async fn export(
     State(app): State<App>,
     Person(caller): Person,
-) -> Result<Response, AppError> {
-    let document = app.accounts.export(&caller.principal).await?;
+) -> Result<Response, Problem> {
+    let document = app.accounts().export(&caller.principal).await?;
     let mut response = axum::Json(document).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -206,9 +205,9 @@ pub(super) async fn delete(
     State(app): State<App>,
     Person(caller): Person,
     fields: Fields,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let trips = app
-        .accounts
+        .accounts()
         .delete(caller.session.as_ref(), fields.text("confirm"))
         .await?;
     let mut response = (
@@ -234,7 +233,7 @@ pub(super) async fn audit(
     State(app): State<App>,
     Person(caller): Person,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Response, AppError> {
+) -> Result<Response, Problem> {
     let number = |name: &str, default: u32, max: u32| -> Result<u32, AppError> {
         match query.get(name) {
             None => Ok(default),
@@ -252,7 +251,10 @@ pub(super) async fn audit(
     };
     let limit = number("limit", 50, 200)?.max(1);
     let offset = number("offset", 0, 1_000_000)?;
-    let (items, total) = app.accounts.audit(&caller.principal, limit, offset).await?;
+    let (items, total) = app
+        .accounts()
+        .audit(&caller.principal, limit, offset)
+        .await?;
     Ok(
         axum::Json(json!({"items": items, "total": total, "limit": limit, "offset": offset}))
             .into_response(),

@@ -8,8 +8,9 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use serde_json::{Map, Value};
 
-use crate::app::{App, AppError};
 use crate::auth::Authenticated;
+use crate::problem::Problem;
+use etappe_app::{App, AppError};
 
 /// The largest body these routes read (an address, a label, a confirmation).
 const MAX_BODY: usize = 16 * 1024;
@@ -25,10 +26,13 @@ async fn admit(parts: &Parts, state: &App, csrf_checked: bool) -> Result<Authent
 }
 
 impl FromRequestParts<App> for Person {
-    type Rejection = AppError;
+    type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
-        admit(parts, state, false).await.map(Person)
+        admit(parts, state, false)
+            .await
+            .map(Person)
+            .map_err(Problem::from)
     }
 }
 
@@ -38,13 +42,13 @@ impl FromRequestParts<App> for Person {
 pub(super) struct FormCaller(pub Option<Authenticated>);
 
 impl FromRequestParts<App> for FormCaller {
-    type Rejection = AppError;
+    type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &App) -> Result<Self, Self::Rejection> {
         match admit(parts, state, true).await {
             Ok(caller) => Ok(FormCaller(Some(caller))),
             Err(AppError::Unauthenticated) => Ok(FormCaller(None)),
-            Err(other) => Err(other),
+            Err(other) => Err(other.into()),
         }
     }
 }
@@ -76,7 +80,7 @@ fn media_type(headers: &HeaderMap) -> String {
 }
 
 impl FromRequest<App> for Fields {
-    type Rejection = AppError;
+    type Rejection = Problem;
 
     async fn from_request(request: Request, state: &App) -> Result<Self, Self::Rejection> {
         let kind = media_type(request.headers());
@@ -88,7 +92,8 @@ impl FromRequest<App> for Fields {
         if bytes.len() > MAX_BODY {
             return Err(AppError::MalformedBody(format!(
                 "the body may be at most {MAX_BODY} bytes"
-            )));
+            ))
+            .into());
         }
         if bytes.is_empty() {
             return Ok(Fields::default());
@@ -96,14 +101,15 @@ impl FromRequest<App> for Fields {
         match kind.as_str() {
             "application/json" => match serde_json::from_slice::<Value>(&bytes) {
                 Ok(Value::Object(map)) => Ok(Fields { map, form: false }),
-                Ok(_) => Err(AppError::MalformedBody(
-                    "the body must be a JSON object".into(),
-                )),
+                Ok(_) => {
+                    Err(AppError::MalformedBody("the body must be a JSON object".into()).into())
+                }
                 Err(e) => Err(AppError::MalformedBody(format!(
                     "the body is not valid JSON (line {}, column {})",
                     e.line(),
                     e.column()
-                ))),
+                ))
+                .into()),
             },
             "application/x-www-form-urlencoded" => Ok(Fields {
                 map: url::form_urlencoded::parse(&bytes)
@@ -113,7 +119,8 @@ impl FromRequest<App> for Fields {
             }),
             _ => Err(AppError::MalformedBody(
                 "send the body as application/json (or an HTML form)".into(),
-            )),
+            )
+            .into()),
         }
     }
 }

@@ -231,7 +231,7 @@ async fn a_magic_link_from_the_mailbox_logs_in_and_creates_the_account(app: Test
     // No account before the link is used.
     assert!(
         app.state
-            .identity
+            .identity()
             .user_by_email(&address)
             .await
             .expect("lookup")
@@ -834,7 +834,7 @@ async fn deletion_leaves_nothing_readable_with_any_former_credential(app: TestAp
     assert_eq!(public.status(), StatusCode::OK);
     let user = app
         .state
-        .identity
+        .identity()
         .user_by_email(&browser.email)
         .await
         .expect("lookup")
@@ -852,8 +852,8 @@ async fn deletion_leaves_nothing_readable_with_any_former_credential(app: TestAp
         .expect("token")
         .to_owned();
     assert!(matches!(
-        app.state.identity.peek_magic_link(&live_token).await,
-        Ok(etappe_services::identity::magic_links::Redeemed::Email(_))
+        app.state.identity().peek_magic_link(&live_token).await,
+        Ok(etappe_app::identity::magic_links::Redeemed::Email(_))
     ));
 
     // A deletion needs the address as confirmation, and a session (not a token).
@@ -900,7 +900,7 @@ async fn deletion_leaves_nothing_readable_with_any_former_credential(app: TestAp
     let trip: etappe_domain::ids::TripId = id.parse().expect("trip id");
     let events = app
         .state
-        .work
+        .work()
         .store
         .read_stream(&trip.stream_id())
         .await
@@ -908,27 +908,34 @@ async fn deletion_leaves_nothing_readable_with_any_former_credential(app: TestAp
     assert!(events.is_empty(), "{events:?}");
     assert!(
         app.state
-            .work
+            .work()
             .store
             .owned_trips(user)
             .await
             .expect("owned")
             .is_empty()
     );
-    assert!(app.state.identity.user(user).await.expect("user").is_none());
+    assert!(
+        app.state
+            .identity()
+            .user(user)
+            .await
+            .expect("user")
+            .is_none()
+    );
     // The login links issued to the address went with it, not at the next sweep.
     assert_eq!(
         app.state
-            .identity
+            .identity()
             .peek_magic_link(&live_token)
             .await
             .expect("peek"),
-        etappe_services::identity::magic_links::Redeemed::Unknown
+        etappe_app::identity::magic_links::Redeemed::Unknown
     );
     // What is left is a tombstone without personal data.
     let (audit, _) = app
         .state
-        .identity
+        .identity()
         .audit_of(user, 10, 0)
         .await
         .expect("audit");

@@ -57,7 +57,7 @@ async fn route_results(app: &TestApp, id: &str) -> usize {
     let trip: TripId = id.parse().expect("trip id");
     let events = app
         .state
-        .work
+        .work()
         .store
         .read_stream(&trip.stream_id())
         .await
@@ -171,13 +171,13 @@ async fn an_event_appended_but_never_published_is_published_after_a_restart() {
     let token = first.user().await;
     let owner = first
         .state
-        .identity
+        .identity()
         .authenticate(&token)
         .await
         .expect("auth")
         .expect("principal")
         .user_id;
-    let store = first.state.work.store.clone();
+    let store = first.state.work().store.clone();
     drop(first);
     let trip_id = TripId::new();
     let events = decide(
@@ -246,7 +246,7 @@ async fn a_job_whose_retries_run_out_on_rabbitmq_fails_its_trip_then_is_dead_let
     let reason = detail["unavailable"]["route"].as_str().unwrap_or_default();
     assert!(reason.contains("after 4 attempts"), "{reason}");
     let deadline = Instant::now() + Duration::from_secs(20);
-    while app.state.work.queue.dead_lettered().await.expect("dlq") < 1 {
+    while app.state.work().queue.dead_lettered().await.expect("dlq") < 1 {
         assert!(
             Instant::now() < deadline,
             "the given-up job is not in the dead-letter queue"
@@ -257,7 +257,7 @@ async fn a_job_whose_retries_run_out_on_rabbitmq_fails_its_trip_then_is_dead_let
     back.store(true, std::sync::atomic::Ordering::SeqCst);
     let moved = app
         .state
-        .work
+        .work()
         .queue
         .replay_dead_letters(10)
         .await
@@ -317,7 +317,7 @@ async fn a_poison_message_goes_to_the_dead_letter_queue_without_blocking_others(
     loop {
         let dead = app
             .state
-            .work
+            .work()
             .queue
             .dead_lettered()
             .await
@@ -388,7 +388,7 @@ async fn with_redis_stopped_work_completes_and_progress_resumes_when_it_returns(
     let trip: TripId = again.parse().expect("id");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let progress = app.state.work.progress.current(trip).await;
+        let progress = app.state.work().progress.current(trip).await;
         if progress
             .as_ref()
             .is_ok_and(|p| p.iter().any(|p| p.step == "done"))

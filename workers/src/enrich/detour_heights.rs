@@ -18,11 +18,11 @@ use etappe_store::{SqliteStore, Store};
 use etappe_upstream::{BRouterClient, Elevations, Router, Upstream, UpstreamError};
 use uuid::Uuid;
 
-use crate::labels::NoLabels;
 use crate::pipeline::{JobError, JobScope, Outcome, Pipeline};
 use crate::progress::memory::MemoryProgress;
-use crate::track;
 use crate::upstreams::Upstreams;
+use etappe_track::labels::NoLabels;
+use etappe_track::stored;
 
 /// Metres in a degree of latitude.
 const DEGREE_M: f64 = 111_195.0;
@@ -191,7 +191,7 @@ async fn trip_with_a_detour_asked(pipeline: &Pipeline) -> Point {
     let (ascent, descent) = known_climb(&points, &[]).expect("recorded heights");
     pipeline
         .store
-        .put_blob("track", &track::encode(&points))
+        .put_blob("track", &stored::encode(&points))
         .await
         .expect("the track");
     let at = |p: &TrackPoint| Point {
@@ -305,7 +305,7 @@ async fn detoured_with_heights(spur: Spur) {
         .await
         .expect("read")
         .expect("the detour's track");
-    let points = track::decode(&bytes).expect("points");
+    let points = stored::decode(&bytes).expect("points");
     assert!(
         points.iter().all(|p| p.ele.is_some()),
         "{spur:?}: every point has a height"

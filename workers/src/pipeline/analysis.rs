@@ -18,9 +18,9 @@ use etappe_route::geometry::cumulative_distances_with_breaks;
 use etappe_route::gpx::TrackPoint;
 use uuid::Uuid;
 
-use crate::labels::utc_offset_minutes;
 use crate::progress::{ProgressState, Reporter};
-use crate::track;
+use etappe_track::labels::utc_offset_minutes;
+use etappe_track::stored;
 
 use super::{Applied, JobError, JobScope, Outcome, Pipeline, domain_alert, osm, weather};
 
@@ -57,8 +57,8 @@ impl Pipeline {
             )
             .await;
         let stored = match self.store.get_blob(&route.track_key).await? {
-            Some(bytes) => track::decode_stored(&bytes).unwrap_or_default(),
-            None => track::StoredTrack::default(),
+            Some(bytes) => stored::decode_stored(&bytes).unwrap_or_default(),
+            None => stored::StoredTrack::default(),
         };
         self.record_analysis(
             scope.job_id,
@@ -78,7 +78,7 @@ impl Pipeline {
         &self,
         job_id: Uuid,
         trip: &Trip,
-        stored: &track::StoredTrack,
+        stored: &stored::StoredTrack,
         measured: Option<&[f64]>,
         categories: &[Category],
         traceparent: Option<&str>,
@@ -87,7 +87,7 @@ impl Pipeline {
         for stage in &trip.stages {
             if let Some(detour) = &stage.detour
                 && let Some(bytes) = self.store.get_blob(&detour.track_key).await?
-                && let Some(blob) = track::decode(&bytes)
+                && let Some(blob) = stored::decode(&bytes)
             {
                 let points = etappe_track::detour::day_points(stage, &stored.points, Some(&blob));
                 detoured.insert(stage.id, points);
@@ -249,7 +249,7 @@ fn keep_groups(days: &mut [StageAlerts], trip: &Trip, groups: &[&str]) {
 /// id), not off the slice of the track it replaced.
 pub fn analyse_trip(
     trip: &Trip,
-    stored: &track::StoredTrack,
+    stored: &stored::StoredTrack,
     detoured: &HashMap<Uuid, Vec<TrackPoint>>,
 ) -> Vec<StageAlerts> {
     let cumulative = route_cumulative(stored);
@@ -258,7 +258,7 @@ pub fn analyse_trip(
 }
 
 /// The distance from the start to each stored point, metres (breaks not counted).
-fn route_cumulative(stored: &track::StoredTrack) -> Vec<f64> {
+fn route_cumulative(stored: &stored::StoredTrack) -> Vec<f64> {
     cumulative_distances_with_breaks(&stored.points, &stored.breaks())
 }
 
@@ -266,7 +266,7 @@ fn route_cumulative(stored: &track::StoredTrack) -> Vec<f64> {
 /// (`route_cumulative`) already measured.
 fn analyse_slices(
     trip: &Trip,
-    stored: &track::StoredTrack,
+    stored: &stored::StoredTrack,
     detoured: &HashMap<Uuid, Vec<TrackPoint>>,
     slices: &[Vec<StagePoint>],
     route_cumulative: &[f64],
@@ -386,7 +386,7 @@ pub(super) fn stage_inputs<'a>(trip: &Trip, slices: &'a [Vec<StagePoint>]) -> Ve
 #[cfg(test)]
 pub(super) fn stage_slices(
     trip: &Trip,
-    stored: &track::StoredTrack,
+    stored: &stored::StoredTrack,
     detoured: &HashMap<Uuid, Vec<TrackPoint>>,
 ) -> Vec<Vec<StagePoint>> {
     stage_slices_with(trip, stored, detoured, &route_cumulative(stored))
@@ -397,7 +397,7 @@ pub(super) fn stage_slices(
 /// off the route's, a re-routed day measures its own line.
 fn stage_slices_with(
     trip: &Trip,
-    stored: &track::StoredTrack,
+    stored: &stored::StoredTrack,
     detoured: &HashMap<Uuid, Vec<TrackPoint>>,
     route_cumulative: &[f64],
 ) -> Vec<Vec<StagePoint>> {

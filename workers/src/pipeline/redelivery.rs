@@ -15,11 +15,11 @@ use etappe_store::{SqliteStore, Store};
 use uuid::Uuid;
 
 use crate::jobs::Job;
-use crate::labels::NoLabels;
 use crate::pipeline::{Applied, Outcome, Pipeline};
 use crate::progress::memory::MemoryProgress;
-use crate::track;
 use crate::upstreams::Upstreams;
+use etappe_track::labels::NoLabels;
+use etappe_track::stored;
 
 const TRIP: TripId = TripId(Uuid::from_u128(11));
 
@@ -55,7 +55,7 @@ async fn days_recorded_then_the_worker_died(pipeline: &Pipeline) {
         .store
         .put_blob(
             "track",
-            &track::encode_stored(&track::StoredTrack {
+            &stored::encode_stored(&stored::StoredTrack {
                 points: points.clone(),
                 ..Default::default()
             }),

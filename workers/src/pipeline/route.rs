@@ -19,9 +19,9 @@ use etappe_route::sources::{
 use uuid::Uuid;
 
 use crate::progress::{ProgressState, Reporter};
-use crate::track;
 use etappe_infra::fetch::FetchError;
 use etappe_infra::fetch::origins::RouteService;
+use etappe_track::stored;
 
 use super::nights::PacedNights;
 use super::{Applied, JobError, JobScope, Outcome, Pipeline, heights_known, round};
@@ -32,7 +32,7 @@ use etappe_domain::trip::nights::BedOnRoute;
 /// distance from the start to each stored point (breaks not counted) when the pacing measured
 /// it already.
 struct PacedRoute {
-    stored: track::StoredTrack,
+    stored: stored::StoredTrack,
     splits: Vec<DaySplit>,
     nights: Option<(Vec<BedOnRoute>, PacedNights)>,
     cumulative_m: Option<Vec<f64>>,
@@ -148,13 +148,13 @@ impl Pipeline {
             .unwrap_or_else(|| cumulative_distances_with_breaks(points, &breaks));
         let total_m = cumulative.last().copied().unwrap_or(0.0);
         let (ascent, descent) = day_climb_with(points, &cumulative, &breaks);
-        let track_key = track::key(scope.trip_id, scope.generation);
+        let track_key = stored::key(scope.trip_id, scope.generation);
         self.store
-            .put_blob(&track_key, &track::encode_stored(&stored))
+            .put_blob(&track_key, &stored::encode_stored(&stored))
             .await?;
         if let Some((beds, _)) = &nights {
             self.store
-                .put_blob(&track::beds_key(&track_key), &track::encode_beds(beds))
+                .put_blob(&stored::beds_key(&track_key), &stored::encode_beds(beds))
                 .await?;
         }
         let route = RouteSummary {
@@ -225,8 +225,8 @@ impl Pipeline {
             "a redelivered route job goes on with the analysis its first delivery did not finish"
         );
         let stored = match self.store.get_blob(&route.track_key).await? {
-            Some(bytes) => track::decode_stored(&bytes).unwrap_or_default(),
-            None => track::StoredTrack::default(),
+            Some(bytes) => stored::decode_stored(&bytes).unwrap_or_default(),
+            None => stored::StoredTrack::default(),
         };
         self.record_analysis(scope.job_id, trip, &stored, None, &open, scope.traceparent)
             .await
@@ -245,7 +245,7 @@ impl Pipeline {
         let mut cumulative_m = None;
         let (stored, splits) = if trip.source.source_type == SourceType::KomootCollection {
             let paced = one_day_per_track(&parsed.tracks);
-            let stored = track::StoredTrack {
+            let stored = stored::StoredTrack {
                 points: paced.points,
                 gaps: Vec::new(),
                 waypoints: parsed.waypoints.clone(),
@@ -285,7 +285,7 @@ impl Pipeline {
                 nights = Some((paced.stored_beds(&cut.route), paced));
             }
             cumulative_m = Some(cut.cumulative_m);
-            let mut stored = track::StoredTrack::from(cut.route);
+            let mut stored = stored::StoredTrack::from(cut.route);
             stored.waypoints = parsed.waypoints.clone();
             (stored, cut.days)
         };
@@ -366,7 +366,7 @@ impl Pipeline {
             SourceType::GpxUpload => {
                 let bytes = self
                     .store
-                    .get_blob(&track::upload_key(trip.id))
+                    .get_blob(&stored::upload_key(trip.id))
                     .await
                     .map_err(|e| RouteFailure::Transient(e.to_string()))?
                     .ok_or_else(|| RouteFailure::Terminal("the uploaded file is missing".into()))?;

@@ -9,7 +9,7 @@ use etappe_domain::trip::stage::{Detour, RouteSummary, Stage, StageAlerts};
 use etappe_domain::trip::{Trip, TripEvent, fold};
 use etappe_route::gpx::TrackPoint;
 
-use crate::track;
+use etappe_track::stored;
 
 use super::route::{CollectionBudget, RouteFailure};
 use super::*;
@@ -106,7 +106,7 @@ fn codes(alerts: &[StageAlerts]) -> Vec<String> {
 fn a_detoured_day_is_read_off_its_own_roads() {
     let flat = line(10.0, 0.0, 6.0);
     let mut trip = one_day_trip(&flat);
-    let stored = track::StoredTrack {
+    let stored = stored::StoredTrack {
         points: flat,
         ..Default::default()
     };
@@ -148,7 +148,7 @@ fn a_break_in_the_stored_track_is_a_critical_alert_on_its_day() {
     let index = points.len();
     points.extend(line(5.0, 0.0, 6.04));
     let trip = one_day_trip(&points);
-    let stored = track::StoredTrack {
+    let stored = stored::StoredTrack {
         gaps: vec![etappe_route::pieces::Gap {
             index,
             length_m: 4_000.0,
@@ -166,7 +166,7 @@ fn a_break_in_the_stored_track_is_a_critical_alert_on_its_day() {
     assert!(gap.message.contains("4.0 km"), "{}", gap.message);
     assert!(gap.message.contains("km 5.0"), "{}", gap.message);
     // Without the gap on record, the day has no such alert.
-    let plain = track::StoredTrack {
+    let plain = stored::StoredTrack {
         gaps: Vec::new(),
         ..stored
     };
@@ -181,7 +181,7 @@ fn a_day_over_the_cap_is_warned() {
     let flat = line(10.0, 0.0, 6.0);
     let mut trip = one_day_trip(&flat);
     trip.settings.max_distance_per_day = 8.0;
-    let stored = track::StoredTrack {
+    let stored = stored::StoredTrack {
         points: flat,
         ..Default::default()
     };
@@ -245,7 +245,7 @@ fn primary_and_water() -> etappe_upstream::features::RouteFeatures {
 async fn osm_of(source: &FakeSource) -> (Vec<StageAlerts>, Option<String>) {
     let flat = line(10.0, 0.0, 6.0);
     let trip = one_day_trip(&flat);
-    let stored = track::StoredTrack {
+    let stored = stored::StoredTrack {
         points: flat,
         ..Default::default()
     };
@@ -334,7 +334,7 @@ fn each_day_reads_its_distances_off_the_routes_measure_as_its_own_would_read() {
             ..template.clone()
         })
         .collect();
-    let stored = track::StoredTrack {
+    let stored = stored::StoredTrack {
         gaps: vec![
             etappe_route::pieces::Gap {
                 index: gap_at,

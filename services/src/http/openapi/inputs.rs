@@ -339,7 +339,7 @@ request_schema! {
         "properties": {
             "radiusKm": {"type": ["number", "null"], "minimum": SCAN_RADIUS_KM.0,
                 "maximum": SCAN_RADIUS_KM.1,
-                "default": crate::app::trips::days::DEFAULT_SCAN_RADIUS_KM},
+                "default": etappe_app::trips::days::DEFAULT_SCAN_RADIUS_KM},
             "stageId": {"type": ["string", "null"], "format": "uuid",
                 "description": "One day only; all days when left out"}}});
     /// `POST /trips/gpx-upload` (multipart/form-data).

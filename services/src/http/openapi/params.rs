@@ -7,10 +7,10 @@ use utoipa::IntoParams;
 use utoipa::openapi::path::{Parameter, ParameterIn};
 
 use super::inputs::IF_MATCH_PATTERN;
-use crate::app::places::MAX_PLACES;
-pub(crate) use crate::app::trips::MAX_PAGE;
-use crate::app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, SHARE_CODE_CHARS};
 use crate::openapi::schema;
+use etappe_app::places::MAX_PLACES;
+pub(crate) use etappe_app::trips::MAX_PAGE;
+use etappe_app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, SHARE_CODE_CHARS};
 
 /// A parameter written as an OpenAPI object; its schema goes through [`schema`] (spliced in
 /// whole once the document is generated).
@@ -122,7 +122,7 @@ params! {
             "description": "A place name"}),
         json!({"name": "limit", "in": "query", "required": false,
             "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PLACES,
-                "default": crate::app::places::DEFAULT_PLACES}}),
+                "default": etappe_app::places::DEFAULT_PLACES}}),
         json!({"name": "near", "in": "query", "required": false,
             "schema": {"type": "string", "maxLength": 60,
                 "pattern": r"^ *-?(90(\.0+)?|[1-8]?[0-9](\.[0-9]+)?) *, *-?(180(\.0+)?|1[0-7][0-9](\.[0-9]+)?|[1-9]?[0-9](\.[0-9]+)?) *$"},

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use etappe_domain::trip::stage::FoundAlong;
 use serde_json::{Value, json};
 
-use crate::app::views::StageSummary;
+use etappe_app::views::StageSummary;
 
 /// Entries per category when the agent does not ask for more: the closest on each third of
 /// the day.

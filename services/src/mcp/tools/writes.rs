@@ -6,14 +6,14 @@ use etappe_domain::text::quote;
 use etappe_domain::trip::edits::input::parse_action;
 use serde_json::{Map, Value, json};
 
-use crate::app::trips::{BaseVersion, canonical_digest};
-use crate::app::views::TripDetail;
 use crate::mcp::arguments::{EDIT_FIELDS, PLAN_FIELDS};
 use crate::mcp::call::{
     Answer, Call, StageRef, TripRef, object, refusal, string, version, without, written,
 };
 use crate::mcp::confirm::TokenConfirmation;
 use crate::mcp::refusal::ToolError;
+use etappe_app::trips::{BaseVersion, canonical_digest};
+use etappe_app::views::TripDetail;
 
 const SETTINGS_EXAMPLE: &str = "{\"maxDistancePerDay\": 60}";
 
@@ -53,7 +53,7 @@ pub(super) async fn create_trip(call: &Call<'_>) -> Answer {
     ]);
     let created = call
         .state
-        .trips
+        .trips()
         .create(call.caller, &input, Some(&key[..32]))
         .await
         .map_err(refusal(None))?;
@@ -83,7 +83,7 @@ pub(super) async fn update_trip_settings(call: &Call<'_>) -> Answer {
     let confirmation = TokenConfirmation::of(call, "update_trip_settings");
     let updated = call
         .state
-        .trips
+        .trips()
         .update_settings(
             call.caller,
             trip.id,
@@ -124,7 +124,7 @@ async fn restore_version(call: &Call<'_>, trip: &TripRef, expected: u64, past: &
     }
     let detail = call
         .state
-        .trips
+        .trips()
         .restore(
             call.caller,
             trip.id,
@@ -199,7 +199,7 @@ pub(super) async fn edit_stages(call: &Call<'_>) -> Answer {
     let confirmation = TokenConfirmation::of(call, "edit_stages");
     let edited = call
         .state
-        .trips
+        .trips()
         .edit_stage(
             call.caller,
             trip.id,
@@ -242,7 +242,7 @@ pub(super) async fn add_waypoint(call: &Call<'_>) -> Answer {
         // Nothing given clears, as with choose_accommodation: the detour is removed.
         let detail = call
             .state
-            .trips
+            .trips()
             .remove_detour(call.caller, day.trip.id, day.stage)
             .await
             .map_err(refusal(Some(&day.trip.raw)))?;
@@ -254,7 +254,7 @@ pub(super) async fn add_waypoint(call: &Call<'_>) -> Answer {
     }
     let accepted = call
         .state
-        .trips
+        .trips()
         .add_waypoint(call.caller, day.trip.id, day.stage, &input)
         .await
         .map_err(refusal(Some(&day.trip.raw)))?;
@@ -276,7 +276,7 @@ pub(super) async fn choose_accommodation(call: &Call<'_>) -> Answer {
     let confirmation = TokenConfirmation::of(call, "choose_accommodation");
     let chosen = call
         .state
-        .trips
+        .trips()
         .choose_accommodation(
             call.caller,
             day.trip.id,
@@ -312,7 +312,7 @@ pub(super) async fn choose_accommodation(call: &Call<'_>) -> Answer {
 pub(super) async fn analyze_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "id")?;
     call.state
-        .trips
+        .trips()
         .analyze(call.caller, trip.id)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
@@ -325,11 +325,11 @@ pub(super) async fn analyze_trip(call: &Call<'_>) -> Answer {
 pub(super) async fn share_trip(call: &Call<'_>) -> Answer {
     let trip = TripRef::read(call.args, "tripId")?;
     // The same base as REST: the configured public URL, else the Host this call came to.
-    let base = crate::app::links::base_url(call.state, crate::auth::host(call.headers))
+    let base = etappe_app::links::base_url(call.state, crate::auth::host(call.headers))
         .map_err(refusal(Some(&trip.raw)))?;
     let (link, _) = call
         .state
-        .trips
+        .trips()
         .share(call.caller, trip.id)
         .await
         .map_err(refusal(Some(&trip.raw)))?;
@@ -346,7 +346,7 @@ pub(super) async fn unshare_trip(call: &Call<'_>) -> Answer {
     let confirmation = TokenConfirmation::of(call, "unshare_trip");
     if let Err(error) = call
         .state
-        .trips
+        .trips()
         .unshare(call.caller, trip.id, &confirmation)
         .await
     {
@@ -365,7 +365,7 @@ pub(super) async fn delete_trip(call: &Call<'_>) -> Answer {
     let confirmation = TokenConfirmation::of(call, "delete_trip");
     if let Err(error) = call
         .state
-        .trips
+        .trips()
         .delete(call.caller, trip.id, &confirmation)
         .await
     {

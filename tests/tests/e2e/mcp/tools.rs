@@ -786,7 +786,7 @@ async fn share(app: &TestApp, token: &str, id: &str) {
 /// Every event in the store, as `(stream, type)`.
 async fn every_event(app: &TestApp) -> Vec<(String, String)> {
     app.state
-        .work
+        .work()
         .store
         .read_all(etappe_store::Cursor::START, 100_000)
         .await
@@ -975,7 +975,7 @@ async fn scopes_are_checked_on_every_call_and_tokens_at_the_door() {
     let id = created.body["id"].as_str().expect("id").to_owned();
     // A read-only token of another user reads its own world and cannot write anything.
     let reader = app
-        .user_with(&[etappe_services::identity::Scope::TripsRead])
+        .user_with(&[etappe_app::identity::Scope::TripsRead])
         .await;
     let client = modern_client(&app, &reader).await;
     assert_eq!(

@@ -16,8 +16,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use etappe_services::app::authorization::{AuthorizeFailure, AuthorizeParams, s256};
-use etappe_services::identity::Scope;
+use etappe_app::authorization::{AuthorizeFailure, AuthorizeParams, s256};
+use etappe_app::identity::Scope;
 use etappe_tests::{Backend, TestApp};
 use serde_json::{Value, json};
 
@@ -122,19 +122,19 @@ fn params(client_id: &str, challenge: &str) -> AuthorizeParams {
 async fn approve(app: &TestApp, params: &AuthorizeParams) -> url::Url {
     let user = app
         .state
-        .identity
+        .identity()
         .ensure_user(&format!("rider-{}@example.org", uuid::Uuid::now_v7()))
         .await
         .expect("user");
     let request = app
         .state
-        .authorization
+        .authorization()
         .validate(params, &app.base)
         .await
         .expect("a valid request");
     let to = app
         .state
-        .authorization
+        .authorization()
         .approve(user, &request, &app.base)
         .await
         .expect("approved");
@@ -346,7 +346,7 @@ async fn pkce_is_required_and_only_s256(backend: Backend) {
     let page = |p: AuthorizeParams| {
         let app = &app;
         async move {
-            match app.state.authorization.validate(&p, &app.base).await {
+            match app.state.authorization().validate(&p, &app.base).await {
                 Err(AuthorizeFailure::Page(e)) => e.to_string(),
                 other => panic!("expected an error page, got {other:?}"),
             }
@@ -476,19 +476,19 @@ async fn unregistered_redirects_and_foreign_resources_are_refused(backend: Backe
     let mut p = params(&client, &challenge);
     p.redirect_uri = Some("http://127.0.0.1:7777/elsewhere".into());
     assert!(matches!(
-        app.state.authorization.validate(&p, &app.base).await,
+        app.state.authorization().validate(&p, &app.base).await,
         Err(AuthorizeFailure::Page(_))
     ));
     p.redirect_uri = Some("https://attacker.example/callback".into());
     assert!(matches!(
-        app.state.authorization.validate(&p, &app.base).await,
+        app.state.authorization().validate(&p, &app.base).await,
         Err(AuthorizeFailure::Page(_))
     ));
     // A loopback redirect may change its port (RFC 8252 §7.3).
     p.redirect_uri = Some("http://127.0.0.1:40123/callback".into());
     assert!(
         app.state
-            .authorization
+            .authorization()
             .validate(&p, &app.base)
             .await
             .is_ok()
@@ -496,7 +496,10 @@ async fn unregistered_redirects_and_foreign_resources_are_refused(backend: Backe
     // An unknown client is a page too.
     let unknown = params("dcr_0000", &challenge);
     assert!(matches!(
-        app.state.authorization.validate(&unknown, &app.base).await,
+        app.state
+            .authorization()
+            .validate(&unknown, &app.base)
+            .await,
         Err(AuthorizeFailure::Page(_))
     ));
     // A resource that is not /mcp: a page for no one in particular and for a person who
@@ -504,36 +507,36 @@ async fn unregistered_redirects_and_foreign_resources_are_refused(backend: Backe
     let mut foreign = params(&client, &challenge);
     foreign.resource = Some("https://other.example/mcp".into());
     assert!(matches!(
-        app.state.authorization.validate(&foreign, &app.base).await,
+        app.state.authorization().validate(&foreign, &app.base).await,
         Err(AuthorizeFailure::Page(e)) if e.code() == "invalid_target"
     ));
     let person = app
         .state
-        .identity
+        .identity()
         .ensure_user(&format!("rider-{}@example.org", uuid::Uuid::now_v7()))
         .await
         .expect("user");
     assert!(matches!(
         app.state
-            .authorization
+            .authorization()
             .validate_as(&foreign, &app.base, Some(person))
             .await,
         Err(AuthorizeFailure::Page(_))
     ));
     let request = app
         .state
-        .authorization
+        .authorization()
         .validate(&params(&client, &challenge), &app.base)
         .await
         .expect("valid");
     app.state
-        .authorization
+        .authorization()
         .approve(person, &request, &app.base)
         .await
         .expect("approved");
     match app
         .state
-        .authorization
+        .authorization()
         .validate_as(&foreign, &app.base, Some(person))
         .await
     {
@@ -548,7 +551,7 @@ async fn unregistered_redirects_and_foreign_resources_are_refused(backend: Backe
     // Defaults: no scope is both, no resource is /mcp.
     let valid = app
         .state
-        .authorization
+        .authorization()
         .validate(&params(&client, &challenge), &app.base)
         .await
         .expect("valid");
@@ -667,7 +670,7 @@ async fn a_token_for_another_audience_is_refused(backend: Backend) {
     let (client, first, verifier) = code(&app, None).await;
     let record = app
         .state
-        .authorization
+        .authorization()
         .store()
         .code(&hex_digest(&first))
         .await
@@ -679,9 +682,9 @@ async fn a_token_for_another_audience_is_refused(backend: Backend) {
     // the same database would): refused here.
     let foreign = format!("eta_{}", "ab".repeat(32));
     app.state
-        .authorization
+        .authorization()
         .store()
-        .put_token(&etappe_services::identity::oauth::NewToken {
+        .put_token(&etappe_app::identity::oauth::NewToken {
             digest: &hex_digest(&foreign),
             kind: "access",
             grant_id: record.grant_id,
@@ -1016,7 +1019,7 @@ async fn client_metadata_documents_are_fetched_checked_and_cached(backend: Backe
     };
     let (docs, hits) = document_server().await;
     let (_, challenge) = pkce();
-    let auth = &app.state.authorization;
+    let auth = &app.state.authorization();
     let good = params(&format!("{docs}/good"), &challenge);
     let valid = auth
         .validate(&good, &app.base)
@@ -1091,7 +1094,7 @@ async fn the_person_lists_and_revokes_agents(backend: Backend) {
     let (client, code, verifier) = code(&app, None).await;
     let grant_user = app
         .state
-        .authorization
+        .authorization()
         .store()
         .code(&hex_digest(&code))
         .await
@@ -1102,7 +1105,7 @@ async fn the_person_lists_and_revokes_agents(backend: Backend) {
     let access = body["access_token"].as_str().expect("a");
     let agents = app
         .state
-        .authorization
+        .authorization()
         .agents(grant_user)
         .await
         .expect("agents");
@@ -1111,7 +1114,7 @@ async fn the_person_lists_and_revokes_agents(backend: Backend) {
     assert_eq!(agents[0].client_id, client);
     assert!(
         app.state
-            .authorization
+            .authorization()
             .revoke_agent(grant_user, agents[0].grant_id)
             .await
             .expect("revoke")
@@ -1119,7 +1122,7 @@ async fn the_person_lists_and_revokes_agents(backend: Backend) {
     assert_eq!(call(&app, access, "list_trips", json!({})).await.0, 401);
     assert!(
         app.state
-            .authorization
+            .authorization()
             .agents(grant_user)
             .await
             .expect("agents")
@@ -1533,19 +1536,19 @@ async fn two_replicas_share_codes_tokens_grants_and_rate_limits() {
     let (verifier, challenge) = pkce();
     let user = a
         .state
-        .identity
+        .identity()
         .ensure_user(&format!("rider-{}@example.org", uuid::Uuid::now_v7()))
         .await
         .expect("user");
     let request = a
         .state
-        .authorization
+        .authorization()
         .validate(&params(&client, &challenge), public)
         .await
         .expect("valid on a");
     let to = url::Url::parse(
         &a.state
-            .authorization
+            .authorization()
             .approve(user, &request, public)
             .await
             .expect("approved"),
@@ -1571,13 +1574,13 @@ async fn two_replicas_share_codes_tokens_grants_and_rate_limits() {
     let (verifier, challenge) = pkce();
     let request = a
         .state
-        .authorization
+        .authorization()
         .validate(&params(&client, &challenge), public)
         .await
         .expect("valid");
     let to = url::Url::parse(
         &a.state
-            .authorization
+            .authorization()
             .approve(user, &request, public)
             .await
             .expect("approved"),
@@ -1680,19 +1683,19 @@ async fn the_agents_page_lists_and_revokes(backend: Backend) {
     // The signed-in person (the address is theirs: this finds their account).
     let user = app
         .state
-        .identity
+        .identity()
         .ensure_user(me["email"].as_str().expect("email"))
         .await
         .expect("user");
     let request = app
         .state
-        .authorization
+        .authorization()
         .validate(&params(&client, &challenge), &app.base)
         .await
         .expect("valid");
     let to = url::Url::parse(
         &app.state
-            .authorization
+            .authorization()
             .approve(user, &request, &app.base)
             .await
             .expect("ok"),
@@ -1771,13 +1774,13 @@ async fn the_agents_page_lists_and_revokes(backend: Backend) {
     let (verifier, challenge) = pkce();
     let request = app
         .state
-        .authorization
+        .authorization()
         .validate(&params(&client, &challenge), &app.base)
         .await
         .expect("valid");
     let to = url::Url::parse(
         &app.state
-            .authorization
+            .authorization()
             .approve(user, &request, &app.base)
             .await
             .expect("ok"),
@@ -1849,7 +1852,7 @@ async fn an_https_document_is_fetched_only_when_its_ca_is_trusted() {
         };
         let refused = app
             .state
-            .authorization
+            .authorization()
             .fetch_document(&url)
             .await
             .expect_err("a certificate from an untrusted CA");
@@ -1874,7 +1877,7 @@ async fn an_https_document_is_fetched_only_when_its_ca_is_trusted() {
     };
     let client = app
         .state
-        .authorization
+        .authorization()
         .fetch_document(&url)
         .await
         .expect("the document, over https from the trusted CA");

@@ -91,7 +91,7 @@ async fn journey(backend: Backend) {
     );
     let stored = app
         .state
-        .authorization
+        .authorization()
         .store()
         .client(&cimd_url)
         .await

@@ -356,7 +356,7 @@ async fn a_day_come_within_the_horizon_is_forecast_on_the_next_read() {
         // As if the weather had been computed days ago, when the last day was beyond the
         // horizon: its state is `beyond_horizon` while its date is now within it.
         let trip_id: etappe_domain::ids::TripId = id.parse().expect("trip id");
-        let store = app.state.work.store.clone();
+        let store = app.state.work().store.clone();
         let meta = CommandMetadata {
             metadata: EventMetadata {
                 actor: Some("test".into()),

@@ -100,7 +100,7 @@ async fn the_events_of_a_journey_keep_their_stored_shape() {
     let trip: TripId = id.parse().expect("trip id");
     let events = app
         .state
-        .work
+        .work()
         .store
         .read_stream(&trip.stream_id())
         .await

@@ -543,7 +543,7 @@ async fn uploads_and_paths_answer_problems_with_the_right_status() {
     let key = format!("upload:{id}");
     assert!(
         app.state
-            .work
+            .work()
             .store
             .get_blob(&key)
             .await
@@ -563,7 +563,7 @@ async fn uploads_and_paths_answer_problems_with_the_right_status() {
     assert_eq!(deleted.status, StatusCode::NO_CONTENT);
     assert!(
         app.state
-            .work
+            .work()
             .store
             .get_blob(&key)
             .await
@@ -895,12 +895,12 @@ async fn invisible_characters_never_reach_a_file() {
     // The account export (a session's: log in as the owner would).
     let owner = app
         .state
-        .identity
+        .identity()
         .authenticate(&token)
         .await
         .expect("lookup")
         .expect("a token");
-    let export = app.state.accounts.export(&owner).await.expect("export");
+    let export = app.state.accounts().export(&owner).await.expect("export");
     assert!(
         !invisible(export.to_string().as_bytes()),
         "the export carries tag characters"
@@ -1052,14 +1052,14 @@ async fn no_invisible_character_reaches_any_output() {
 /// (10 s), not when the reader next reconnects.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_followed_trip_ends_when_its_credential_is_revoked() {
-    use etappe_services::app::follow::{FollowCredential, Update};
+    use etappe_app::follow::{FollowCredential, Update};
     let app = TestApp::spawn(Backend::Sqlite).await.expect("app");
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let id = ready_trip(&app, &token, &fixtures.url("/route.gpx")).await;
     let principal = app
         .state
-        .identity
+        .identity()
         .authenticate(&token)
         .await
         .expect("lookup")
@@ -1076,7 +1076,7 @@ async fn a_followed_trip_ends_when_its_credential_is_revoked() {
     }
     assert!(
         app.state
-            .identity
+            .identity()
             .revoke_token(&token)
             .await
             .expect("revoke")

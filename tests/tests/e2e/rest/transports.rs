@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 async fn correlation_ids(app: &TestApp, id: &str) -> Vec<Option<uuid::Uuid>> {
     let trip: TripId = id.parse().expect("trip id");
     app.state
-        .work
+        .work()
         .store
         .read_stream(&trip.stream_id())
         .await

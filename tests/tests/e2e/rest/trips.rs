@@ -3,7 +3,7 @@
 //! OpenAPI document (see `etappe_tests::openapi`).
 
 use chrono::{Days, Utc};
-use etappe_services::identity::Scope;
+use etappe_app::identity::Scope;
 use etappe_tests::{Backend, TestApp, UNFETCHED_GPX};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -797,7 +797,7 @@ async fn a_revoked_token_stops_working_at_once(app: TestApp) {
     );
     let revoked = app
         .state
-        .identity
+        .identity()
         .revoke_token(&token)
         .await
         .expect("revoke");
@@ -817,7 +817,7 @@ async fn a_revoked_token_stops_working_at_once(app: TestApp) {
     assert_eq!(mcp.status(), StatusCode::UNAUTHORIZED);
     let again = app
         .state
-        .identity
+        .identity()
         .revoke_token(&token)
         .await
         .expect("revoke");

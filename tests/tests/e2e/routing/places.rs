@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use etappe_app::AppError;
+use etappe_app::places::resolve_plan;
 use etappe_domain::trip::plan::{PlaceInput, PlanInput, RideProfile, RoutePlan};
-use etappe_services::app::AppError;
-use etappe_services::app::places::resolve_plan;
 use etappe_tests::valhalla;
 use etappe_tests::{Backend, TestApp};
 use etappe_workers::upstreams::Upstreams;
@@ -121,13 +121,13 @@ async fn every_village_and_town_of_the_extract_resolves_to_its_own_node() {
     .expect("app");
     let villages = osm_places("village,town,city");
     assert!(villages.len() >= 10, "only {} villages", villages.len());
-    let mut gazetteer_only = app.state.work.upstreams.clone();
+    let mut gazetteer_only = app.state.work().upstreams.clone();
     gazetteer_only.local_index = None;
     let (before_right, before_refused, before_wrong) =
         resolve_all(&gazetteer_only, &villages, 2_000.0).await;
 
     super::import_liechtenstein(&app).await;
-    let upstreams = &app.state.work.upstreams;
+    let upstreams = &app.state.work().upstreams;
     let (right, refused, wrong) = resolve_all(upstreams, &villages, 1.0).await;
     println!(
         "FIGURE named villages and towns of the extract resolved to their own node: {right} of {} with the extract imported (refused {refused:?}, wrong {wrong:?}); the embedded gazetteer alone, within 2 km of the node: {before_right} (refused {before_refused:?}, elsewhere {before_wrong:?})",

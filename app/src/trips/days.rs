@@ -26,11 +26,11 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::{BaseVersion, TripService};
-use crate::app::access::{require, stored_track};
-use crate::app::confirmation::{Asks, Confirm, Confirmation};
-use crate::app::views::{AlsoChanged, StageSummary, TripDetail, TripSummary, today};
-use crate::app::{AppError, Caller};
+use crate::access::{require, stored_track};
+use crate::confirmation::{Asks, Confirm, Confirmation};
 use crate::identity::{Principal, Scope};
+use crate::views::{AlsoChanged, StageSummary, TripDetail, TripSummary, today};
+use crate::{AppError, Caller};
 
 pub use etappe_domain::trip::DEFAULT_SCAN_RADIUS_KM;
 use etappe_domain::trip::edits::{CANDIDATE_MATCH_M, candidate_at};
@@ -494,7 +494,7 @@ impl TripService {
         let mut tag = format!("{}:{}:{}", trip.id, trip.version, trip.generation);
         for stage in &trip.stages {
             let points =
-                crate::app::access::day_points(self.store.as_ref(), stage, &stored.points).await?;
+                crate::access::day_points(self.store.as_ref(), stage, &stored.points).await?;
             // A detour is its own geometry, ridden end to end: the source's breaks are not in it.
             let breaks = match (&stage.detour, stage.is_rest_day) {
                 (Some(detour), _) => {

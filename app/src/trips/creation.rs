@@ -11,9 +11,9 @@ use etappe_domain::trip::{FieldError, InputError, TripCommand, TripEvent, decide
 use etappe_store::{DecidedOn, EventIds};
 use serde_json::{Map, Value};
 
-use crate::app::access::require;
-use crate::app::views::{TripSummary, today};
+use crate::access::require;
 use crate::identity::Scope;
+use crate::views::{TripSummary, today};
 
 use super::{
     AppError, Caller, TripService, canonical_digest, command_metadata, create_fields, update_fields,

@@ -1,5 +1,5 @@
 //! The rules of Etappe's OAuth 2.1 authorization server, for its one protected resource,
-//! `{public}/mcp`. The transport (`crate::oauth`) only reads requests and writes answers.
+//! `{public}/mcp`. The transport (the services crate's `oauth`) only reads requests and writes answers.
 //!
 //! - **Clients** are public (no secret, `token_endpoint_auth_method: none`), registered
 //!   either by dynamic registration (RFC 7591) or by a Client ID Metadata Document: the
@@ -40,9 +40,9 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::budgets::{Budget, Budgets};
-use crate::config::OAuthSettings;
 use crate::identity::oauth::{ClientRecord, GrantRecord, OAuthStore};
 use crate::identity::{Identity, IdentityError, Principal, Scope};
+use crate::settings::OAuthSettings;
 
 /// How long a code is valid.
 /// What begins an OAuth access token, so the door tells it from a personal access token

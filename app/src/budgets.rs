@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use crate::config::BudgetSettings;
+use crate::settings::BudgetSettings;
 use etappe_infra::metrics::Metrics;
 use etappe_infra::redis_link::RedisLink;
 

@@ -4,8 +4,8 @@ use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::{ShareLink, TripCommand};
 
-use crate::app::access::require;
-use crate::app::confirmation::{Asks, Confirm};
+use crate::access::require;
+use crate::confirmation::{Asks, Confirm};
 use crate::identity::{Principal, Scope};
 
 use super::{AppError, Caller, TripService};

@@ -6,9 +6,9 @@ use etappe_domain::text::strip_controls;
 use etappe_domain::trip::edits::Reflow;
 use etappe_domain::trip::{TripCommand, TripEvent};
 
-use crate::app::access::require;
-use crate::app::views::{TripDetail, today};
+use crate::access::require;
 use crate::identity::{Principal, Scope};
+use crate::views::{TripDetail, today};
 
 use super::{AppError, BaseVersion, Caller, TripService};
 
@@ -95,7 +95,7 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
         version: u64,
-    ) -> Result<crate::app::trips::days::RouteLines, AppError> {
+    ) -> Result<crate::trips::days::RouteLines, AppError> {
         require(principal, Scope::TripsRead)?;
         let view = self.view_at(principal, trip_id, version).await?;
         self.route_lines_of(&view).await

@@ -30,12 +30,12 @@ use uuid::Uuid;
 
 use super::AppError;
 use crate::budgets::{Budget, Budgets, key_of};
-use crate::config::PeopleSettings;
 use crate::identity::magic_links::Redeemed;
 use crate::identity::users::normalize_email;
 use crate::identity::{
     AuditEntry, Identity, NewSession, Principal, Scope, SessionInfo, SessionRow, TokenRow, UserRow,
 };
+use crate::settings::PeopleSettings;
 
 /// How often a used session's expiry is written at most.
 pub const TOUCH_EVERY: Duration = Duration::from_secs(5 * 60);

@@ -19,7 +19,7 @@ use etappe_domain::trip::TripCommand;
 use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata};
 
 use super::TripService;
-use crate::app::views::today;
+use crate::views::today;
 
 /// How often one trip may ask for its weather again on read, per process.
 pub(super) const REFRESH_EVERY: Duration = Duration::from_secs(600);
@@ -53,7 +53,7 @@ impl Refreshes {
 impl TripService {
     /// Asks for the weather again when a day of `view` came within the horizon. A failure is
     /// logged, never the reader's: the read answers either way.
-    pub(in crate::app) async fn refresh_weather_if_due(&self, view: &TripView) {
+    pub(crate) async fn refresh_weather_if_due(&self, view: &TripView) {
         let today = today();
         let trip = &view.trip;
         if trip.is_locked(today)
