@@ -1,6 +1,7 @@
 //! The house's rules, checked on the build itself: the application layer (the `etappe-app`
-//! crate every transport shares) depends, directly or not, on no HTTP framework, OpenAPI
-//! generator or MCP SDK, and the transports are siblings that never import each other. A rule broken here is a dependency
+//! crate every transport shares) declares no HTTP framework, OpenAPI generator or MCP SDK
+//! among its dependencies — so its code cannot name one — and the transports are siblings
+//! that never import each other. A rule broken here is a dependency
 //! pointing the wrong way, caught before review.
 
 use std::path::{Path, PathBuf};
@@ -50,45 +51,36 @@ fn naming(file: &Path, names: &[String]) -> Vec<String> {
 /// MCP SDK and the server's layers.
 const TRANSPORT_CRATES: [&str; 5] = ["axum", "utoipa", "rmcp", "tower-http", "hyper-util"];
 
-/// Every package `package` depends on, directly or not, as `Cargo.lock` resolves them.
-fn resolved_dependencies(lock: &str, package: &str) -> std::collections::BTreeSet<String> {
-    use std::collections::{BTreeMap, BTreeSet};
+/// The packages `package` names in its `Cargo.toml` (normal, dev and build), as `Cargo.lock`
+/// resolves them: the only crates its code can name (a crate reached only through another
+/// cannot be imported).
+fn direct_dependencies(lock: &str, package: &str) -> std::collections::BTreeSet<String> {
     // `[[package]]` blocks: `name = "…"`, then `dependencies = [ "name", "name version", … ]`.
-    let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for block in lock.split("[[package]]").skip(1) {
-        let Some(name) = block
-            .lines()
-            .find_map(|l| l.strip_prefix("name = "))
-            .map(|n| n.trim_matches('"').to_owned())
-        else {
-            continue;
-        };
-        let deps = block
-            .split_once("dependencies = [")
-            .map(|(_, rest)| rest.split(']').next().unwrap_or_default())
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| {
-                l.trim()
-                    .trim_end_matches(',')
-                    .trim_matches('"')
-                    .split(' ')
-                    .next()
-            })
-            .filter(|d| !d.is_empty())
-            .map(str::to_owned);
-        graph.entry(name).or_default().extend(deps);
-    }
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![package.to_owned()];
-    while let Some(next) = todo.pop() {
-        for dep in graph.get(&next).into_iter().flatten() {
-            if seen.insert(dep.clone()) {
-                todo.push(dep.clone());
-            }
-        }
-    }
-    seen
+    lock.split("[[package]]")
+        .skip(1)
+        .filter(|block| {
+            block
+                .lines()
+                .any(|l| l.strip_prefix("name = ") == Some(&format!("\"{package}\"")))
+        })
+        .flat_map(|block| {
+            block
+                .split_once("dependencies = [")
+                .map(|(_, rest)| rest.split(']').next().unwrap_or_default())
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| {
+                    l.trim()
+                        .trim_end_matches(',')
+                        .trim_matches('"')
+                        .split(' ')
+                        .next()
+                })
+                .filter(|d| !d.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 fn workspace_lock() -> String {
@@ -99,7 +91,7 @@ fn workspace_lock() -> String {
 #[test]
 fn the_application_layer_depends_on_no_transport_crate() {
     let lock = workspace_lock();
-    let app = resolved_dependencies(&lock, "etappe-app");
+    let app = direct_dependencies(&lock, "etappe-app");
     assert!(
         app.contains("etappe-domain") && app.contains("sqlx"),
         "the application's dependencies were read: {app:?}"
@@ -110,10 +102,10 @@ fn the_application_layer_depends_on_no_transport_crate() {
         .collect();
     assert!(
         found.is_empty(),
-        "the application layer depends on transport crates {found:?} (directly or through another crate)"
+        "the application layer depends on transport crates {found:?}"
     );
     // The reading sees a transport crate where there is one: the services crate holds them.
-    let services = resolved_dependencies(&lock, "etappe-services");
+    let services = direct_dependencies(&lock, "etappe-services");
     assert!(
         TRANSPORT_CRATES.iter().all(|c| services.contains(*c)),
         "{services:?}"

@@ -69,7 +69,7 @@ pub struct Etappe {
 fn tool_of(spec: &ToolSpec) -> Tool {
     // What a successful answer holds: the fields an agent passes on (ids, version,
     // partial, nextAction, confirmationToken), typed; refusals carry `schema::error_schema`.
-    let output: Map<String, Value> = match schema::output(spec.output) {
+    let output: Map<String, Value> = match (spec.output)() {
         Value::Object(map) => map,
         _ => Map::new(),
     };
@@ -358,7 +358,7 @@ impl ServerHandler for Etappe {
             .iter()
             .map(|spec| {
                 let mut entry = json!(spec);
-                entry["outputSchema"] = schema::output(spec.output);
+                entry["outputSchema"] = (spec.output)();
                 entry
             })
             .collect();

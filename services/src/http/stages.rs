@@ -53,9 +53,7 @@ pub(super) fn routes() -> OpenApiRouter<App> {
     description = "Scope trips:write, If-Match. The day `stageId` ends at `distance` km or at the route point nearest `endPoint` (one of them, not both); the new day follows it.",
     params(TripPathParam, IfMatchHeader),
     request_body(content = AddStage, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
-        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
-        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+    responses(TripEdited, BodyEditRefusals))]
 pub(super) async fn add(
     State(state): State<App>,
     caller: Caller,
@@ -94,9 +92,7 @@ pub(super) async fn add(
     summary = "Move a day's end, relabel it", description = "Scope trips:write, If-Match.",
     params(StagePathParams, IfMatchHeader),
     request_body(content = UpdateStage, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
-        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
-        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+    responses(TripEdited, BodyEditRefusals))]
 pub(super) async fn update(
     State(state): State<App>,
     caller: Caller,
@@ -119,13 +115,28 @@ pub(super) async fn update(
 
 /// `DELETE /trips/{id}/stages/{stageId}[?mergeInto=previous|next]`: the day's route joins
 /// the neighbour named (the previous riding day by default; a rest day is simply removed).
-#[utoipa::path(delete, path = "/trips/{id}/stages/{stageId}", operation_id = "deleteStage", tag = "days",
+#[utoipa::path(
+    delete,
+    path = "/trips/{id}/stages/{stageId}",
+    operation_id = "deleteStage",
+    tag = "days",
     summary = "Delete a day (merge it into a neighbour)",
     description = "Scope trips:write, If-Match. A riding day's route joins the previous riding day (`mergeInto=previous`, the default; the first day joins the next) or the next one (`mergeInto=next`); a rest day is removed.",
     params(StagePathParams, IfMatchHeader, MergeIntoQuery),
-    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
-        BadRequest, Unauthorized, Forbidden, NotFound, Conflict, Stale, Invalid,
-        Locked, PreconditionRequired, RateLimited))]
+    responses(
+        TripEdited,
+        BadRequest,
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        Conflict,
+        Stale,
+        Invalid,
+        Locked,
+        PreconditionRequired,
+        RateLimited
+    )
+)]
 pub(super) async fn delete(
     State(state): State<App>,
     caller: Caller,
@@ -234,9 +245,7 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
     description = "Scope trips:write, If-Match. It becomes the day's chosen place.",
     params(StagePathParams, IfMatchHeader),
     request_body(content = ManualAccommodation, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
-        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
-        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+    responses(TripEdited, BodyEditRefusals))]
 pub(super) async fn manual_accommodation(
     State(state): State<App>,
     caller: Caller,
@@ -383,9 +392,7 @@ super::trips::file_operation!(
     description = "Scope trips:write, If-Match.",
     params(StagePathParams, IfMatchHeader),
     request_body(content = MoveStage, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
-        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
-        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+    responses(TripEdited, BodyEditRefusals))]
 pub(super) async fn move_stage(
     State(state): State<App>,
     caller: Caller,
@@ -404,9 +411,7 @@ pub(super) async fn move_stage(
     description = "Scope trips:write, If-Match. `lat`/`lon` of one of the day's candidates; none clears the choice.",
     params(StagePathParams, IfMatchHeader),
     request_body(content = ChooseAccommodation, content_type = "application/json"),
-    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
-        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
-        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+    responses(TripEdited, BodyEditRefusals))]
 pub(super) async fn choose_accommodation(
     State(state): State<App>,
     caller: Caller,
@@ -423,13 +428,16 @@ pub(super) async fn choose_accommodation(
     detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
 
-#[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/rest-day", operation_id = "insertRestDay",
-    tag = "days", summary = "Insert a rest day after a day",
+#[utoipa::path(
+    post,
+    path = "/trips/{id}/stages/{stageId}/rest-day",
+    operation_id = "insertRestDay",
+    tag = "days",
+    summary = "Insert a rest day after a day",
     description = "Scope trips:write, If-Match. No body.",
     params(StagePathParams, IfMatchHeader),
-    responses((status = 200, description = "The trip after the edit", body = crate::openapi::views::TripDetailSchema, headers(("ETag" = String, description = "The new version"))),
-        BadRequest, Unauthorized, Forbidden, NotFound, BodyTimeout, Conflict, Stale,
-        TooLarge, NotJson, Invalid, Locked, PreconditionRequired, RateLimited))]
+    responses(TripEdited, BodyEditRefusals)
+)]
 pub(super) async fn rest_day(
     State(state): State<App>,
     caller: Caller,

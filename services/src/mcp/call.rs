@@ -9,6 +9,7 @@ use etappe_domain::ids::TripId;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use super::arguments::PLAN_FIELDS;
 use super::guard::Guards;
 use super::refusal::ToolError;
 use etappe_app::trips::canonical_digest;
@@ -170,4 +171,18 @@ pub(super) fn binding(call: &Call<'_>, tool: &str, args: &Map<String, Value>) ->
         &json!(tool),
         &Value::Object(args.clone()),
     ])
+}
+
+/// The example a refused `settings` argument shows.
+pub(super) const SETTINGS_EXAMPLE: &str = "{\"maxDistancePerDay\": 60}";
+
+/// The plan arguments (`from`, `to`, `via`, `profile`) gathered into the service's one
+/// `plan` object, when any is given.
+pub(super) fn plan_of(call: &Call<'_>) -> Option<Value> {
+    let plan: Map<String, Value> = PLAN_FIELDS
+        .iter()
+        .filter_map(|&name| call.args.get(name).map(|v| (name.to_owned(), v.clone())))
+        .filter(|(_, v)| !v.is_null())
+        .collect();
+    (!plan.is_empty()).then_some(Value::Object(plan))
 }

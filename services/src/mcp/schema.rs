@@ -248,64 +248,92 @@ pub fn error_schema() -> Value {
     })
 }
 
-/// What a tool answers when it succeeds, declared by each tool in the catalogue (so a tool
-/// cannot be added without saying it, and no tool silently takes another's).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Output {
-    /// A page of trips.
-    TripList,
-    /// A trip with its days.
-    Trip,
-    /// One day with its accommodations.
-    Stage,
-    /// Places found by name.
-    Places,
-    /// A trip just created.
-    Created,
-    /// A change that may first answer a confirmation challenge.
-    Confirmed,
-    /// An edit of the days.
-    Edited,
-    /// Work started.
-    Started,
-    /// A public link.
-    Link,
-    /// A help topic.
-    Help,
-}
+/// What a tool's `structuredContent` holds when it succeeds (refusals, `isError: true`,
+/// carry [`error_schema`] instead), one function per shape; each tool's spec names its own
+/// (`ToolSpec::output`), so no tool's schema is looked up by name. Only what an agent reads
+/// to go on is declared, typed: ids, `version`, `partial`, `nextAction`,
+/// `confirmationToken`, the day fields it passes to the next call. Other fields may come
+/// too. Which fields are always present is said by the tool's help, not by `required`
+/// lists: those cost about 135 tokens of `tools/list` in every conversation, and an agent
+/// reads the answer it gets.
+pub mod outputs {
+    use serde_json::{Value, json};
 
-/// The output schema of `output`: what a tool's `structuredContent` holds when it succeeds
-/// (refusals, `isError: true`, carry [`error_schema`] instead). Only what an agent reads to
-/// go on is declared, typed: ids, `version`, `partial`, `nextAction`, `confirmationToken`,
-/// the day fields it passes to the next call. Other fields may come too. Which fields are
-/// always present is said by the tool's help, not by `required` lists: those cost about 135
-/// tokens of `tools/list` in every conversation, and an agent reads the answer it gets.
-pub fn output(output: Output) -> Value {
-    let s = json!({"type": "string"});
-    let int = json!({"type": "integer"});
-    let num = json!({"type": "number"});
-    let boolean = json!({"type": "boolean"});
-    let object = |properties: Value| json!({"type": "object", "properties": properties});
-    let list = |item: Value| json!({"type": "array", "items": item});
-    let point = || object(json!({"lat": num, "lon": num}));
-    match output {
-        Output::TripList => {
-            object(json!({"totalItems": int, "member": list(object(json!({"id": s})))}))
-        }
-        Output::Trip => object(json!({
-            "version": int, "partial": boolean, "nextAction": s,
-            "stages": list(object(json!({"stageId": s}))),
-        })),
-        Output::Stage => object(json!({"version": int, "accommodations": list(point())})),
-        Output::Places => object(json!({"items": list(point())})),
-        Output::Created => object(json!({"id": s, "partial": boolean, "nextAction": s})),
-        Output::Confirmed => {
-            object(json!({"confirmationToken": s, "version": int, "nextAction": s}))
-        }
-        Output::Edited => object(json!({"version": int, "partial": boolean, "nextAction": s})),
-        Output::Started => object(json!({"nextAction": s})),
-        Output::Link => object(json!({"url": s, "shortCode": s})),
-        Output::Help => object(json!({"topic": s})),
+    fn object(properties: Value) -> Value {
+        let mut object = json!({"type": "object"});
+        object["properties"] = properties;
+        object
+    }
+
+    fn list(item: Value) -> Value {
+        let mut list = json!({"type": "array"});
+        list["items"] = item;
+        list
+    }
+
+    fn point() -> Value {
+        object(json!({"lat": {"type": "number"}, "lon": {"type": "number"}}))
+    }
+
+    const S: &str = "string";
+    const INT: &str = "integer";
+    const BOOLEAN: &str = "boolean";
+
+    fn of(kind: &str) -> Value {
+        json!({ "type": kind })
+    }
+
+    /// A page of trips.
+    pub fn trip_list() -> Value {
+        object(json!({"totalItems": of(INT), "member": list(object(json!({"id": of(S)})))}))
+    }
+
+    /// A trip with its days.
+    pub fn trip() -> Value {
+        object(json!({
+            "version": of(INT), "partial": of(BOOLEAN), "nextAction": of(S),
+            "stages": list(object(json!({"stageId": of(S)}))),
+        }))
+    }
+
+    /// One day with its accommodations.
+    pub fn stage() -> Value {
+        object(json!({"version": of(INT), "accommodations": list(point())}))
+    }
+
+    /// Places found by name.
+    pub fn places() -> Value {
+        object(json!({"items": list(point())}))
+    }
+
+    /// A trip just created.
+    pub fn created() -> Value {
+        object(json!({"id": of(S), "partial": of(BOOLEAN), "nextAction": of(S)}))
+    }
+
+    /// A change that may first answer a confirmation challenge.
+    pub fn confirmed() -> Value {
+        object(json!({"confirmationToken": of(S), "version": of(INT), "nextAction": of(S)}))
+    }
+
+    /// An edit of the days.
+    pub fn edited() -> Value {
+        object(json!({"version": of(INT), "partial": of(BOOLEAN), "nextAction": of(S)}))
+    }
+
+    /// Work started.
+    pub fn started() -> Value {
+        object(json!({"nextAction": of(S)}))
+    }
+
+    /// A public link.
+    pub fn link() -> Value {
+        object(json!({"url": of(S), "shortCode": of(S)}))
+    }
+
+    /// A help topic.
+    pub fn help() -> Value {
+        object(json!({"topic": of(S)}))
     }
 }
 

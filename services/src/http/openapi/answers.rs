@@ -29,6 +29,61 @@ crate::problem::documented::problems! {
     Unavailable = 503, "A third party failed (see upstream, failure, retryable), or, for an upload, every upload slot stayed busy (Retry-After)";
 }
 
+/// The refusals of an edit with a JSON body and `If-Match`, named once for every such route.
+pub(in crate::http) struct BodyEditRefusals;
+
+impl utoipa::IntoResponses for BodyEditRefusals {
+    fn responses() -> std::collections::BTreeMap<String, RefOr<utoipa::openapi::response::Response>>
+    {
+        [
+            BadRequest::responses(),
+            Unauthorized::responses(),
+            Forbidden::responses(),
+            NotFound::responses(),
+            BodyTimeout::responses(),
+            Conflict::responses(),
+            Stale::responses(),
+            TooLarge::responses(),
+            NotJson::responses(),
+            Invalid::responses(),
+            Locked::responses(),
+            PreconditionRequired::responses(),
+            RateLimited::responses(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// The answer of an edit of the days: the trip after it, with its new version as the ETag.
+pub(in crate::http) struct TripEdited;
+
+impl utoipa::IntoResponses for TripEdited {
+    fn responses() -> std::collections::BTreeMap<String, RefOr<utoipa::openapi::response::Response>>
+    {
+        use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, ResponseBuilder};
+        let etag = HeaderBuilder::new()
+            .schema(Some(
+                utoipa::openapi::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String),
+            ))
+            .description(Some("The new version"))
+            .build();
+        let response = ResponseBuilder::new()
+            .description("The trip after the edit")
+            .header("ETag", etag)
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("TripDetail")))
+                    .build(),
+            )
+            .build();
+        std::collections::BTreeMap::from([("200".to_owned(), response.into())])
+    }
+}
+
 shape!(pub(in crate::http) FieldErrorSchema = "FieldError", object(
     "One problem with one input field.",
     vec![

@@ -521,7 +521,7 @@ async fn the_tool_list_is_the_catalogue_with_honest_hints() {
         );
         assert_eq!(
             tool.output_schema.as_deref().cloned().map(Value::Object),
-            Some(etappe_services::mcp::schema::output(spec.output)),
+            Some((spec.output)()),
             "{}",
             spec.name
         );
