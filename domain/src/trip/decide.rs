@@ -1,22 +1,23 @@
 //! `decide`: a command judged against the trip's history, answering the events it causes or
 //! the rule it breaks. Pure: no clock (the caller passes `today`), no I/O.
 //!
-//! This file only dispatches: each group of commands is judged in a module of its own, over
-//! the guards they share ([`guards`]): the trip's life as a whole ([`lifecycle`], and
+//! This file only dispatches. Each feature is judged in a module of its own, named as the
+//! module of `evolve` that applies its events: the trip's life as a whole ([`lifecycle`], and
 //! [`crate::trip::duplicate`] for a copy), its public link ([`sharing`]), a caller's change of
-//! the settings ([`settings_change`]) or of the days ([`crate::trip::edits`]), the work a
-//! caller asks for on the days ([`work_requests`]), and the workers' answers
-//! ([`work_results`], [`given_up`]).
+//! the settings or plan ([`edits`]; of the days, [`crate::trip::edits`]), the route's work
+//! ([`route`]), the analysis's ([`analysis`]) and a day's detour ([`detours`]), over the
+//! guards they share ([`guards`]); work lost or given up is [`lost_work`].
 
-mod given_up;
+mod analysis;
+mod detours;
+mod edits;
 pub(super) mod guards;
 mod lifecycle;
-mod settings_change;
+mod lost_work;
+mod route;
 mod sharing;
-mod work_requests;
-mod work_results;
 
-use crate::trip::{Trip, TripCommand, TripError, TripEvent, duplicate, edits};
+use crate::trip::{Trip, TripCommand, TripError, TripEvent, duplicate};
 
 use self::guards::{current_generation, live};
 
@@ -52,7 +53,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             plan,
             expected_version,
             today,
-        } => settings_change::update_settings(live, &patch, plan, expected_version, today),
+        } => edits::update_settings(live, &patch, plan, expected_version, today),
         TripCommand::EditStages {
             edit,
             expected_version,
@@ -65,7 +66,7 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
             if let Some(trip) = live {
                 current_generation(trip, generation)?;
             }
-            edits::decide_stage_edit_over(
+            crate::trip::edits::decide_stage_edit_over(
                 state,
                 edit,
                 expected_version,
@@ -74,61 +75,61 @@ pub fn decide(state: Option<&Trip>, command: TripCommand) -> Result<Vec<TripEven
                 route.beds(),
             )
         }
-        TripCommand::RequestAnalysis { today } => work_requests::request_analysis(live, today),
-        TripCommand::ResumeWork => work_requests::resume_work(live),
-        TripCommand::RefreshWeather { today } => work_requests::refresh_weather(live, today),
+        TripCommand::RequestAnalysis { today } => analysis::request_analysis(live, today),
+        TripCommand::ResumeWork => lost_work::resume_work(live),
+        TripCommand::RefreshWeather { today } => analysis::refresh_weather(live, today),
         TripCommand::RequestAccommodationScan {
             radius_km,
             stage_id,
             today,
-        } => work_requests::request_accommodation_scan(live, radius_km, stage_id, today),
+        } => analysis::request_accommodation_scan(live, radius_km, stage_id, today),
         TripCommand::RequestWaypoint {
             stage_id,
             waypoint,
             today,
-        } => work_requests::request_waypoint(live, stage_id, waypoint, today),
+        } => detours::request_waypoint(live, stage_id, waypoint, today),
         TripCommand::RemoveDetour {
             stage_id,
             own,
             today,
-        } => work_requests::remove_detour(live, stage_id, own, today),
+        } => detours::remove_detour(live, stage_id, own, today),
         TripCommand::StartRoute { generation, job_id } => {
-            work_results::start_route(live, generation, job_id)
+            route::start_route(live, generation, job_id)
         }
         TripCommand::RecordRoute {
             generation,
             route,
             stages,
-        } => work_results::record_route(live, generation, route, stages),
+        } => route::record_route(live, generation, route, stages),
         TripCommand::FailRoute { generation, reason } => {
-            work_results::fail_route(live, generation, reason)
+            route::fail_route(live, generation, reason)
         }
         TripCommand::StartAnalysis {
             generation,
             categories,
-        } => work_results::start_analysis(live, generation, categories),
+        } => analysis::start_analysis(live, generation, categories),
         TripCommand::RecordAnalysis {
             generation,
             stages,
             done,
             unavailable,
-        } => work_results::record_analysis(live, generation, stages, done, unavailable),
+        } => analysis::record_analysis(live, generation, stages, done, unavailable),
         TripCommand::RecordAccommodations { generation, stages } => {
-            work_results::record_accommodations(live, generation, stages)
+            analysis::record_accommodations(live, generation, stages)
         }
         TripCommand::FailAccommodations { generation, reason } => {
-            work_results::fail_accommodations(live, generation, reason)
+            analysis::fail_accommodations(live, generation, reason)
         }
         TripCommand::RecordDetour {
             generation,
             stage_id,
             detour,
             measure,
-        } => work_results::record_detour(live, generation, stage_id, detour, measure),
+        } => detours::record_detour(live, generation, stage_id, detour, measure),
         TripCommand::GiveUp {
             generation,
             work,
             reason,
-        } => given_up::give_up(live, generation, work, reason),
+        } => lost_work::give_up(live, generation, work, reason),
     }
 }

@@ -3,14 +3,14 @@
 //!
 //! This file only dispatches: each group of events is folded in a module of its own, as
 //! `decide` judges the commands that cause them: the trip's life as a whole
-//! ([`lifecycle`]), its public link ([`sharing`]), a caller's changes ([`caller_edits`]),
-//! and the work on the days ([`route_work`], [`analysis_work`], [`detours`]).
+//! ([`lifecycle`]), its public link ([`sharing`]), a caller's changes ([`edits`]),
+//! and the work on the days ([`route`], [`analysis`], [`detours`]).
 
-mod analysis_work;
-mod caller_edits;
+mod analysis;
 mod detours;
+mod edits;
 mod lifecycle;
-mod route_work;
+mod route;
 mod sharing;
 
 use crate::trip::{Trip, TripEvent};
@@ -32,7 +32,7 @@ fn current(trip: &Trip, generation: u64) -> bool {
 
 /// Folds one event into an existing trip.
 fn evolve_existing(trip: &mut Trip, event: &TripEvent) {
-    caller_edits::keep_days_before_change(trip, event);
+    edits::keep_days_before_change(trip, event);
     match event {
         TripEvent::TripRestored {
             source,
@@ -61,18 +61,18 @@ fn evolve_existing(trip: &mut Trip, event: &TripEvent) {
             invalidated,
             version,
             ..
-        } => caller_edits::settings_updated(trip, settings, invalidated, *version),
-        TripEvent::TripReplanned { plan, version } => caller_edits::replanned(trip, plan, *version),
+        } => edits::settings_updated(trip, settings, invalidated, *version),
+        TripEvent::TripReplanned { plan, version } => edits::replanned(trip, plan, *version),
         TripEvent::StagesEdited {
             stages,
             end_date,
             invalidated,
             version,
             ..
-        } => caller_edits::stages_edited(trip, stages, *end_date, invalidated, *version),
-        TripEvent::RouteRequested { generation } => route_work::route_requested(trip, *generation),
+        } => edits::stages_edited(trip, stages, *end_date, invalidated, *version),
+        TripEvent::RouteRequested { generation } => route::route_requested(trip, *generation),
         TripEvent::RouteComputationStarted { generation, .. } if current(trip, *generation) => {
-            route_work::route_started(trip);
+            route::route_started(trip);
         }
         TripEvent::RouteComputed {
             generation,
@@ -80,32 +80,32 @@ fn evolve_existing(trip: &mut Trip, event: &TripEvent) {
             stages,
             version,
         } if current(trip, *generation) => {
-            route_work::route_computed(trip, route, stages, *version);
+            route::route_computed(trip, route, stages, *version);
         }
         TripEvent::RouteFailed { generation, reason } if current(trip, *generation) => {
-            route_work::route_failed(trip, reason);
+            route::route_failed(trip, reason);
         }
         TripEvent::AnalysisRequested {
             generation,
             categories,
-        } if current(trip, *generation) => analysis_work::analysis_requested(trip, categories),
+        } if current(trip, *generation) => analysis::analysis_requested(trip, categories),
         TripEvent::AnalysisStarted {
             generation,
             categories,
-        } if current(trip, *generation) => analysis_work::analysis_started(trip, categories),
+        } if current(trip, *generation) => analysis::analysis_started(trip, categories),
         TripEvent::AnalysisCompleted {
             generation,
             stages,
             done,
             unavailable,
         } if current(trip, *generation) => {
-            analysis_work::analysis_completed(trip, stages, done, unavailable);
+            analysis::analysis_completed(trip, stages, done, unavailable);
         }
         TripEvent::AccommodationScanRequested { generation, .. } if current(trip, *generation) => {
-            analysis_work::accommodation_scan_requested(trip);
+            analysis::accommodation_scan_requested(trip);
         }
         TripEvent::AccommodationsFound { generation, stages } if current(trip, *generation) => {
-            analysis_work::accommodations_found(trip, stages);
+            analysis::accommodations_found(trip, stages);
         }
         TripEvent::WaypointRequested {
             generation,

@@ -1,13 +1,36 @@
-//! Work the fleet gave up (retries exhausted, a delivery limit met, a payload no worker could
-//! finish): it ends as failed, with a reason a person can act on.
+//! Work lost or given up: work of the current version that has not ended is asked for again
+//! (a lost job, found by the sweeper); work the fleet gave up (retries exhausted, a delivery
+//! limit met, a payload no worker could finish) ends as failed, with a reason a person can
+//! act on.
 
-use uuid::Uuid;
-
+use super::guards::{existing, existing_at_generation};
+use super::route::{route_failed, route_settled};
 use crate::trip::stage::Unavailable;
 use crate::trip::{Category, ComputationStatus, GivenUpWork, Trip, TripError, TripEvent};
+use uuid::Uuid;
 
-use super::guards::existing_at_generation;
-use super::work_results::{route_failed, route_settled};
+/// Asks again for the work of the current version that has not ended: the route under a new
+/// generation (the lost job's late answer is then superseded), else the analysis categories
+/// still open. Nothing when everything has ended.
+pub(super) fn resume_work(live: Option<&Trip>) -> Result<Vec<TripEvent>, TripError> {
+    let trip = existing(live)?;
+    if matches!(
+        trip.status(Category::Route),
+        ComputationStatus::Pending | ComputationStatus::Running
+    ) {
+        return Ok(vec![TripEvent::RouteRequested {
+            generation: trip.generation + 1,
+        }]);
+    }
+    let open = trip.open_analysis();
+    if open.is_empty() || !trip.has_days() {
+        return Ok(vec![]);
+    }
+    Ok(vec![TripEvent::AnalysisRequested {
+        generation: trip.generation,
+        categories: open,
+    }])
+}
 
 /// The events that record a given-up job: the work it did ends as failed with `reason`.
 /// Work that already has its answer (or whose day is gone) records nothing.
