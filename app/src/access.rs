@@ -6,8 +6,8 @@ use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::Trip;
 use etappe_domain::trip::stage::Stage;
+use etappe_events::Store;
 use etappe_route::gpx::TrackPoint;
-use etappe_store::Store;
 use etappe_track::stored::StoredTrack;
 
 use super::AppError;

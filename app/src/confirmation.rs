@@ -13,7 +13,7 @@ use std::pin::Pin;
 use chrono::NaiveDate;
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::TripEvent;
-use etappe_store::command::{Gate, GateStop};
+use etappe_events::command::{Gate, GateStop};
 use serde::Serialize;
 
 use super::AppError;

@@ -2,7 +2,7 @@
 //! the MCP transport will map it to tool results) in exactly one place each.
 
 use etappe_domain::trip::{FieldError, InputError, TripError};
-use etappe_store::{ExecuteError, StoreError};
+use etappe_events::{ExecuteError, StoreError};
 
 use crate::identity::{IdentityError, Scope};
 

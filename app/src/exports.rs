@@ -19,7 +19,7 @@ use etappe_domain::ids::TripId;
 
 use std::sync::Arc;
 
-use etappe_store::Store;
+use etappe_events::Store;
 use etappe_track::stored::StoredTrack;
 
 use super::AppError;

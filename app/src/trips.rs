@@ -13,8 +13,8 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_domain::trip::settings::{NightsMode, SettingField, SettingsPatch};
 use etappe_domain::trip::{InputError, ShareLink, Trip, TripCommand, TripEvent};
-use etappe_store::command::Gate;
-use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata, Page, Store, TripFilter};
+use etappe_events::command::Gate;
+use etappe_events::{CommandMetadata, DecidedOn, EventIds, EventMetadata, Page, Store, TripFilter};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use etappe_store::{EventMetadata, ExpectedVersion, NewEvent};
+use etappe_events::{EventMetadata, ExpectedVersion, NewEvent};
 use serde_json::json;
 
 use crate::common::{open_store, report};

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use etappe_store::{PostgresStore, SqliteStore, Store};
+use etappe_events::{PostgresStore, SqliteStore, Store};
 
 use etappe_tests::TempDir;
 

@@ -1,7 +1,7 @@
 //! Etappe's domain: what a trip is, what may happen to it, and how its history reads.
 //!
 //! Pure: no database, no runtime, no I/O; every rule is tested given/when/then. The storage
-//! crate (`etappe-store`) keeps these events and folds the projection defined here; the
+//! crate (`etappe-events`) keeps these events and folds the projection defined here; the
 //! transports and the worker fleet depend on both.
 //!
 //! # Layout

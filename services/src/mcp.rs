@@ -81,10 +81,10 @@ fn tool_of(spec: &ToolSpec) -> Tool {
     .with_raw_output_schema(Arc::new(output))
     .with_annotations(
         ToolAnnotations::new()
-            .read_only(spec.read_only)
-            .destructive(spec.destructive)
-            .idempotent(spec.idempotent)
-            .open_world(spec.open_world),
+            .read_only(spec.hints.read_only)
+            .destructive(spec.hints.destructive)
+            .idempotent(spec.hints.idempotent)
+            .open_world(spec.hints.open_world),
     )
 }
 
@@ -228,11 +228,11 @@ impl ServerHandler for Etappe {
         let Some(principal) = parts.and_then(|p| p.extensions.get::<Principal>()).cloned() else {
             return Err(McpError::internal_error("no authenticated caller", None));
         };
-        if !principal.has(spec.scope) {
+        if !principal.has(spec.hints.scope()) {
             return Ok(ToolError::Refused(format!(
                 "{} needs the {} scope, which this token lacks. Create a token with it.",
                 spec.name,
-                spec.scope.as_str()
+                spec.hints.scope().as_str()
             ))
             .into_response());
         }
@@ -244,7 +244,11 @@ impl ServerHandler for Etappe {
         else {
             return Err(McpError::internal_error("no authenticated caller", None));
         };
-        if let Err(message) = self.guards.admit(&principal, &client, spec.mutates).await {
+        if let Err(message) = self
+            .guards
+            .admit(&principal, &client, spec.hints.mutates())
+            .await
+        {
             return Ok(ToolError::Refused(message).into_response());
         }
         // A retry carrying the person's answer to a confirmation form (see `elicit`).
@@ -293,7 +297,7 @@ impl ServerHandler for Etappe {
         {
             return Ok(CallToolResponse::InputRequired(form));
         }
-        if spec.mutates && outcome.is_ok() {
+        if spec.hints.mutates() && outcome.is_ok() {
             self.guards.settle(&caller.principal, &client).await;
         }
         Ok(match outcome {
@@ -490,7 +494,7 @@ async fn scope_gate(State(state): State<App>, request: Request, next: Next) -> R
                     .and_then(catalogue::spec)
             })
             .flatten()
-            .map(|spec| spec.scope)
+            .map(|spec| spec.hints.scope())
     });
     if let Some(scope) = needed
         && !principal.has(scope)

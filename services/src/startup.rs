@@ -6,7 +6,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use etappe_store::{Store, StoreError};
+use etappe_events::{Store, StoreError};
 use etappe_workers::fleet::Database;
 use tokio::net::TcpListener;
 

@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use etappe_store::{Cursor, Store, StoreError};
+use etappe_events::{Cursor, Store, StoreError};
 use tokio::sync::watch;
 use uuid::Uuid;
 
@@ -107,16 +107,16 @@ impl Dispatcher {
         let stale = self.store.stale_open_work(quiet_since, 100).await?;
         let mut resumed = 0;
         for trip_id in stale {
-            let meta = etappe_store::CommandMetadata {
-                metadata: etappe_store::EventMetadata {
+            let meta = etappe_events::CommandMetadata {
+                metadata: etappe_events::EventMetadata {
                     actor: Some("sweeper".into()),
                     ..Default::default()
                 },
-                ids: etappe_store::EventIds::Fresh,
+                ids: etappe_events::EventIds::Fresh,
             };
             let executed = self
                 .store
-                .execute(trip_id, etappe_store::DecidedOn::Current, &meta, |_| {
+                .execute(trip_id, etappe_events::DecidedOn::Current, &meta, |_| {
                     etappe_domain::trip::TripCommand::ResumeWork
                 })
                 .await;
@@ -235,7 +235,7 @@ impl Dispatcher {
             while !*stop.borrow() {
                 // The lease expires unless renewed: a leader that hung (paused, partitioned)
                 // finds on waking that another replica leads, and stops before dispatching.
-                if renewed.elapsed() >= etappe_store::LEASE_TTL / 3 {
+                if renewed.elapsed() >= etappe_events::LEASE_TTL / 3 {
                     match lease.renew().await {
                         Ok(true) => renewed = tokio::time::Instant::now(),
                         Ok(false) => {

@@ -10,7 +10,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
-use etappe_store::{PostgresStore, SqliteStore, Store, StoreError};
+use etappe_events::{PostgresStore, SqliteStore, Store, StoreError};
 use serde_json::json;
 use tokio::sync::watch;
 

@@ -4,7 +4,7 @@
 
 use etappe_domain::ids::TripId;
 use etappe_domain::trip::{Category, TripEvent};
-use etappe_store::RecordedEvent;
+use etappe_events::RecordedEvent;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -146,7 +146,7 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use chrono::Utc;
-    use etappe_store::EventMetadata;
+    use etappe_events::EventMetadata;
     use serde_json::json;
 
     use super::*;

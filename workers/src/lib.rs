@@ -2,7 +2,7 @@
 //! the workers that run them (fetching and parsing the route, pacing, labels, analysis).
 //!
 //! Depends on the domain (`etappe-domain`), the store and its one command path
-//! (`etappe-store`), the infrastructure it shares with the API (`etappe-infra`: telemetry,
+//! (`etappe-events`), the infrastructure it shares with the API (`etappe-infra`: telemetry,
 //! Redis, metrics, the SSRF-safe fetcher) and the pure crates `etappe-route` and
 //! `etappe-analysis`; the transports depend on it.
 //!

@@ -9,7 +9,7 @@ use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::stage::Point;
 use etappe_domain::trip::{TripCommand, TripError};
-use etappe_store::{
+use etappe_events::{
     CommandMetadata, DecidedOn, EventIds, EventMetadata, ExecuteError, Store, StoreError,
 };
 use uuid::Uuid;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use etappe_store::Store;
+use etappe_events::Store;
 use tokio::sync::{Mutex, watch};
 use tracing::Instrument;
 

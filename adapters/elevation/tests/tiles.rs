@@ -260,7 +260,7 @@ async fn scenario(db: ElevationDb) {
 #[tokio::test]
 async fn sqlite_tiles_import_and_answer() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = etappe_store::SqliteStore::open(&dir.path().join("etappe.db"))
+    let store = etappe_events::SqliteStore::open(&dir.path().join("etappe.db"))
         .await
         .expect("sqlite store");
     scenario(ElevationDb::Sqlite(store.pool().clone())).await;
@@ -299,7 +299,7 @@ async fn postgres_tiles_import_and_answer() {
         Some(slash) => format!("{}/{name}", &url[..slash]),
         None => panic!("DATABASE_URL has no database name: {url}"),
     };
-    let store = etappe_store::PostgresStore::connect(&own_url, 4)
+    let store = etappe_events::PostgresStore::connect(&own_url, 4)
         .await
         .expect("postgres store");
     scenario(ElevationDb::Postgres(store.pool().clone())).await;

@@ -57,11 +57,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(100.0);
     let (db, _sqlite, pg) = if target.starts_with("postgres") {
-        let store = etappe_store::PostgresStore::connect(target, 4).await?;
+        let store = etappe_events::PostgresStore::connect(target, 4).await?;
         let pool = store.pool().clone();
         (IndexDb::Postgres(pool.clone()), None, Some(pool))
     } else {
-        let store = etappe_store::SqliteStore::open(Path::new(target)).await?;
+        let store = etappe_events::SqliteStore::open(Path::new(target)).await?;
         (IndexDb::Sqlite(store.pool().clone()), Some(store), None)
     };
 

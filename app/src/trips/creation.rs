@@ -8,7 +8,7 @@ use etappe_domain::projection::TripView;
 use etappe_domain::trip::input::{NullMeans, parse_settings, refuse_unknown};
 use etappe_domain::trip::source::{SourceType, SourceUrl};
 use etappe_domain::trip::{FieldError, InputError, TripCommand, TripEvent, decide};
-use etappe_store::{DecidedOn, EventIds};
+use etappe_events::{DecidedOn, EventIds};
 use serde_json::{Map, Value};
 
 use crate::access::require;

@@ -256,12 +256,7 @@ impl TripService {
                         ),
                     ));
                 };
-                let stage = view
-                    .trip
-                    .stages
-                    .iter()
-                    .find(|s| s.id == stage_id)
-                    .ok_or(AppError::StageNotFound)?;
+                let stage = day_of(&view.trip, stage_id)?;
                 let target = Point {
                     lat,
                     lon,
@@ -437,12 +432,7 @@ impl TripService {
     ) -> Result<TripDetail, AppError> {
         use etappe_domain::trip::RouteGeometry;
         let view = self.writable(&caller.principal, trip_id).await?;
-        let stage = view
-            .trip
-            .stages
-            .iter()
-            .find(|s| s.id == stage_id)
-            .ok_or(AppError::StageNotFound)?;
+        let stage = day_of(&view.trip, stage_id)?;
         let (first, last) = (stage.first_point, stage.last_point);
         let points = self.track_points(&view.trip).await?;
         let own = TrackGeometry::new(points, &GazetteerLabels).measure(first, last);
@@ -467,11 +457,7 @@ impl TripService {
         let view = self.owned_view(principal, trip_id).await?;
         self.refresh_weather_if_due(&view).await;
         let trip = &view.trip;
-        let stage = trip
-            .stages
-            .iter()
-            .find(|s| s.id == stage_id)
-            .ok_or(AppError::StageNotFound)?;
+        let stage = day_of(trip, stage_id)?;
         Ok((trip.version, StageSummary::of(stage, &trip.settings)))
     }
 
@@ -549,6 +535,14 @@ fn split_at<'p>(points: &'p [TrackPoint], breaks: &[usize]) -> Vec<&'p [TrackPoi
     }
     pieces.push(&points[start..]);
     pieces
+}
+
+/// The trip's day `stage_id`, or the day's 404.
+fn day_of(trip: &Trip, stage_id: Uuid) -> Result<&etappe_domain::trip::stage::Stage, AppError> {
+    trip.stages
+        .iter()
+        .find(|s| s.id == stage_id)
+        .ok_or(AppError::StageNotFound)
 }
 
 #[cfg(test)]

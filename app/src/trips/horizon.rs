@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use etappe_domain::trip::TripCommand;
-use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata};
+use etappe_events::{CommandMetadata, DecidedOn, EventIds, EventMetadata};
 
 use super::TripService;
 use crate::views::today;

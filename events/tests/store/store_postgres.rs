@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use etappe_store::{PostgresStore, Store, conformance};
+use etappe_events::{PostgresStore, Store, conformance};
 
 async fn store() -> Option<Arc<dyn Store>> {
     let url = match std::env::var("DATABASE_URL") {
@@ -141,7 +141,7 @@ async fn a_rebuild_runs_online_while_reads_and_appends_go_on() {
     use etappe_domain::trip::settings::SettingsPatch;
     use etappe_domain::trip::source::SourceUrl;
     use etappe_domain::trip::{TripCommand, decide};
-    use etappe_store::{EventMetadata, ExpectedVersion};
+    use etappe_events::{EventMetadata, ExpectedVersion};
     let Some(store) = store().await else { return };
     let metadata = EventMetadata::default();
     let mut trips = Vec::new();

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use etappe_store::{SqliteStore, Store, conformance};
+use etappe_events::{SqliteStore, Store, conformance};
 
 async fn store() -> (tempdir::Dir, Arc<dyn Store>) {
     let dir = tempdir::Dir::new();
@@ -65,7 +65,7 @@ mod spans {
     //! database conventions say, so an operator sees where a command's time went.
     use std::sync::{Arc, Mutex};
 
-    use etappe_store::{EventMetadata, EventStore, ExpectedVersion, NewEvent, SqliteStore};
+    use etappe_events::{EventMetadata, EventStore, ExpectedVersion, NewEvent, SqliteStore};
     use tracing::field::{Field, Visit};
     use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 

@@ -351,6 +351,41 @@ where
     }
 }
 
+/// A day's path, `/trips/{id}/stages/{stageId}…`: a trip id that is none is the trip's 404,
+/// a day id that is none the day's.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DayPath(pub TripId, pub uuid::Uuid);
+
+impl<S: Send + Sync> FromRequestParts<S> for DayPath {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let Segments((trip, stage)) =
+            Segments::<(String, String)>::from_request_parts(parts, state).await?;
+        let trip_id = trip.parse().map_err(|_| AppError::NotFound)?;
+        let stage_id = uuid::Uuid::parse_str(&stage).map_err(|_| AppError::StageNotFound)?;
+        Ok(DayPath(trip_id, stage_id))
+    }
+}
+
+/// What an edit of the days carries besides its body: the version it was made on
+/// ([`IfMatch`]) and whether to ask before removing a person's work ([`AskFirst`]).
+#[derive(Debug, Clone)]
+pub(super) struct EditConditions {
+    pub base: Option<BaseVersion>,
+    pub ask: AskFirst,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for EditConditions {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let IfMatch(base) = IfMatch::from_request_parts(parts, state).await?;
+        let ask = AskFirst::from_request_parts(parts, state).await?;
+        Ok(EditConditions { base, ask })
+    }
+}
+
 /// A multipart body, its rejections as problem+json (a missing boundary, the wrong type).
 #[derive(Debug)]
 pub(super) struct Upload(pub axum::extract::Multipart);

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::App;
 use super::extract::Caller;
-use super::extract::{AskFirst, IfMatch, OptionalJsonObject, Segments, TripPath, etag};
+use super::extract::{DayPath, EditConditions, OptionalJsonObject, TripPath, etag};
 use super::openapi::answers::*;
 use super::openapi::inputs::*;
 use super::openapi::params::*;
@@ -22,12 +22,6 @@ use etappe_app::AppError;
 use etappe_app::views::StageSummary;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-
-fn ids(trip: &str, stage: &str) -> Result<(etappe_domain::ids::TripId, Uuid), AppError> {
-    let trip_id = trip.parse().map_err(|_| AppError::NotFound)?;
-    let stage_id = Uuid::parse_str(stage).map_err(|_| AppError::StageNotFound)?;
-    Ok((trip_id, stage_id))
-}
 
 /// A trip's days' routes, each declared by its handler's operation.
 pub(super) fn routes() -> OpenApiRouter<App> {
@@ -58,8 +52,7 @@ pub(super) async fn add(
     State(state): State<App>,
     caller: Caller,
     TripPath(trip_id): TripPath,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
+    conditions: EditConditions,
     OptionalJsonObject(mut body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
     let stage_id = match body.remove("stageId") {
@@ -76,15 +69,8 @@ pub(super) async fn add(
             .into());
         }
     };
-    edit(
-        &state,
-        &caller,
-        (trip_id, stage_id),
-        StageAction::Add,
-        &body,
-        (base, ask),
-    )
-    .await
+    let day = DayPath(trip_id, stage_id);
+    edit(&state, &caller, day, StageAction::Add, &body, conditions).await
 }
 
 /// `PATCH /trips/{id}/stages/{stageId}`: move the day's end, relabel it.
@@ -96,21 +82,11 @@ pub(super) async fn add(
 pub(super) async fn update(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
+    day: DayPath,
+    conditions: EditConditions,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
-    edit(
-        &state,
-        &caller,
-        (trip_id, stage_id),
-        StageAction::Update,
-        &body,
-        (base, ask),
-    )
-    .await
+    edit(&state, &caller, day, StageAction::Update, &body, conditions).await
 }
 
 /// `DELETE /trips/{id}/stages/{stageId}[?mergeInto=previous|next]`: the day's route joins
@@ -140,12 +116,10 @@ pub(super) async fn update(
 pub(super) async fn delete(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
+    day: DayPath,
+    conditions: EditConditions,
     axum::extract::Query(query): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> Result<Response, Problem> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
     let action = match query.get("mergeInto").map(String::as_str) {
         None | Some("previous") => StageAction::Delete,
         Some("next") => StageAction::MergeNext,
@@ -165,10 +139,10 @@ pub(super) async fn delete(
     edit(
         &state,
         &caller,
-        (trip_id, stage_id),
+        day,
         action,
         &serde_json::Map::new(),
-        (base, ask),
+        conditions,
     )
     .await
 }
@@ -183,9 +157,8 @@ pub(super) async fn delete(
 pub(super) async fn detail(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
+    DayPath(trip_id, stage_id): DayPath,
 ) -> Result<Response, Problem> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
     let (version, day) = state
         .trips()
         .stage_detail(&caller.principal, trip_id, stage_id)
@@ -198,10 +171,9 @@ async fn export_day(
     state: &App,
     caller: &Caller,
     headers: &HeaderMap,
-    (trip, stage): (String, String),
+    DayPath(trip_id, stage_id): DayPath,
     format: ExportFormat,
 ) -> Result<Response, Problem> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
     Ok(super::trips::file_response(
         state
             .exports()
@@ -215,11 +187,12 @@ async fn export_day(
 async fn edit(
     state: &App,
     caller: &Caller,
-    (trip_id, stage_id): (etappe_domain::ids::TripId, Uuid),
+    DayPath(trip_id, stage_id): DayPath,
     action: StageAction,
     body: &serde_json::Map<String, serde_json::Value>,
-    (base, ask): (Option<etappe_app::trips::BaseVersion>, AskFirst),
+    conditions: EditConditions,
 ) -> Result<Response, Problem> {
+    let EditConditions { base, ask } = conditions;
     let detail = state
         .trips()
         .edit_stage(caller, trip_id, (action, stage_id), body, base, &ask)
@@ -249,15 +222,21 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
 pub(super) async fn manual_accommodation(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
+    day: DayPath,
+    conditions: EditConditions,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let DayPath(trip_id, stage_id) = day;
     let detail = state
         .trips()
-        .manual_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
+        .manual_accommodation(
+            &caller,
+            trip_id,
+            stage_id,
+            &body,
+            conditions.base,
+            &conditions.ask,
+        )
         .await?;
     detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
@@ -365,9 +344,9 @@ super::trips::file_operation!(
         State(state): State<App>,
         caller: Caller,
         headers: HeaderMap,
-        Segments(ids): Segments<(String, String)>,
+        day: DayPath,
     ) -> Result<Response, Problem> {
-        export_day(&state, &caller, &headers, ids, ExportFormat::Gpx).await
+        export_day(&state, &caller, &headers, day, ExportFormat::Gpx).await
     }
 );
 super::trips::file_operation!(
@@ -381,9 +360,9 @@ super::trips::file_operation!(
         State(state): State<App>,
         caller: Caller,
         headers: HeaderMap,
-        Segments(ids): Segments<(String, String)>,
+        day: DayPath,
     ) -> Result<Response, Problem> {
-        export_day(&state, &caller, &headers, ids, ExportFormat::Fit).await
+        export_day(&state, &caller, &headers, day, ExportFormat::Fit).await
     }
 );
 
@@ -396,13 +375,11 @@ super::trips::file_operation!(
 pub(super) async fn move_stage(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
+    day: DayPath,
+    conditions: EditConditions,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
-    let day = ids(&trip, &stage)?;
-    edit(&state, &caller, day, StageAction::Move, &body, (base, ask)).await
+    edit(&state, &caller, day, StageAction::Move, &body, conditions).await
 }
 
 #[utoipa::path(patch, path = "/trips/{id}/stages/{stageId}/accommodation",
@@ -415,15 +392,21 @@ pub(super) async fn move_stage(
 pub(super) async fn choose_accommodation(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
+    day: DayPath,
+    conditions: EditConditions,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let DayPath(trip_id, stage_id) = day;
     let detail = state
         .trips()
-        .choose_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
+        .choose_accommodation(
+            &caller,
+            trip_id,
+            stage_id,
+            &body,
+            conditions.base,
+            &conditions.ask,
+        )
         .await?;
     detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
@@ -441,19 +424,17 @@ pub(super) async fn choose_accommodation(
 pub(super) async fn rest_day(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
-    IfMatch(base): IfMatch,
-    ask: AskFirst,
+    day: DayPath,
+    conditions: EditConditions,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
-    let day = ids(&trip, &stage)?;
     edit(
         &state,
         &caller,
         day,
         StageAction::RestDay,
         &body,
-        (base, ask),
+        conditions,
     )
     .await
 }
@@ -469,10 +450,10 @@ pub(super) async fn rest_day(
 pub(super) async fn add_waypoint(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
+    day: DayPath,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let DayPath(trip_id, stage_id) = day;
     let accepted = state
         .trips()
         .add_waypoint(&caller, trip_id, stage_id, &body)
@@ -489,9 +470,9 @@ pub(super) async fn add_waypoint(
 pub(super) async fn remove_detour(
     State(state): State<App>,
     caller: Caller,
-    Segments((trip, stage)): Segments<(String, String)>,
+    day: DayPath,
 ) -> Result<Response, Problem> {
-    let (trip_id, stage_id) = ids(&trip, &stage)?;
+    let DayPath(trip_id, stage_id) = day;
     let detail = state
         .trips()
         .remove_detour(&caller, trip_id, stage_id)

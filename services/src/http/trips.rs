@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use etappe_domain::text::quote;
 use etappe_domain::trip::FieldError;
 use etappe_domain::trip::input::parse_date;
-use etappe_store::{Page, TripFilter};
+use etappe_events::{Page, TripFilter};
 
 use super::App;
 use super::extract::Caller;

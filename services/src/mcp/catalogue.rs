@@ -1,7 +1,8 @@
-//! The one catalogue of the agent surface. Tool names, titles, descriptions, the four
-//! annotation hints, the scope, every argument with its description, and the longer help live
-//! here and nowhere else; `tools/list`, `etappe_help`, the `etappe://tools` resource and the
-//! server instructions are all generated from it.
+//! The catalogue of the agent surface: what a tool declares ([`ToolSpec`], with its four
+//! annotation [`Hints`]) and what is generated from the declarations — input schemas, the
+//! server instructions and `etappe_help`. Each tool declares itself in its own module of
+//! `tools`, which lists them ([`CATALOGUE`]); `tools/list`, `etappe_help`, the
+//! `etappe://tools` resource and the instructions are all read off that list.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -21,14 +22,9 @@ pub struct ToolSpec {
     pub title: &'static str,
     /// What the model reads in `tools/list`: short, it is paid for in every conversation.
     pub description: &'static str,
-    pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
-    pub open_world: bool,
-    #[serde(serialize_with = "scope_name")]
-    pub scope: Scope,
-    /// Whether the tool changes a trip (counted against the mutation budget).
-    pub mutates: bool,
+    /// The annotation hints, from which the scope and the mutation budget follow.
+    #[serde(flatten)]
+    pub hints: Hints,
     /// What it answers when it succeeds (its `outputSchema`), one of [`outputs`]'s shapes.
     #[serde(skip)]
     pub output: fn() -> Value,
@@ -40,39 +36,72 @@ pub struct ToolSpec {
     pub run: Handler,
 }
 
-fn scope_name<S: serde::Serializer>(scope: &Scope, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(scope.as_str())
+/// MCP's four annotation hints of a tool. A tool that reads needs `trips:read` and spends
+/// no mutation budget; any other needs `trips:write` and spends it: both follow from
+/// `read_only`, so neither can disagree with it.
+#[derive(Debug, Clone, Copy)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
 }
 
-/// Every tool, in the order `tools/list` serves them.
-pub const CATALOGUE: &[ToolSpec] = &[
-    super::tools::list_trips::SPEC,
-    super::tools::get_trip::SPEC,
-    super::tools::get_stage::SPEC,
-    super::tools::search_places::SPEC,
-    super::tools::create_trip::SPEC,
-    super::tools::update_trip_settings::SPEC,
-    super::tools::edit_stages::SPEC,
-    super::tools::add_waypoint::SPEC,
-    super::tools::choose_accommodation::SPEC,
-    super::tools::analyze_trip::SPEC,
-    super::tools::share_trip::SPEC,
-    super::tools::unshare_trip::SPEC,
-    super::tools::delete_trip::SPEC,
-    HELP,
-];
+impl Hints {
+    /// Reads what the caller has, asks nothing outside.
+    pub const READ: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    /// Changes a trip; the same call twice leaves it as once; removes nothing; asks nothing
+    /// outside. Tools that differ say how (`Hints { destructive: true, ..Hints::WRITE }`).
+    pub const WRITE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    /// The scope a call needs.
+    pub fn scope(&self) -> Scope {
+        if self.read_only {
+            Scope::TripsRead
+        } else {
+            Scope::TripsWrite
+        }
+    }
+
+    /// Whether a call changes a trip (counted against the mutation budget).
+    pub fn mutates(&self) -> bool {
+        !self.read_only
+    }
+}
+
+impl Serialize for Hints {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(6))?;
+        map.serialize_entry("readOnly", &self.read_only)?;
+        map.serialize_entry("destructive", &self.destructive)?;
+        map.serialize_entry("idempotent", &self.idempotent)?;
+        map.serialize_entry("openWorld", &self.open_world)?;
+        map.serialize_entry("scope", self.scope().as_str())?;
+        map.serialize_entry("mutates", &self.mutates())?;
+        map.end()
+    }
+}
+
+/// Every tool, in the order `tools/list` serves them: listed where the tools are.
+pub use super::tools::CATALOGUE;
 
 /// `etappe_help`: the catalogue's own tool.
-const HELP: ToolSpec = ToolSpec {
+pub(super) const HELP: ToolSpec = ToolSpec {
     name: "etappe_help",
     title: "Help",
     description: "The operation index, or one tool's values and semantics.",
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    scope: Scope::TripsRead,
-    mutates: false,
+    hints: Hints::READ,
     output: outputs::help,
     args: &[arg("topic", Kind::Text { min: 1, max: 64 }, "A tool name")],
     help: "No topic: every tool with its title. topic: that tool's arguments, accepted values and semantics.",
@@ -113,7 +142,7 @@ pub fn instructions() -> String {
     let names = |read_only: bool| {
         CATALOGUE
             .iter()
-            .filter(|s| s.read_only == read_only)
+            .filter(|s| s.hints.read_only == read_only)
             .map(|s| s.name)
             .collect::<Vec<_>>()
             .join(", ")
@@ -130,14 +159,14 @@ pub fn help(topic: Option<&str>) -> Result<Value, String> {
     match topic.filter(|t| !t.trim().is_empty()) {
         None => Ok(json!({
             "topic": "index",
-            "tools": CATALOGUE.iter().map(|s| json!({"name": s.name, "title": s.title, "readOnly": s.read_only})).collect::<Vec<_>>(),
+            "tools": CATALOGUE.iter().map(|s| json!({"name": s.name, "title": s.title, "readOnly": s.hints.read_only})).collect::<Vec<_>>(),
             "instructions": instructions(),
         })),
         Some(topic) => match spec(topic) {
             Some(s) => Ok(json!({
                 "topic": s.name,
                 "title": s.title,
-                "scope": s.scope.as_str(),
+                "scope": s.hints.scope().as_str(),
                 "args": s.args,
                 "semantics": s.help,
             })),

@@ -12,7 +12,7 @@ use etappe_domain::ids::TripId;
 use etappe_domain::trip::settings::SettingsPatch;
 use etappe_domain::trip::source::SourceUrl;
 use etappe_domain::trip::{TripCommand, decide};
-use etappe_store::{EventMetadata, ExpectedVersion};
+use etappe_events::{EventMetadata, ExpectedVersion};
 use etappe_tests::{Backend, Servers, TestApp, UNFETCHED_GPX, fixtures};
 use futures::StreamExt;
 use reqwest::StatusCode;
@@ -695,7 +695,7 @@ async fn a_paused_leader_hands_dispatch_to_another_replica_within_the_lease() {
     let fixtures = fixtures::start().await;
     let token = app.user().await;
     let id = create(&app, &token, &fixtures.url("/route.gpx")).await;
-    let within = etappe_store::work::LEASE_TTL + Duration::from_secs(20);
+    let within = etappe_events::work::LEASE_TTL + Duration::from_secs(20);
     let detail = wait_for_route(&app, &token, &id, within).await;
     let handed_over = paused.elapsed();
     assert_eq!(detail["partial"], json!(false), "{detail}");

@@ -12,9 +12,9 @@ use etappe_domain::trip::TripCommand;
 use etappe_domain::trip::settings::SettingsPatch;
 use etappe_domain::trip::source::SourceUrl;
 use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
+use etappe_events::{SqliteStore, Store};
 use etappe_route::geometry::known_climb;
 use etappe_route::gpx::TrackPoint;
-use etappe_store::{SqliteStore, Store};
 use etappe_upstream::{BRouterClient, Elevations, Router, Upstream, UpstreamError};
 use uuid::Uuid;
 

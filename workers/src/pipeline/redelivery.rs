@@ -10,8 +10,8 @@ use etappe_domain::trip::settings::SettingsPatch;
 use etappe_domain::trip::source::SourceUrl;
 use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
 use etappe_domain::trip::{Category, ComputationStatus, TripCommand};
+use etappe_events::{SqliteStore, Store};
 use etappe_route::gpx::TrackPoint;
-use etappe_store::{SqliteStore, Store};
 use uuid::Uuid;
 
 use crate::jobs::Job;

@@ -101,7 +101,7 @@ fn second_block(path: &Path) -> u64 {
 }
 
 async fn sqlite(dir: &Path) -> IndexDb {
-    let store = etappe_store::SqliteStore::open(&dir.join("etappe.db"))
+    let store = etappe_events::SqliteStore::open(&dir.join("etappe.db"))
         .await
         .expect("sqlite store");
     IndexDb::Sqlite(store.pool().clone())

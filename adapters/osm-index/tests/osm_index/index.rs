@@ -458,7 +458,7 @@ fn check_route_features(found: &RouteFeatures, stages: &[OsmStage<'_>]) {
 #[tokio::test]
 async fn sqlite_index_imports_answers_and_survives_broken_files() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = etappe_store::SqliteStore::open(&dir.path().join("etappe.db"))
+    let store = etappe_events::SqliteStore::open(&dir.path().join("etappe.db"))
         .await
         .expect("sqlite store");
     scenario(IndexDb::Sqlite(store.pool().clone())).await;
@@ -497,7 +497,7 @@ async fn postgres_index_imports_answers_and_survives_broken_files() {
         Some(slash) => format!("{}/{name}", &url[..slash]),
         None => panic!("DATABASE_URL has no database name: {url}"),
     };
-    let store = etappe_store::PostgresStore::connect(&own_url, 4)
+    let store = etappe_events::PostgresStore::connect(&own_url, 4)
         .await
         .expect("postgres store");
     scenario(IndexDb::Postgres(store.pool().clone())).await;
@@ -529,7 +529,7 @@ fn shifted_plan(points: &[StagePoint], east_m: f64) -> SearchPlan {
 #[tokio::test]
 async fn search_radii_hold_at_their_edges() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = etappe_store::SqliteStore::open(&dir.path().join("etappe.db"))
+    let store = etappe_events::SqliteStore::open(&dir.path().join("etappe.db"))
         .await
         .expect("sqlite store");
     let db = IndexDb::Sqlite(store.pool().clone());

@@ -1,24 +1,22 @@
 //! `add_waypoint`: detour through a point. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use serde_json::{Value, json};
 
 use crate::mcp::arguments::{STAGE_ID, TRIP_ID_AS_TRIP, arg};
 use crate::mcp::call::{Answer, Call, StageRef, refusal, without, written};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::schema::{self, Kind, outputs};
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "add_waypoint",
     title: "Detour through a point",
     description: "Detour a day through a point (no point: remove it); the version stays.",
-    read_only: false,
-    destructive: false,
-    idempotent: false,
-    open_world: true,
-    scope: Scope::TripsWrite,
-    mutates: true,
+    hints: Hints {
+        idempotent: false,
+        open_world: true,
+        ..Hints::WRITE
+    },
     output: outputs::started,
     args: &[
         TRIP_ID_AS_TRIP,

@@ -1,24 +1,22 @@
 //! `analyze_trip`: analyse again. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use serde_json::json;
 
 use crate::mcp::arguments::TRIP_ID;
 use crate::mcp::call::{Answer, Call, TripRef, refusal};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::schema::outputs;
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "analyze_trip",
     title: "Analyse again",
     description: "Re-run the analysis of the days. Returns at once.",
-    read_only: false,
-    destructive: false,
-    idempotent: false,
-    open_world: true,
-    scope: Scope::TripsWrite,
-    mutates: true,
+    hints: Hints {
+        idempotent: false,
+        open_world: true,
+        ..Hints::WRITE
+    },
     output: outputs::started,
     args: &[TRIP_ID],
     help: "Refused while an analysis runs, before the days exist, and when the trip is locked. Answers {result, nextAction}; read categoryStatus in get_trip.",

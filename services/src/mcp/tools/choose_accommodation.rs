@@ -1,13 +1,12 @@
 //! `choose_accommodation`: choose where to sleep. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use etappe_app::trips::BaseVersion;
 use etappe_domain::text::NAME_MAX_CHARS;
 
 use crate::mcp::arguments::{STAGE_ID, TOKEN, TRIP_ID_AS_TRIP, VERSION, arg};
 use crate::mcp::call::{Answer, Call, StageRef, version, without, written};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::confirm::TokenConfirmation;
 use crate::mcp::schema::{self, Kind, outputs};
 
@@ -15,12 +14,7 @@ pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "choose_accommodation",
     title: "Choose where to sleep",
     description: "Choose a day's accommodation by candidate lat/lon; none clears.",
-    read_only: false,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    scope: Scope::TripsWrite,
-    mutates: true,
+    hints: Hints::WRITE,
     output: outputs::edited,
     args: &[
         TRIP_ID_AS_TRIP,

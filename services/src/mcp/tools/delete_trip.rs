@@ -1,12 +1,11 @@
 //! `delete_trip`: delete a trip. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use serde_json::json;
 
 use crate::mcp::arguments::{TOKEN, TRIP_ID};
 use crate::mcp::call::{Answer, Call, TripRef};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::confirm::TokenConfirmation;
 use crate::mcp::schema::outputs;
 
@@ -14,12 +13,10 @@ pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "delete_trip",
     title: "Delete a trip",
     description: "Delete a trip for good; asks to confirm first.",
-    read_only: false,
-    destructive: true,
-    idempotent: true,
-    open_world: false,
-    scope: Scope::TripsWrite,
-    mutates: true,
+    hints: Hints {
+        destructive: true,
+        ..Hints::WRITE
+    },
     output: outputs::confirmed,
     args: &[TRIP_ID, TOKEN],
     help: "The first call answers the impact (title, days, dates, share link) and a confirmationToken; the second deletes the trip, its days and its share link. Works when the trip is locked. Cannot be undone.",

@@ -1,7 +1,6 @@
 //! `edit_stages`: edit days. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use etappe_app::trips::BaseVersion;
 use etappe_domain::text::quote;
 use etappe_domain::trip::edits::input::parse_action;
@@ -9,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::mcp::arguments::{EDIT_ARGS, EDIT_FIELDS};
 use crate::mcp::call::{Answer, Call, StageRef, TripRef, string, version, written};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::confirm::TokenConfirmation;
 use crate::mcp::refusal::ToolError;
 use crate::mcp::schema::outputs;
@@ -18,12 +17,11 @@ pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "edit_stages",
     title: "Edit days",
     description: "Edit days: each action's fields are in etappe_help.",
-    read_only: false,
-    destructive: true,
-    idempotent: false,
-    open_world: false,
-    scope: Scope::TripsWrite,
-    mutates: true,
+    hints: Hints {
+        destructive: true,
+        idempotent: false,
+        ..Hints::WRITE
+    },
     output: outputs::edited,
     args: &EDIT_ARGS,
     help: "add: splits stageId at distance (km from the day's start) or endPoint {lat, lon} (one is required), the new day follows, with label if given. update: moves stageId's end to distance or endPoint (the next day starts there) and/or sets label (null clears). move: toIndex (0-based); riding days keep the route's order, only a rest day moves, and it is spent where the day before it ends. delete: the day's route joins the previous day (the first day's joins the next); merge_next: it joins the next day. rest_day: inserted after stageId. A field the action does not read is refused. Every other day keeps its id; a detour moves with its point to the day that rides it. Answers {result, version, partial, nextAction, alsoChanged?} (tell the user alsoChanged); pass that version to the next edit. An edit that would remove what the user made (a detour, a night they chose) answers its impact and a confirmationToken first.",

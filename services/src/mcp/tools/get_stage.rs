@@ -2,25 +2,19 @@
 //! schema) and its handler, in one place; the catalogue lists it.
 
 use etappe_app::exports::ExportFormat;
-use etappe_app::identity::Scope;
 use serde_json::{Value, json};
 
 use super::day::{self, DEFAULT_PER_CATEGORY, MAX_PER_CATEGORY};
 use crate::mcp::arguments::{STAGE_ID, TRIP_ID_AS_TRIP, arg};
 use crate::mcp::call::{Answer, Call, StageRef, count, refusal, string};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::schema::{Kind, outputs};
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "get_stage",
     title: "Get a day",
     description: "One day in full: alerts, places to sleep, detour.",
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    scope: Scope::TripsRead,
-    mutates: false,
+    hints: Hints::READ,
     output: outputs::stage,
     args: &[
         TRIP_ID_AS_TRIP,

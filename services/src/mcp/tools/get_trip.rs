@@ -1,7 +1,6 @@
 //! `get_trip`: get a trip. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use etappe_app::views::TripDetail;
 use etappe_domain::trip::Category;
 use etappe_domain::trip::nights::{ChosenBy, NightOutcome};
@@ -10,19 +9,14 @@ use serde_json::{Map, Value, json};
 
 use crate::mcp::arguments::{TRIP_ID, arg};
 use crate::mcp::call::{Answer, Call, TripRef, count, refusal};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::schema::{Kind, outputs};
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "get_trip",
     title: "Get a trip",
     description: "A trip's digest, a line per day. Poll while partial is true.",
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    scope: Scope::TripsRead,
-    mutates: false,
+    hints: Hints::READ,
     output: outputs::trip,
     args: &[
         TRIP_ID,

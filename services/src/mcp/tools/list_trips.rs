@@ -1,26 +1,20 @@
 //! `list_trips`: list trips. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use etappe_app::trips::{DEFAULT_ITEMS_PER_PAGE, MAX_ITEMS_PER_PAGE, MAX_PAGE};
-use etappe_store::{Page, TripFilter};
+use etappe_events::{Page, TripFilter};
 use serde_json::{Value, json};
 
 use crate::mcp::arguments::arg;
 use crate::mcp::call::{Answer, Call, count, refusal};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::schema::{Kind, outputs};
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "list_trips",
     title: "List trips",
     description: "Your trips, newest first.",
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    scope: Scope::TripsRead,
-    mutates: false,
+    hints: Hints::READ,
     output: outputs::trip_list,
     args: &[
         arg(

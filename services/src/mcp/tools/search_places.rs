@@ -1,26 +1,23 @@
 //! `search_places`: search places. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use etappe_app::places::{DEFAULT_PLACES, MAX_PLACES};
 use etappe_domain::text::NAME_MAX_CHARS;
 use serde_json::{Value, json};
 
 use crate::mcp::arguments::{arg, required};
 use crate::mcp::call::{Answer, Call, count, refusal, string};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::schema::{Kind, outputs};
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "search_places",
     title: "Search places",
     description: "Places by name (geocoding).",
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: true,
-    scope: Scope::TripsRead,
-    mutates: false,
+    hints: Hints {
+        open_world: true,
+        ..Hints::READ
+    },
     output: outputs::places,
     args: &[
         required(

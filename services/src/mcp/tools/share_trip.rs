@@ -1,24 +1,18 @@
 //! `share_trip`: share a trip. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use serde_json::json;
 
 use crate::mcp::arguments::TRIP_ID_AS_TRIP;
 use crate::mcp::call::{Answer, Call, TripRef, refusal};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::schema::outputs;
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "share_trip",
     title: "Share a trip",
     description: "Public read-only link; url + \".gpx\" downloads the route.",
-    read_only: false,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-    scope: Scope::TripsWrite,
-    mutates: true,
+    hints: Hints::WRITE,
     output: outputs::link,
     args: &[TRIP_ID_AS_TRIP],
     help: "One link per trip: a repeat answers the same {url, shortCode, createdAt}. Anyone with the url reads the trip without a token; url + .gpx or .fit downloads it.",

@@ -1,12 +1,11 @@
 //! `unshare_trip`: revoke a share link. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use serde_json::json;
 
 use crate::mcp::arguments::{TOKEN, TRIP_ID_AS_TRIP};
 use crate::mcp::call::{Answer, Call, TripRef};
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::confirm::TokenConfirmation;
 use crate::mcp::schema::outputs;
 
@@ -14,12 +13,10 @@ pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "unshare_trip",
     title: "Revoke a share link",
     description: "Revoke the public link; asks to confirm first.",
-    read_only: false,
-    destructive: true,
-    idempotent: true,
-    open_world: false,
-    scope: Scope::TripsWrite,
-    mutates: true,
+    hints: Hints {
+        destructive: true,
+        ..Hints::WRITE
+    },
     output: outputs::confirmed,
     args: &[TRIP_ID_AS_TRIP, TOKEN],
     help: "The first call answers the impact and a confirmationToken; the second (same arguments + token) revokes: the address stops resolving for everyone.",

@@ -1,7 +1,6 @@
 //! `update_trip_settings`: change trip settings. Its declaration (name, hints, scope, arguments, help, output
 //! schema) and its handler, in one place; the catalogue lists it.
 
-use etappe_app::identity::Scope;
 use etappe_app::trips::BaseVersion;
 use etappe_app::views::TripDetail;
 use serde_json::Value;
@@ -10,7 +9,7 @@ use crate::mcp::arguments::UPDATE_ARGS;
 use crate::mcp::call::{
     Answer, Call, SETTINGS_EXAMPLE, TripRef, object, plan_of, refusal, version, written,
 };
-use crate::mcp::catalogue::ToolSpec;
+use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::confirm::TokenConfirmation;
 use crate::mcp::refusal::ToolError;
 use crate::mcp::schema::outputs;
@@ -19,12 +18,11 @@ pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "update_trip_settings",
     title: "Change trip settings",
     description: "Change settings or a plan's places; restoreVersion undoes.",
-    read_only: false,
-    destructive: true,
-    idempotent: false,
-    open_world: false,
-    scope: Scope::TripsWrite,
-    mutates: true,
+    hints: Hints {
+        destructive: true,
+        idempotent: false,
+        ..Hints::WRITE
+    },
     output: outputs::confirmed,
     args: &UPDATE_ARGS,
     help: "settings: only those to change; args types each one with its range and default. startDate and endDate: null clears one; the number of days follows them. days: that many days without dates (null clears it; the dates win when both are set). maxDistancePerDay caps a day's effort (km plus climbing over elevationPenalty). fatigueFactor: each day's limit is the previous one's times this. elevationPenalty: metres of climbing worth 1 km. enabledAccommodationTypes: in order of preference. nights: anywhere, or at_accommodation (each day ends at a place to sleep of those types near its planned end, chosen by Etappe; needs an OpenStreetMap source). A planned trip also takes from, to (a place name or lat,lon; an absent one keeps its place), via (the places to pass, replacing the old ones; [] for none) and profile: it is routed again, and a place that fails is fixed the same way. Dates, days, maxDistancePerDay, fatigueFactor, elevationPenalty, nights (and the types, with nights at_accommodation) and the plan re-cut the days: new day ids, chosen accommodations and manual splits gone (moving only the start date keeps them when no end date is set); once the user made something on the days (an edit, a detour, a night they chose, a name), such a call first writes nothing and answers the impact with a confirmationToken (single use, 5 minutes, bound to these exact arguments): call again with it. If the new route fails, the days before come back and get_trip's notice names the place. restoreVersion (alone, with version): the trip becomes what it was at that version (get_trip history lists them); a new version, undone by restoring again. The others apply at once, the days stay, what they affect is analysed again. Answers {result, version, partial, nextAction}. Guards: locked, then version, then confirmation.",

@@ -497,10 +497,10 @@ async fn the_tool_list_is_the_catalogue_with_honest_hints() {
                 a.open_world_hint
             ),
             (
-                Some(spec.read_only),
-                Some(spec.destructive),
-                Some(spec.idempotent),
-                Some(spec.open_world)
+                Some(spec.hints.read_only),
+                Some(spec.hints.destructive),
+                Some(spec.hints.idempotent),
+                Some(spec.hints.open_world)
             ),
             "{}",
             spec.name
@@ -525,8 +525,8 @@ async fn the_tool_list_is_the_catalogue_with_honest_hints() {
             "{}",
             spec.name
         );
-        // Read-only tools are exactly those that mutate nothing.
-        assert_eq!(spec.read_only, !spec.mutates, "{}", spec.name);
+        // Read-only tools are exactly those that mutate nothing and need only trips:read.
+        assert_eq!(spec.hints.read_only, !spec.hints.mutates(), "{}", spec.name);
     }
     let help = ok(&call(&client, "etappe_help", json!({})).await);
     assert_eq!(
@@ -788,7 +788,7 @@ async fn every_event(app: &TestApp) -> Vec<(String, String)> {
     app.state
         .work()
         .store
-        .read_all(etappe_store::Cursor::START, 100_000)
+        .read_all(etappe_events::Cursor::START, 100_000)
         .await
         .expect("read the log")
         .into_iter()
@@ -812,7 +812,7 @@ async fn a_read_only_tool_reaches_no_mutating_service() {
     // Every tool that declares readOnlyHint, called with valid arguments (and a few bad
     // ones): the log does not grow by a single event.
     let mut called = Vec::new();
-    for spec in CATALOGUE.iter().filter(|s| s.read_only) {
+    for spec in CATALOGUE.iter().filter(|s| s.hints.read_only) {
         let calls = match spec.name {
             "list_trips" => vec![json!({}), json!({"title": "x", "page": 2})],
             "get_trip" => vec![json!({"id": id}), json!({"id": "nope"})],
@@ -982,7 +982,7 @@ async fn scopes_are_checked_on_every_call_and_tokens_at_the_door() {
         call(&client, "list_trips", json!({})).await.is_error,
         Some(false)
     );
-    for spec in CATALOGUE.iter().filter(|s| !s.read_only) {
+    for spec in CATALOGUE.iter().filter(|s| !s.hints.read_only) {
         let refusal =
             refused(&call(&client, spec.name, sample_arguments(spec.name, &id, &id)).await);
         assert!(refusal.contains("trips:write"), "{}: {refusal}", spec.name);

@@ -346,7 +346,7 @@ async fn without_a_url_the_weather_is_failed_as_not_configured() {
 async fn a_day_come_within_the_horizon_is_forecast_on_the_next_read() {
     use etappe_domain::trip::stage::{DayWeather, StageAlerts, WeatherState};
     use etappe_domain::trip::{Category, TripCommand};
-    use etappe_store::{CommandMetadata, DecidedOn, EventIds, EventMetadata};
+    use etappe_events::{CommandMetadata, DecidedOn, EventIds, EventMetadata};
 
     let upstreams = standins::start().await;
     for app in apps(Some(upstreams.url("open-meteo"))).await {
