@@ -352,6 +352,54 @@ struct Run {
     stderr: String,
 }
 
+/// The document as committed (`tests/snapshots/openapi.json`): a reshaping of the code that
+/// changes what clients read shows up in review as a diff of this file. The trip-date patterns
+/// follow the calendar, so their years are written `YYYY` here. Regenerate it with
+/// `ETAPPE_UPDATE_SNAPSHOTS=1 cargo test -p etappe-tests --test e2e -- rest::openapi::the_document_matches`.
+#[test]
+fn the_document_matches_its_committed_snapshot() {
+    let mut document = etappe_tests::openapi::document().clone();
+    undated(&mut document);
+    let live = serde_json::to_string_pretty(&document).expect("json") + "\n";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/openapi.json");
+    if std::env::var("ETAPPE_UPDATE_SNAPSHOTS").as_deref() == Ok("1") {
+        std::fs::write(path, &live).expect("write the snapshot");
+    }
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == live,
+        "the OpenAPI document differs from {path}; if the change is intended, regenerate it with ETAPPE_UPDATE_SNAPSHOTS=1 and review the diff"
+    );
+}
+
+/// `document` with each trip-date pattern's list of years (`^(2026|2027|…)-…`) as `YYYY`.
+fn undated(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map.iter_mut() {
+                match inner {
+                    Value::String(pattern) if key == "pattern" => {
+                        let years = pattern
+                            .strip_prefix("^(")
+                            .and_then(|rest| rest.split_once(")-"));
+                        if let Some((years, tail)) = years {
+                            let only_years = years
+                                .split('|')
+                                .all(|y| y.len() == 4 && y.bytes().all(|b| b.is_ascii_digit()));
+                            if only_years {
+                                *pattern = format!("^(YYYY)-{tail}");
+                            }
+                        }
+                    }
+                    _ => undated(inner),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(undated),
+        _ => {}
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schemathesis_finds_the_schemas_exactly_as_strict_as_the_server() {
     let python = match find_schemathesis() {
