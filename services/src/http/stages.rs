@@ -190,9 +190,8 @@ async fn edit(
     DayPath(trip_id, stage_id): DayPath,
     action: StageAction,
     body: &serde_json::Map<String, serde_json::Value>,
-    conditions: EditConditions,
+    EditConditions { base, ask }: EditConditions,
 ) -> Result<Response, Problem> {
-    let EditConditions { base, ask } = conditions;
     let detail = state
         .trips()
         .edit_stage(caller, trip_id, (action, stage_id), body, base, &ask)
@@ -222,21 +221,13 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
 pub(super) async fn manual_accommodation(
     State(state): State<App>,
     caller: Caller,
-    day: DayPath,
-    conditions: EditConditions,
+    DayPath(trip_id, stage_id): DayPath,
+    EditConditions { base, ask }: EditConditions,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
-    let DayPath(trip_id, stage_id) = day;
     let detail = state
         .trips()
-        .manual_accommodation(
-            &caller,
-            trip_id,
-            stage_id,
-            &body,
-            conditions.base,
-            &conditions.ask,
-        )
+        .manual_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
         .await?;
     detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
@@ -392,21 +383,13 @@ pub(super) async fn move_stage(
 pub(super) async fn choose_accommodation(
     State(state): State<App>,
     caller: Caller,
-    day: DayPath,
-    conditions: EditConditions,
+    DayPath(trip_id, stage_id): DayPath,
+    EditConditions { base, ask }: EditConditions,
     OptionalJsonObject(body): OptionalJsonObject,
 ) -> Result<Response, Problem> {
-    let DayPath(trip_id, stage_id) = day;
     let detail = state
         .trips()
-        .choose_accommodation(
-            &caller,
-            trip_id,
-            stage_id,
-            &body,
-            conditions.base,
-            &conditions.ask,
-        )
+        .choose_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
         .await?;
     detail_response(StatusCode::OK, &detail).map_err(Problem::from)
 }
