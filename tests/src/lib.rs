@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod python;
 pub mod route_services;
 pub mod shared_servers;
+pub mod snapshot;
 pub mod standins;
 pub mod tls_documents;
 pub mod valhalla;

@@ -878,15 +878,7 @@ async fn the_tool_list_matches_its_committed_snapshot() {
     let token = app.user().await;
     let list = raw_tools_list(&app, &token).await;
     let live = serde_json::to_string_pretty(&list["tools"]).expect("json") + "\n";
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/mcp-tools-list.json");
-    if std::env::var("ETAPPE_UPDATE_SNAPSHOTS").as_deref() == Ok("1") {
-        std::fs::write(path, &live).expect("write the snapshot");
-    }
-    let committed = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        committed == live,
-        "tools/list differs from {path}; if the change is intended, regenerate it with ETAPPE_UPDATE_SNAPSHOTS=1 and review the diff"
-    );
+    etappe_tests::snapshot::assert_matches("mcp-tools-list.json", &live);
 }
 
 /// `tools/list` with these extra headers: the HTTP status.

@@ -361,15 +361,7 @@ fn the_document_matches_its_committed_snapshot() {
     let mut document = etappe_tests::openapi::document().clone();
     undated(&mut document);
     let live = serde_json::to_string_pretty(&document).expect("json") + "\n";
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots/openapi.json");
-    if std::env::var("ETAPPE_UPDATE_SNAPSHOTS").as_deref() == Ok("1") {
-        std::fs::write(path, &live).expect("write the snapshot");
-    }
-    let committed = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        committed == live,
-        "the OpenAPI document differs from {path}; if the change is intended, regenerate it with ETAPPE_UPDATE_SNAPSHOTS=1 and review the diff"
-    );
+    etappe_tests::snapshot::assert_matches("openapi.json", &live);
 }
 
 /// `document` with each trip-date pattern's list of years (`^(2026|2027|…)-…`) as `YYYY`.
