@@ -233,7 +233,7 @@ impl SettingField {
     ];
 
     /// The wire (JSON) name.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Self::Title => "title",
             Self::StartDate => "startDate",

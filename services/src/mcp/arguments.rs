@@ -5,7 +5,7 @@
 use etappe_domain::trip::plan::MAX_VIA;
 use etappe_domain::trip::settings::{
     AVERAGE_SPEED, DAYS, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
-    TITLE_MAX_CHARS, TripSettings,
+    SettingField, TITLE_MAX_CHARS, TripSettings,
 };
 
 use serde::Serialize;
@@ -109,52 +109,45 @@ pub const ACCOMMODATION_TYPES: [&str; 7] = [
     "wilderness_hut",
 ];
 
-/// The title, as the domain bounds it.
-const TITLE: Field = field(
-    "title",
-    Kind::Text {
-        min: 1,
-        max: TITLE_MAX_CHARS as u32,
-    },
-    "",
-);
-const MAX_DISTANCE: Field = field(
-    "maxDistancePerDay",
-    Kind::Number(MAX_DISTANCE_PER_DAY),
-    "km",
-);
-const SPEED: Field = field("averageSpeed", Kind::Number(AVERAGE_SPEED), "km/h");
-const FATIGUE: Field = field("fatigueFactor", Kind::Number(FATIGUE_FACTOR), "");
-const CLIMB_PENALTY: Field = field(
-    "elevationPenalty",
-    Kind::Number(ELEVATION_PENALTY),
-    "m climbed = 1 km",
-);
-const DEPARTURE: Field = field(
-    "departureHour",
-    Kind::Integer {
-        min: DEPARTURE_HOUR.min as i64,
-        max: DEPARTURE_HOUR.max as i64,
-    },
-    "",
-);
-const EBIKE: Field = field("ebikeMode", Kind::Boolean, "");
-const LODGING: Field = field(
-    "enabledAccommodationTypes",
-    Kind::AnyOf(&ACCOMMODATION_TYPES),
-    "",
-);
 /// The wire names of the domain's `NightsMode::ALL` (a test holds them equal).
 pub(crate) const NIGHTS_MODES: [&str; 2] = ["anywhere", "at_accommodation"];
-const NIGHTS: Field = field("nights", Kind::OneOf(&NIGHTS_MODES), "");
-const DAY_COUNT: Field = field(
-    "days",
-    Kind::Integer {
-        min: DAYS.min as i64,
-        max: DAYS.max as i64,
-    },
-    "",
-);
+
+/// A setting as the agent surface types it, by the domain's field list: a new setting does
+/// not compile until it is described here (as in the REST schema). Dates take `null`, which
+/// clears one on an update.
+const fn setting(field: SettingField) -> Field {
+    let kind = match field {
+        SettingField::Title => Kind::Text {
+            min: 1,
+            max: TITLE_MAX_CHARS as u32,
+        },
+        SettingField::StartDate | SettingField::EndDate => Kind::Date { nullable: true },
+        SettingField::FatigueFactor => Kind::Number(FATIGUE_FACTOR),
+        SettingField::ElevationPenalty => Kind::Number(ELEVATION_PENALTY),
+        SettingField::MaxDistancePerDay => Kind::Number(MAX_DISTANCE_PER_DAY),
+        SettingField::AverageSpeed => Kind::Number(AVERAGE_SPEED),
+        SettingField::DepartureHour => Kind::Integer {
+            min: DEPARTURE_HOUR.min as i64,
+            max: DEPARTURE_HOUR.max as i64,
+        },
+        SettingField::EbikeMode => Kind::Boolean,
+        SettingField::EnabledAccommodationTypes => Kind::AnyOf(&ACCOMMODATION_TYPES),
+        SettingField::Nights => Kind::OneOf(&NIGHTS_MODES),
+        SettingField::Days => Kind::Integer {
+            min: DAYS.min as i64,
+            max: DAYS.max as i64,
+        },
+    };
+    // Only where the name and the keywords do not say it all.
+    let description = match field {
+        SettingField::MaxDistancePerDay => "km",
+        SettingField::AverageSpeed => "km/h",
+        SettingField::ElevationPenalty => "m climbed = 1 km",
+        _ => "",
+    };
+    schema::field(field.name(), kind, description)
+}
+
 /// The title where tokens are tight (`create_trip`): without length keywords, the domain
 /// refuses an empty or overlong one by name; `etappe_help` and the settings tool give them.
 const TITLE_UNBOUNDED: Field = field("title", Kind::Text { min: 0, max: 0 }, "");
@@ -169,29 +162,41 @@ pub(super) const CREATE_SETTINGS: [Field; 6] = [
     TITLE_UNBOUNDED,
     date("startDate", false),
     date("endDate", false),
-    MAX_DISTANCE,
-    DAY_COUNT,
-    NIGHTS,
+    setting(SettingField::MaxDistancePerDay),
+    setting(SettingField::Days),
+    setting(SettingField::Nights),
+];
+
+/// The order `update_trip_settings` publishes the settings in: what a rider sets first.
+/// Every setting once (a test holds it to the domain's list).
+const SETTINGS_ORDER: [SettingField; 12] = [
+    SettingField::Title,
+    SettingField::StartDate,
+    SettingField::EndDate,
+    SettingField::MaxDistancePerDay,
+    SettingField::AverageSpeed,
+    SettingField::FatigueFactor,
+    SettingField::ElevationPenalty,
+    SettingField::DepartureHour,
+    SettingField::EbikeMode,
+    SettingField::EnabledAccommodationTypes,
+    SettingField::Nights,
+    SettingField::Days,
 ];
 
 /// Every setting, as `update_trip_settings` takes them (it asks to confirm only the changes
 /// that re-cut the days: the domain's `Invalidation::repace`). Published by name in
 /// `tools/list` ([`Kind::Named`]): twelve typed settings with their ranges would take about
 /// 245 of the tool's 260 tokens; `etappe_help` types each one, with its range and default.
-pub(super) const ALL_SETTINGS: [Field; 12] = [
-    TITLE,
-    date("startDate", true),
-    date("endDate", true),
-    MAX_DISTANCE,
-    SPEED,
-    FATIGUE,
-    CLIMB_PENALTY,
-    DEPARTURE,
-    EBIKE,
-    LODGING,
-    NIGHTS,
-    DAY_COUNT,
-];
+pub(super) const ALL_SETTINGS: [Field; 12] = {
+    let mut all = [TITLE_UNBOUNDED; 12];
+    let mut i = 0;
+    while i < SETTINGS_ORDER.len() {
+        all[i] = setting(SETTINGS_ORDER[i]);
+        i += 1;
+    }
+    all
+};
 
 /// The wire names of the domain's `RideProfile::ALL` (a test holds them equal).
 pub const PROFILES: [&str; 4] = ["touring", "road", "gravel", "mountain"];
@@ -285,3 +290,17 @@ pub(super) const EDIT_ARGS: [Arg; 9] = [
 
 /// The names of the edit's fields, handed to the service as the change.
 pub(super) const EDIT_FIELDS: [&str; 4] = ["distance", "endPoint", "label", "toIndex"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_is_published_once() {
+        let mut published: Vec<&str> = ALL_SETTINGS.iter().map(|f| f.name).collect();
+        let mut domain: Vec<&str> = SettingField::ALL.iter().map(|f| f.name()).collect();
+        published.sort_unstable();
+        domain.sort_unstable();
+        assert_eq!(published, domain);
+    }
+}
