@@ -447,7 +447,7 @@ async fn bearer(State(state): State<App>, mut request: Request, next: Next) -> R
         // Read the body before answering: a connection whose request body was left unread
         // is closed after the answer, and a client already sending its next request on it
         // (the retry after discovery) would meet a disconnect instead.
-        let _ = axum::body::to_bytes(request.into_body(), jsonrpc_gate::MAX_BODY_BYTES).await;
+        let _ = jsonrpc_gate::read_body(request.into_body()).await;
         let error = token.is_some().then_some("invalid_token");
         let mut response = (
             StatusCode::UNAUTHORIZED,
@@ -483,7 +483,7 @@ async fn scope_gate(State(state): State<App>, request: Request, next: Next) -> R
         return next.run(request).await;
     };
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, jsonrpc_gate::MAX_BODY_BYTES).await else {
+    let Some(bytes) = jsonrpc_gate::read_body(body).await else {
         return jsonrpc_gate::too_large().into_response();
     };
     let needed = serde_json::from_slice::<Value>(&bytes).ok().and_then(|m| {

@@ -10,7 +10,8 @@
 //!   any other request whose params the protocol's schema refuses: `-32602` (invalid params),
 //!   with the request's id, so the client can tie it to its call;
 //! - a message that is not a JSON-RPC request, notification or response: `-32600`;
-//! - a body over 4 MiB: `-32600`, HTTP 413, saying the limit.
+//! - a body over 4 MiB: `-32600`, HTTP 413, saying the limit — once the client has sent it
+//!   (up to 16 MiB more is read and thrown away), so that it reads the refusal.
 //!
 //! Only `POST` with a JSON content type is read; the transport keeps answering the rest.
 
@@ -24,6 +25,32 @@ use serde_json::{Value, json};
 
 /// The largest body read (the transport's own limit).
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// How much more of an oversized body is read, and thrown away, before it is refused: a
+/// client still sending when the refusal went out would meet a reset connection instead of
+/// the JSON-RPC error. Past this the connection is cut, as before.
+const DRAIN_BYTES: usize = 4 * MAX_BODY_BYTES;
+
+/// A message's body, when it holds at most [`MAX_BODY_BYTES`]; `None` when it holds more (or
+/// cannot be read), after reading on (up to [`DRAIN_BYTES`] more, within the request's body
+/// deadline) so that the client finishes sending and reads the refusal. What is over the
+/// limit is never kept.
+pub async fn read_body(body: Body) -> Option<Bytes> {
+    use futures::StreamExt;
+    let mut chunks = body.into_data_stream();
+    let mut kept = Vec::new();
+    let mut seen = 0usize;
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.ok()?;
+        seen = seen.saturating_add(chunk.len());
+        if seen <= MAX_BODY_BYTES {
+            kept.extend_from_slice(&chunk);
+        } else if seen > MAX_BODY_BYTES + DRAIN_BYTES {
+            return None;
+        }
+    }
+    (seen <= MAX_BODY_BYTES).then(|| Bytes::from(kept))
+}
 
 /// How much of a parser's message is quoted back (it may echo the caller's text).
 const DETAIL_CHARS: usize = 160;
@@ -108,9 +135,7 @@ pub async fn refuse_malformed(request: Request, next: Next) -> Response {
     if let Some(requested) = unsupported_version(&request) {
         // The refusal names the request it answers, so the body is read for its id.
         let id = if request.method() == Method::POST {
-            let body = axum::body::to_bytes(request.into_body(), MAX_BODY_BYTES)
-                .await
-                .unwrap_or_default();
+            let body = read_body(request.into_body()).await.unwrap_or_default();
             serde_json::from_slice::<Value>(&body)
                 .ok()
                 .and_then(|m| m.get("id").cloned())
@@ -125,7 +150,7 @@ pub async fn refuse_malformed(request: Request, next: Next) -> Response {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+    let Some(bytes) = read_body(body).await else {
         return too_large().into_response();
     };
     match check(&bytes) {
@@ -242,6 +267,38 @@ pub fn check(body: &Bytes) -> Result<(), Rejection> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body sent in 64 KiB chunks, `total` bytes in all, and how many were taken from it.
+    fn chunked(total: usize) -> (Body, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::Ordering;
+        let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = taken.clone();
+        let chunk = 64 * 1024;
+        let chunks = (0..total.div_ceil(chunk)).map(move |i| {
+            let size = chunk.min(total - i * chunk);
+            counter.fetch_add(size, Ordering::SeqCst);
+            Ok::<_, std::io::Error>(Bytes::from(vec![b' '; size]))
+        });
+        (Body::from_stream(futures::stream::iter(chunks)), taken)
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_read_to_its_end_but_not_kept() {
+        use std::sync::atomic::Ordering;
+        let (at_limit, _) = chunked(MAX_BODY_BYTES);
+        assert_eq!(
+            read_body(at_limit).await.map(|b| b.len()),
+            Some(MAX_BODY_BYTES)
+        );
+        // Over it: refused, after the client has sent it all (so it reads the refusal).
+        let (over, taken) = chunked(5 * 1024 * 1024);
+        assert_eq!(read_body(over).await, None);
+        assert_eq!(taken.load(Ordering::SeqCst), 5 * 1024 * 1024);
+        // Far over it: not read to the end.
+        let (huge, taken) = chunked(64 * 1024 * 1024);
+        assert_eq!(read_body(huge).await, None);
+        assert!(taken.load(Ordering::SeqCst) <= MAX_BODY_BYTES + DRAIN_BYTES + 64 * 1024);
+    }
 
     fn code(body: &str) -> Option<(u16, i64, Value)> {
         check(&Bytes::from(body.to_owned()))
