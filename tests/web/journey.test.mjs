@@ -279,7 +279,9 @@ for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]].filter((
     const moverKm = Number(await mover.getAttribute('data-sig'));
     await mover.locator('input[id$=-end]').fill(String(n > 1 ? (moverKm + Number(nearKm) + 0.3).toFixed(1) : (Number(nearKm) - 0.3).toFixed(1)));
     await mover.locator('form:has(input[id$=-end]) button[type=submit]').click();
-    await waitFor(async () => /detour of day \d+ moves to day \d+/.test(await page.textContent('#toast')), 'the save naming the moved detour');
+    let toastText = '';
+    await waitFor(async () => /detour of day \d+ moves to day \d+/.test(toastText = await page.textContent('#toast')),
+      () => `the save naming the moved detour (near km ${nearKm} of day ${nearDay}; the page said "${toastText}")`);
     await waitFor(async () => (await day(page, holder).locator('[id$=-detour-now]').count()) === 1, `day ${holder} riding the detour`);
     const holderId = await stageOf(page, holder);
     await openDay(page, holder);

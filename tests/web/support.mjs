@@ -13,13 +13,14 @@ export function launchChromium() {
   });
 }
 
-/// `fn()`'s first truthy answer, polled every 100 ms; fails naming `what` after `ms`.
+/// `fn()`'s first truthy answer, polled every 100 ms; fails naming `what` after `ms` (a
+/// function is asked then, so the failure can say what was seen instead).
 export async function waitFor(fn, what, ms = 45000) {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
     if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`timed out waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

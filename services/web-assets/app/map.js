@@ -134,16 +134,28 @@ export function drawMap(el, lines, stages) {
       const at = points.get(stageId);
       if (at) map.setView(at, 13, { animate: false });
     },
-    /// The riding day nearest to a point and the km along it.
+    /// The riding day nearest to a point and the km along it, measured to the point's foot
+    /// on the nearest stretch of line (not its nearest vertex: a simplified line keeps a
+    /// vertex only where it bends, so on a straight kilometre the vertex can lie far off
+    /// the point the rider meant, and "Near km" would say so).
     nearest(at) {
+      const tap = map.latLngToLayerPoint(at);
       let best = null;
       for (const day of riding) {
         let km = 0;
         for (const piece of day.pieces && day.pieces.length ? day.pieces : [day.points]) {
           for (let i = 0; i < piece.length; i += 1) {
+            const a = L.latLng(piece[i]);
+            let foot = a, along = 0;
+            if (i > 0) {
+              const from = L.latLng(piece[i - 1]);
+              const point = L.LineUtil.closestPointOnSegment(tap, map.latLngToLayerPoint(from), map.latLngToLayerPoint(a));
+              foot = map.layerPointToLatLng(point);
+              along = map.distance(from, foot) / 1000;
+            }
+            const d = map.distance(foot, at);
+            if (!best || d < best.d) best = { d, stageId: day.stageId, dayNumber: day.dayNumber, km: km + along };
             if (i > 0) km += map.distance(piece[i - 1], piece[i]) / 1000;
-            const d = map.distance(piece[i], at);
-            if (!best || d < best.d) best = { d, stageId: day.stageId, dayNumber: day.dayNumber, km };
           }
         }
       }
