@@ -1,10 +1,15 @@
-//! What the benchmarks share: latency percentiles, the one report line, and the event store a
-//! benchmark runs on.
+//! What the benchmarks share: latency percentiles, the one report line, the event store a
+//! benchmark runs on, and the server it starts with a token to call it with.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
+use etappe_app::App;
+use etappe_app::identity::Scope;
 use etappe_events::{PostgresStore, SqliteStore, Store};
+use etappe_services::config::Config;
+use etappe_services::startup::Application;
 
 use etappe_tests::TempDir;
 
@@ -45,4 +50,38 @@ pub(crate) async fn open_store(
             "sqlite",
         )),
     }
+}
+
+/// Points a benchmark server at PostgreSQL when `DATABASE_URL` is set and `sqlite` is not
+/// asked for; answers the name of the store it runs on.
+pub(crate) fn choose_store(config: &mut Config, sqlite: bool) -> &'static str {
+    if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
+        config.work.database_url = Some(url);
+    }
+    if config.work.database_url.is_some() {
+        "postgres"
+    } else {
+        "sqlite"
+    }
+}
+
+/// Starts Etappe with `config` in this process, serving in the background; answers its base
+/// URL and its application layer (for accounts and tokens made without HTTP).
+pub(crate) async fn serve(config: &Config) -> anyhow::Result<(String, App)> {
+    let app = Application::build(config)
+        .await
+        .context("starting Etappe")?;
+    let base = format!("http://{}", app.local_addr()?);
+    let state = app.app().clone();
+    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    Ok((base, state))
+}
+
+/// A new account's bearer token with every scope.
+pub(crate) async fn bench_token(app: &App) -> anyhow::Result<String> {
+    let identity = app.identity();
+    let user = identity
+        .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
+        .await?;
+    Ok(identity.create_token(user, &Scope::ALL, "bench").await?)
 }

@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use etappe_services::config::Config;
-use etappe_services::startup::Application;
 use serde_json::json;
 
-use crate::common::report;
+use crate::common::{bench_token, choose_store, report, serve};
 use etappe_tests::temp_dir;
 
 const MCP_PROTOCOL_VERSION: &str = "2025-11-25";
@@ -196,31 +195,12 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
     // The server is measured, not its budgets.
     config.budgets = etappe_services::config::BudgetSettings::unlimited();
     config.work.allowed_source_hosts = vec!["127.0.0.1".into()];
-    if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
-        config.work.database_url = Some(url);
-    }
-    let backend = if config.work.database_url.is_some() {
-        "postgres"
-    } else {
-        "sqlite"
-    };
-    let app = Application::build(&config)
-        .await
-        .context("starting Etappe")?;
-    let base = format!("http://{}", app.local_addr()?);
-    let identity = app.app().identity().clone();
+    let backend = choose_store(&mut config, sqlite);
+    let (base, app) = serve(&config).await?;
     let mut tokens = Vec::with_capacity(trips);
     for _ in 0..trips {
-        let user = identity
-            .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
-            .await?;
-        tokens.push(
-            identity
-                .create_token(user, &etappe_app::identity::Scope::ALL, "bench")
-                .await?,
-        );
+        tokens.push(bench_token(&app).await?);
     }
-    tokio::spawn(app.run_until_stopped(std::future::pending()));
 
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(256)

@@ -11,10 +11,9 @@ use std::time::Duration;
 use anyhow::Context;
 use etappe_app::authorization::{AuthorizeParams, s256};
 use etappe_services::config::{BudgetSettings, Config, OAuthSettings};
-use etappe_services::startup::Application;
 use serde_json::json;
 
-use crate::common::report;
+use crate::common::{choose_store, report, serve};
 use etappe_tests::temp_dir;
 
 const REDIRECT: &str = "http://127.0.0.1:47999/callback";
@@ -85,20 +84,8 @@ pub async fn run(rate: u64, seconds: u64, sqlite: bool) -> anyhow::Result<()> {
     config.db_max_connections = 32;
     config.budgets = BudgetSettings::unlimited();
     config.oauth = OAuthSettings::unlimited();
-    if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
-        config.work.database_url = Some(url);
-    }
-    let backend = if config.work.database_url.is_some() {
-        "postgres"
-    } else {
-        "sqlite"
-    };
-    let app = Application::build(&config)
-        .await
-        .context("starting Etappe")?;
-    let base = format!("http://{}", app.local_addr()?);
-    let state = app.app().clone();
-    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    let backend = choose_store(&mut config, sqlite);
+    let (base, state) = serve(&config).await?;
     let auth = Arc::clone(state.authorization());
     let client_id = auth
         .register(&json!({"client_name": "bench", "redirect_uris": [REDIRECT]}))

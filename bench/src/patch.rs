@@ -6,10 +6,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use etappe_services::config::Config;
-use etappe_services::startup::Application;
 use serde_json::json;
 
-use crate::common::report;
+use crate::common::{bench_token, choose_store, report, serve};
 use etappe_tests::temp_dir;
 
 /// Sends `PATCH /trips/{id}` at `rate` per second for `seconds`, spread over `trips` trips.
@@ -19,26 +18,9 @@ pub async fn run(rate: u64, seconds: u64, trips: usize, sqlite: bool) -> anyhow:
     config.db_max_connections = 32;
     // The server is measured, not its budgets.
     config.budgets = etappe_services::config::BudgetSettings::unlimited();
-    if !sqlite && let Ok(url) = std::env::var("DATABASE_URL") {
-        config.work.database_url = Some(url);
-    }
-    let backend = if config.work.database_url.is_some() {
-        "postgres"
-    } else {
-        "sqlite"
-    };
-    let app = Application::build(&config)
-        .await
-        .context("starting Etappe")?;
-    let base = format!("http://{}", app.local_addr()?);
-    let identity = app.app().identity().clone();
-    let user = identity
-        .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
-        .await?;
-    let token = identity
-        .create_token(user, &etappe_app::identity::Scope::ALL, "bench")
-        .await?;
-    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    let backend = choose_store(&mut config, sqlite);
+    let (base, app) = serve(&config).await?;
+    let token = bench_token(&app).await?;
 
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(256)

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::common::{bench_token, serve};
 use anyhow::Context;
 use etappe_services::config::Config;
-use etappe_services::startup::Application;
 use serde_json::{Value, json};
 
 use etappe_tests::temp_dir;
@@ -93,18 +93,8 @@ pub async fn run(extract: &Path, route: &str, runs: usize, max_leg_km: f64) -> a
     config.work.upstreams.router_max_leg_km = max_leg_km;
     config.work.upstreams.elevation_url = Some(elevation_url);
     config.work.upstreams.timeout_secs = 120;
-    let app = Application::build(&config)
-        .await
-        .context("starting Etappe")?;
-    let base = format!("http://{}", app.local_addr()?);
-    let identity = app.app().identity().clone();
-    let user = identity
-        .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
-        .await?;
-    let token = identity
-        .create_token(user, &etappe_app::identity::Scope::ALL, "bench")
-        .await?;
-    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    let (base, app) = serve(&config).await?;
+    let token = bench_token(&app).await?;
     let client = reqwest::Client::new();
     let (from, to) = (places[0].clone(), places[places.len() - 1].clone());
     let via: Vec<Value> = places[1..places.len() - 1].to_vec();

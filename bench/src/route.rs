@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::common::{bench_token, serve};
 use anyhow::Context;
 use etappe_services::config::Config;
-use etappe_services::startup::Application;
 use serde_json::json;
 
 use etappe_tests::temp_dir;
@@ -82,18 +82,8 @@ pub async fn run(options: Options) -> anyhow::Result<()> {
     } else {
         "embedded defaults"
     };
-    let app = Application::build(&config)
-        .await
-        .context("starting Etappe")?;
-    let base = format!("http://{}", app.local_addr()?);
-    let identity = app.app().identity().clone();
-    let user = identity
-        .ensure_user(&format!("bench-{}@example.org", uuid::Uuid::now_v7()))
-        .await?;
-    let token = identity
-        .create_token(user, &etappe_app::identity::Scope::ALL, "bench")
-        .await?;
-    tokio::spawn(app.run_until_stopped(std::future::pending()));
+    let (base, app) = serve(&config).await?;
+    let token = bench_token(&app).await?;
     let client = reqwest::Client::new();
     if servers {
         // Let the worker processes connect before timing.

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod domain;
+pub mod inputs;
 pub mod views;
 
 use serde::Serialize;

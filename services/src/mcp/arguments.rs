@@ -3,15 +3,13 @@
 //! rule that refuses a value cannot drift) and the day edit's fields.
 
 use etappe_domain::trip::plan::MAX_VIA;
-use etappe_domain::trip::settings::{
-    AVERAGE_SPEED, DAYS, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
-    SettingField, TITLE_MAX_CHARS, TripSettings,
-};
+use etappe_domain::trip::settings::{SettingField, TripSettings};
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::schema::{self, Detail, Field, Kind, field};
+use crate::openapi::inputs;
 
 /// One argument of a tool: its name, its type (ranges, enums and formats as schema
 /// keywords, see [`schema`]), and a description only where those do not say it all.
@@ -46,7 +44,8 @@ impl Serialize for Arg {
 }
 
 /// Each setting's `default`, read from the domain's own defaults (what a trip created
-/// without the setting gets).
+/// without the setting gets), and its sentence from the one catalogue, which `tools/list`
+/// has no room for.
 fn with_defaults(schema: &mut Value) {
     let Ok(Value::Object(defaults)) = serde_json::to_value(TripSettings::default()) else {
         return;
@@ -57,6 +56,14 @@ fn with_defaults(schema: &mut Value) {
     for (name, property) in properties.iter_mut() {
         if let Some(default) = defaults.get(name).filter(|d| !d.is_null()) {
             property["default"] = default.clone();
+        }
+        let about = SettingField::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .map(|f| inputs::setting(f).about)
+            .unwrap_or_default();
+        if !about.is_empty() {
+            property["description"] = json!(about);
         }
     }
 }
@@ -81,6 +88,17 @@ pub(super) const fn required(name: &'static str, kind: Kind, description: &'stat
     }
 }
 
+/// An optional argument of a field's kind, unit and nullability.
+const fn as_arg(field: Field) -> Arg {
+    Arg {
+        name: field.name,
+        kind: field.kind,
+        description: field.description,
+        required: false,
+        nullable: field.nullable,
+    }
+}
+
 /// Ids are plain strings: a malformed one is answered like a missing one.
 const ID: Kind = Kind::Text { min: 0, max: 0 };
 pub(super) const TRIP_ID: Arg = required("id", ID, "");
@@ -97,55 +115,12 @@ pub(super) const VERSION: Arg = required(
 /// The token of a confirmation challenge (its name says it; each tool's help says when).
 pub(super) const TOKEN: Arg = arg("confirmationToken", Kind::Text { min: 0, max: 0 }, "");
 
-/// The wire names of `AccommodationType::ALL` (a test holds them equal: `as_str` is not
-/// `const`).
-pub const ACCOMMODATION_TYPES: [&str; 7] = [
-    "camp_site",
-    "hostel",
-    "alpine_hut",
-    "chalet",
-    "guest_house",
-    "hotel",
-    "wilderness_hut",
-];
+pub use crate::openapi::inputs::ACCOMMODATION_TYPES;
 
-/// The wire names of the domain's `NightsMode::ALL` (a test holds them equal).
-pub(crate) const NIGHTS_MODES: [&str; 2] = ["anywhere", "at_accommodation"];
-
-/// A setting as the agent surface types it, by the domain's field list: a new setting does
-/// not compile until it is described here (as in the REST schema). Dates take `null`, which
-/// clears one on an update.
-const fn setting(field: SettingField) -> Field {
-    let kind = match field {
-        SettingField::Title => Kind::Text {
-            min: 1,
-            max: TITLE_MAX_CHARS as u32,
-        },
-        SettingField::StartDate | SettingField::EndDate => Kind::Date { nullable: true },
-        SettingField::FatigueFactor => Kind::Number(FATIGUE_FACTOR),
-        SettingField::ElevationPenalty => Kind::Number(ELEVATION_PENALTY),
-        SettingField::MaxDistancePerDay => Kind::Number(MAX_DISTANCE_PER_DAY),
-        SettingField::AverageSpeed => Kind::Number(AVERAGE_SPEED),
-        SettingField::DepartureHour => Kind::Integer {
-            min: DEPARTURE_HOUR.min as i64,
-            max: DEPARTURE_HOUR.max as i64,
-        },
-        SettingField::EbikeMode => Kind::Boolean,
-        SettingField::EnabledAccommodationTypes => Kind::AnyOf(&ACCOMMODATION_TYPES),
-        SettingField::Nights => Kind::OneOf(&NIGHTS_MODES),
-        SettingField::Days => Kind::Integer {
-            min: DAYS.min as i64,
-            max: DAYS.max as i64,
-        },
-    };
-    // Only where the name and the keywords do not say it all.
-    let description = match field {
-        SettingField::MaxDistancePerDay => "km",
-        SettingField::AverageSpeed => "km/h",
-        SettingField::ElevationPenalty => "m climbed = 1 km",
-        _ => "",
-    };
-    schema::field(field.name(), kind, description)
+/// A setting as the agent surface types it: the one description of it (`openapi::inputs`),
+/// with its unit as its only words.
+const fn setting(which: SettingField) -> Field {
+    inputs::setting(which).field
 }
 
 /// The title where tokens are tight (`create_trip`): without length keywords, the domain
@@ -163,7 +138,11 @@ pub(super) const CREATE_SETTINGS: [Field; 6] = [
     date("startDate", false),
     date("endDate", false),
     setting(SettingField::MaxDistancePerDay),
-    setting(SettingField::Days),
+    // On a creation `null` is "left out": nothing to clear, so not published.
+    Field {
+        nullable: false,
+        ..setting(SettingField::Days)
+    },
     setting(SettingField::Nights),
 ];
 
@@ -264,19 +243,9 @@ pub(super) const EDIT_ARGS: [Arg; 9] = [
     required("action", Kind::OneOf(EDIT_ACTIONS), ""),
     VERSION,
     STAGE_ID,
-    arg("distance", Kind::Number(schema::POSITIVE), ""),
-    arg("endPoint", Kind::Point, ""),
-    Arg {
-        name: "label",
-        // The domain's limit; an empty label clears, as null does.
-        kind: Kind::Text {
-            min: 0,
-            max: etappe_domain::trip::edits::LABEL_MAX_CHARS as u32,
-        },
-        description: "",
-        required: false,
-        nullable: true,
-    },
+    as_arg(inputs::DAY_END_FIELDS[0].0),
+    as_arg(inputs::DAY_END_FIELDS[1].0),
+    as_arg(inputs::DAY_END_FIELDS[2].0),
     arg(
         "toIndex",
         Kind::Integer {

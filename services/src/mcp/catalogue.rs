@@ -192,7 +192,6 @@ fn etappe_help<'a>(call: &'a Call<'_>) -> Run<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use etappe_domain::trip::settings::AccommodationType;
 
     #[test]
     fn the_published_edit_actions_are_the_domains() {
@@ -206,18 +205,5 @@ mod tests {
         use etappe_domain::trip::plan::RideProfile;
         let domain: Vec<&str> = RideProfile::ALL.iter().map(|p| p.as_str()).collect();
         assert_eq!(domain, PROFILES);
-    }
-
-    #[test]
-    fn the_published_nights_modes_are_the_domains() {
-        use etappe_domain::trip::settings::NightsMode;
-        let domain: Vec<&str> = NightsMode::ALL.iter().map(|m| m.as_str()).collect();
-        assert_eq!(domain, super::super::arguments::NIGHTS_MODES);
-    }
-
-    #[test]
-    fn the_published_accommodation_types_are_the_domains() {
-        let domain: Vec<&str> = AccommodationType::ALL.iter().map(|t| t.as_str()).collect();
-        assert_eq!(domain, ACCOMMODATION_TYPES);
     }
 }

@@ -7,59 +7,10 @@
 //! Kept lean on purpose: `tools/list` is paid for in every conversation (2,400 o200k tokens
 //! for all, 260 per tool), so a keyword stands in for prose wherever it says the same thing.
 
-use etappe_domain::trip::settings::Range;
 use serde_json::{Map, Value, json};
 
-/// The type of an argument (or of a field of an object argument).
-#[derive(Clone, Copy, Debug)]
-pub enum Kind {
-    /// A string of `min..=max` characters (`max` 0: no maximum).
-    Text {
-        min: u32,
-        max: u32,
-    },
-    /// A string with a format (`uuid`, `uri`).
-    Format(&'static str),
-    /// A `YYYY-MM-DD` date; `nullable` where `null` clears it.
-    Date {
-        nullable: bool,
-    },
-    /// A whole number in `min..=max`.
-    Integer {
-        min: i64,
-        max: i64,
-    },
-    /// A number in a domain range.
-    Number(Range),
-    Boolean,
-    /// One of these strings.
-    OneOf(&'static [&'static str]),
-    /// Any of these strings, each at most once.
-    AnyOf(&'static [&'static str]),
-    /// A list of at most `max` non-empty strings (`max` published by `etappe_help` only).
-    List {
-        max: u32,
-    },
-    /// `{lat, lon}`.
-    Point,
-    /// An object of exactly these fields (none required).
-    Object(&'static [Field]),
-    /// The same object, published by name only: `tools/list` names the fields (with the
-    /// accepted values where they are words) and `etappe_help` gives each its full schema.
-    /// For the one object too large to type in every conversation (`update_trip_settings`'
-    /// twelve settings); the handler refuses a bad value by name and range all the same.
-    Named(&'static [Field]),
-}
-
-impl Kind {
-    /// The fields of an object argument, however it is published.
-    pub fn fields(self) -> Option<&'static [Field]> {
-        match self {
-            Kind::Object(fields) | Kind::Named(fields) => Some(fields),
-            _ => None,
-        }
-    }
-}
+use crate::openapi::inputs;
+pub use crate::openapi::inputs::{Field, Kind, LAT, LON, POSITIVE, field};
 
 /// How much of a schema to publish: what `tools/list` carries in every conversation, or the
 /// whole of it, which `etappe_help` answers on demand.
@@ -68,46 +19,6 @@ pub enum Detail {
     Lean,
     Full,
 }
-
-/// A field of an object argument.
-#[derive(Clone, Copy, Debug)]
-pub struct Field {
-    pub name: &'static str,
-    pub kind: Kind,
-    /// Only where the name and the keywords do not say it all.
-    pub description: &'static str,
-    /// Whether `null` is accepted too (it clears the value).
-    pub nullable: bool,
-}
-
-/// A field that is not nullable.
-pub const fn field(name: &'static str, kind: Kind, description: &'static str) -> Field {
-    Field {
-        name,
-        kind,
-        description,
-        nullable: false,
-    }
-}
-
-/// Latitude, degrees.
-pub const LAT: Range = Range {
-    min: -90.0,
-    max: 90.0,
-    min_inclusive: true,
-};
-/// Longitude, degrees.
-pub const LON: Range = Range {
-    min: -180.0,
-    max: 180.0,
-    min_inclusive: true,
-};
-/// A positive number (no upper bound).
-pub const POSITIVE: Range = Range {
-    min: 0.0,
-    max: f64::MAX,
-    min_inclusive: false,
-};
 
 fn number(n: f64) -> Value {
     // Whole bounds print as integers: `30`, not `30.0` (fewer tokens, same meaning).
@@ -141,27 +52,8 @@ pub fn render_at(detail: Detail, kind: Kind, description: &str, nullable: bool) 
         Kind::Format(format) => json!({"type": "string", "format": format}),
         Kind::Date { nullable: true } => nullable_of(&json!({"type": "string", "format": "date"})),
         Kind::Date { nullable: false } => json!({"type": "string", "format": "date"}),
-        Kind::Integer { min, max } => {
-            let mut s = json!({"type": "integer", "minimum": min});
-            // `i64::MAX` means no upper bound worth publishing.
-            if max < i64::MAX {
-                s["maximum"] = json!(max);
-            }
-            s
-        }
-        Kind::Number(range) => {
-            let mut s = json!({"type": "number"});
-            let bound = if range.min_inclusive {
-                "minimum"
-            } else {
-                "exclusiveMinimum"
-            };
-            s[bound] = number(range.min);
-            if range.max < f64::MAX {
-                s["maximum"] = number(range.max);
-            }
-            s
-        }
+        Kind::Integer { min, max } => inputs::integer_keywords(min, max),
+        Kind::Number(range) => inputs::number_keywords(range, number),
         Kind::Boolean => json!({"type": "boolean"}),
         Kind::OneOf(values) => json!({"type": "string", "enum": values}),
         Kind::AnyOf(values) => {

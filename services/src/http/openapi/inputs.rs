@@ -12,18 +12,15 @@ use std::borrow::Cow;
 use chrono::{Datelike, NaiveDate};
 use etappe_domain::text::{LINK_MAX_BYTES, NAME_MAX_CHARS};
 use etappe_domain::trip::SCAN_RADIUS_KM;
-use etappe_domain::trip::edits::LABEL_MAX_CHARS;
 use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
 use etappe_domain::trip::plan::{MAX_VIA, PLACE_NAME_MAX_CHARS, RideProfile};
-use etappe_domain::trip::settings::{
-    AVERAGE_SPEED, DAYS, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
-    NightsMode, Range, SettingField, TITLE_MAX_CHARS, TripSettings,
-};
+use etappe_domain::trip::settings::{SettingField, TripSettings};
 use etappe_domain::trip::source::SOURCE_URL_MAX_CHARS;
 use serde_json::{Map, Value, json};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
+use crate::openapi::inputs::{self, ACCOMMODATION_TYPES, Kind, LAT, LON};
 use crate::openapi::schema;
 
 /// An `If-Match` the server evaluates: `*`, or one or more strong ETags (`"3"`, `"3", "4"`).
@@ -40,21 +37,12 @@ const SOURCE_URL_PATTERN: &str = r"^\s*[Hh][Tt][Tt][Pp][Ss]://[A-Za-z][A-Za-z0-9
 const VISIBLE: &str = r"[^\s\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]";
 
 /// Latitude and longitude as the parsers check them (on the globe).
-fn coordinate(max: f64, nullable: bool) -> Value {
-    let kind = if nullable {
-        json!(["number", "null"])
-    } else {
-        json!("number")
-    };
-    json!({"type": kind, "minimum": -max, "maximum": max})
-}
-
 fn latitude() -> Value {
-    coordinate(90.0, false)
+    strict(Kind::Number(LAT), false)
 }
 
 fn longitude() -> Value {
-    coordinate(180.0, false)
+    strict(Kind::Number(LON), false)
 }
 
 /// A `YYYY-MM-DD` date in the years that lie wholly inside the window the parser accepts
@@ -83,86 +71,101 @@ pub(crate) fn trip_date_pattern(today: NaiveDate) -> String {
     )
 }
 
-/// A number in one of the domain's ranges.
-fn number_in(range: Range, default: f64, description: &str) -> Value {
-    let mut s = json!({"type": "number", "maximum": range.max, "default": default,
-        "description": description});
-    let key = if range.min_inclusive {
-        "minimum"
-    } else {
-        "exclusiveMinimum"
+/// A field of the one input catalogue (`openapi::inputs`) as the document states it: exactly
+/// as strict as the parser behind it (a name must keep a visible character, a date lies in
+/// the accepted years, a list of words has at least one), `null` in the type where it is
+/// accepted.
+fn strict(kind: Kind, nullable: bool) -> Value {
+    let mut s = match kind {
+        Kind::Text { min, max } => {
+            let mut s = json!({"type": "string"});
+            if min > 0 {
+                s["minLength"] = json!(min);
+                s["pattern"] = json!(VISIBLE);
+            }
+            if max > 0 {
+                s["maxLength"] = json!(max);
+            }
+            s
+        }
+        Kind::Format(format) => json!({"type": "string", "format": format}),
+        Kind::Date { nullable } => {
+            // `null` clears a date on an update (and is "absent" on a creation).
+            let kind = if nullable {
+                json!(["string", "null"])
+            } else {
+                json!("string")
+            };
+            json!({"type": kind, "format": "date",
+                "pattern": trip_date_pattern(chrono::Utc::now().date_naive())})
+        }
+        Kind::Integer { min, max } => inputs::integer_keywords(min, max),
+        Kind::Number(range) => inputs::number_keywords(range, |n| json!(n)),
+        Kind::Boolean => json!({"type": "boolean"}),
+        Kind::OneOf(values) => json!({"type": "string", "enum": values}),
+        // Duplicates are accepted and dropped, so the schema does not ask for unique items;
+        // the accommodation types are a component of the document, named there once.
+        Kind::AnyOf(values) => {
+            let items = if values == ACCOMMODATION_TYPES {
+                json!({"$ref": "#/components/schemas/AccommodationType"})
+            } else {
+                json!({"enum": values})
+            };
+            json!({"type": "array", "minItems": 1, "items": items})
+        }
+        Kind::List { max } => json!({"type": "array", "maxItems": max,
+            "items": {"type": "string", "minLength": 1}}),
+        Kind::Point => json!({"type": "object", "required": ["lat", "lon"],
+            "additionalProperties": false,
+            "properties": {"lat": latitude(), "lon": longitude(),
+                "ele": {"description": "Accepted and ignored: the route's own is used."}}}),
+        Kind::Object(fields) | Kind::Named(fields) => {
+            let properties: Map<String, Value> = fields
+                .iter()
+                .map(|f| (f.name.to_owned(), strict(f.kind, f.nullable)))
+                .collect();
+            json!({"type": "object", "properties": properties, "additionalProperties": false})
+        }
     };
-    s[key] = json!(range.min);
+    if nullable {
+        s = or_null(s);
+    }
     s
 }
 
-/// One setting's schema, by the domain's field list (a new field does not compile until
-/// it is described here).
-fn setting(field: SettingField, nulls: NullMeans) -> Value {
-    let d = TripSettings::default();
-    let mut s = match field {
-        SettingField::Title => json!({
-            "type": "string", "minLength": 1, "maxLength": TITLE_MAX_CHARS,
-            "pattern": VISIBLE,
-            "description": "The trip's name. Control characters are removed; it must keep one visible character."}),
-        SettingField::StartDate | SettingField::EndDate => {
-            let description = if field == SettingField::StartDate {
-                "First day (YYYY-MM-DD), at most a year ago and at most ten years ahead. A trip whose start date is today or earlier (UTC) is locked."
-            } else {
-                "Last day (YYYY-MM-DD), after startDate. With both dates the trip has endDate − startDate + 1 days."
-            };
-            // `null` clears a date on an update (and is "absent" on a creation).
-            json!({"type": ["string", "null"], "format": "date",
-                "pattern": trip_date_pattern(chrono::Utc::now().date_naive()),
-                "description": description})
-        }
-        SettingField::FatigueFactor => number_in(
-            FATIGUE_FACTOR,
-            d.fatigue_factor,
-            "Each day is this fraction of the day before.",
-        ),
-        SettingField::ElevationPenalty => number_in(
-            ELEVATION_PENALTY,
-            d.elevation_penalty,
-            "Metres of climbing that count as one kilometre.",
-        ),
-        SettingField::MaxDistancePerDay => number_in(
-            MAX_DISTANCE_PER_DAY,
-            d.max_distance_per_day,
-            "Kilometres of effort, a hard cap per day: a day's distance plus its climbing over elevationPenalty (flat days ride exactly this far, hilly ones less).",
-        ),
-        SettingField::AverageSpeed => {
-            number_in(AVERAGE_SPEED, d.average_speed, "km/h, for arrival times.")
-        }
-        SettingField::DepartureHour => json!({
-            "type": "integer", "minimum": DEPARTURE_HOUR.min, "maximum": DEPARTURE_HOUR.max,
-            "default": d.departure_hour, "description": "Local hour the rider sets off."}),
-        SettingField::EbikeMode => json!({"type": "boolean", "default": d.ebike_mode}),
-        // Duplicates are accepted and dropped, so the schema does not ask for unique items.
-        SettingField::EnabledAccommodationTypes => json!({
-            "type": "array", "minItems": 1,
-            "items": {"$ref": "#/components/schemas/AccommodationType"},
-            "description": "Which kinds of places to sleep a scan looks for, in order of preference (with nights at_accommodation the first type wins a tie). Default: all."}),
-        SettingField::Days => json!({
-            "type": ["integer", "null"], "minimum": DAYS.min, "maximum": DAYS.max,
-            "description": "How many days, without dates (\"in 6 days\"): the route is cut into exactly that many. With both dates set, the dates decide; null lets maxDistancePerDay decide."}),
-        SettingField::Nights => json!({
-            "type": "string",
-            "enum": NightsMode::ALL.map(NightsMode::as_str),
-            "default": d.nights.as_str(),
-            "description": "Where each day ends: anywhere (by distance and climbing), or at_accommodation (at a place to sleep of the enabled types near each day's planned end, chosen by Etappe; needs an OpenStreetMap source)."}),
+/// `schema` with `null` added to its type.
+fn or_null(mut schema: Value) -> Value {
+    let mut kinds: Vec<Value> = match schema["type"].take() {
+        Value::Array(a) => a,
+        other => vec![other],
     };
+    if !kinds.contains(&json!("null")) {
+        kinds.push(json!("null"));
+    }
+    schema["type"] = Value::Array(kinds);
+    schema
+}
+
+/// One setting's schema, from the one catalogue (a new field does not compile until it is
+/// described there), with the domain's default where it is a value a client may send.
+fn setting(field: SettingField, nulls: NullMeans) -> Value {
+    let described = inputs::setting(field);
+    let mut s = strict(described.field.kind, described.field.nullable);
+    if !described.about.is_empty() {
+        s["description"] = json!(described.about);
+    }
+    let defaults = serde_json::to_value(TripSettings::default()).unwrap_or_default();
+    let plain = matches!(
+        described.field.kind,
+        Kind::Number(_) | Kind::Integer { .. } | Kind::Boolean | Kind::OneOf(_)
+    );
+    match defaults.get(field.name()) {
+        Some(default) if plain && !default.is_null() => s["default"] = default.clone(),
+        _ => {}
+    }
     if nulls == NullMeans::Absent {
         // On a creation `null` reads as "left out", whatever the field.
-        let kind = s["type"].clone();
-        let mut kinds: Vec<Value> = match kind {
-            Value::Array(a) => a,
-            other => vec![other],
-        };
-        if !kinds.contains(&json!("null")) {
-            kinds.push(json!("null"));
-        }
-        s["type"] = Value::Array(kinds);
+        s = or_null(s);
     }
     s
 }
@@ -250,25 +253,14 @@ fn update_settings() -> Value {
 /// Where a day ends: `distance` km from its start, or the route point nearest `endPoint` —
 /// one of them, not both.
 fn boundary_properties() -> Map<String, Value> {
-    let mut p = Map::new();
-    p.insert(
-        "distance".into(),
-        json!({"type": "number", "exclusiveMinimum": 0,
-            "description": "km from the day's start where it (or its first half) ends"}),
-    );
-    p.insert(
-        "endPoint".into(),
-        json!({"type": "object", "required": ["lat", "lon"], "additionalProperties": false,
-            "properties": {"lat": latitude(), "lon": longitude(),
-                "ele": {"description": "Accepted and ignored: the route's own is used."}},
-            "description": "The route point nearest this one becomes the day's end"}),
-    );
-    p.insert(
-        "label".into(),
-        json!({"type": ["string", "null"], "maxLength": LABEL_MAX_CHARS,
-            "description": "The rider's name for the day; null or blank clears it"}),
-    );
-    p
+    inputs::DAY_END_FIELDS
+        .iter()
+        .map(|(field, about)| {
+            let mut s = strict(field.kind, field.nullable);
+            s["description"] = json!(about);
+            (field.name.to_owned(), s)
+        })
+        .collect()
 }
 
 const NOT_BOTH: &str = "give distance or endPoint, not both";
