@@ -89,7 +89,7 @@ pub(super) const fn required(name: &'static str, kind: Kind, description: &'stat
 }
 
 /// An optional argument of a field's kind, unit and nullability.
-const fn as_arg(field: Field) -> Arg {
+pub(super) const fn as_arg(field: Field) -> Arg {
     Arg {
         name: field.name,
         kind: field.kind,
@@ -246,14 +246,7 @@ pub(super) const EDIT_ARGS: [Arg; 9] = [
     as_arg(inputs::DAY_END_FIELDS[0].0),
     as_arg(inputs::DAY_END_FIELDS[1].0),
     as_arg(inputs::DAY_END_FIELDS[2].0),
-    arg(
-        "toIndex",
-        Kind::Integer {
-            min: 0,
-            max: i64::MAX,
-        },
-        "",
-    ),
+    as_arg(inputs::TO_INDEX),
     TOKEN,
 ];
 

@@ -5,6 +5,7 @@
 //! defaults, `null` in the type); the agent surface renders it lean (see `mcp::schema`). A
 //! new setting does not compile until it is described here, once.
 
+use etappe_domain::text::NAME_MAX_CHARS;
 use etappe_domain::trip::edits::LABEL_MAX_CHARS;
 use etappe_domain::trip::settings::{
     AVERAGE_SPEED, DAYS, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
@@ -244,6 +245,32 @@ pub const fn setting(which: SettingField) -> Setting {
         about,
     }
 }
+
+/// Where a rest day moves to (`edit_stages` move, `PATCH …/move`): a 0-based position.
+pub const TO_INDEX: Field = field(
+    "toIndex",
+    Kind::Integer {
+        min: 0,
+        max: i64::MAX,
+    },
+    "",
+);
+
+/// The point a detour goes through (`add_waypoint`, `POST …/poi-waypoint`).
+pub const WAYPOINT_FIELDS: [Field; 2] = [
+    field("waypointLat", Kind::Number(LAT), ""),
+    field("waypointLon", Kind::Number(LON), ""),
+];
+
+/// The name of a place to sleep the rider gives of their own (with its coordinates).
+pub const OWN_PLACE_NAME: Field = field(
+    "name",
+    Kind::Text {
+        min: 1,
+        max: NAME_MAX_CHARS as u32,
+    },
+    "Your own place",
+);
 
 /// The fields of a day edit that say where a day ends and what it is called, each read by
 /// some edits: `distance` km from the day's start, or the route point nearest `endPoint` (one

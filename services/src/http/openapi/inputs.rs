@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 use chrono::{Datelike, NaiveDate};
-use etappe_domain::text::{LINK_MAX_BYTES, NAME_MAX_CHARS};
+use etappe_domain::text::LINK_MAX_BYTES;
 use etappe_domain::trip::SCAN_RADIUS_KM;
 use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
 use etappe_domain::trip::plan::{MAX_VIA, PLACE_NAME_MAX_CHARS, RideProfile};
@@ -255,12 +255,15 @@ fn update_settings() -> Value {
 fn boundary_properties() -> Map<String, Value> {
     inputs::DAY_END_FIELDS
         .iter()
-        .map(|(field, about)| {
-            let mut s = strict(field.kind, field.nullable);
-            s["description"] = json!(about);
-            (field.name.to_owned(), s)
-        })
+        .map(|(field, about)| (field.name.to_owned(), described(*field, about)))
         .collect()
+}
+
+/// A field of the catalogue as the document states it, with its sentence.
+fn described(field: inputs::Field, about: &str) -> Value {
+    let mut s = strict(field.kind, field.nullable);
+    s["description"] = json!(about);
+    s
 }
 
 const NOT_BOTH: &str = "give distance or endPoint, not both";
@@ -300,14 +303,14 @@ request_schema! {
         "properties": {"version": {"type": "integer", "minimum": 1, "maximum": u64::MAX,
             "description": "The version to make the trip again"}}});
     MoveStage => json!({"type": "object", "required": ["toIndex"], "additionalProperties": false,
-        "properties": {"toIndex": {"type": "integer", "minimum": 0,
-            "description": "The 0-based position the day moves to"}}});
+        "properties": {"toIndex": described(inputs::TO_INDEX,
+            "The 0-based position the day moves to")}});
     /// `PATCH /trips/{id}/stages/{stageId}/accommodation`: `lat` and `lon` of one of the
     /// day's candidates choose it; neither (or both null) clears the choice.
     ChooseAccommodation => json!({"type": "object", "additionalProperties": false,
         "properties": {"lat": {"type": ["number", "null"]}, "lon": {"type": ["number", "null"]},
-            "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS, "pattern": VISIBLE,
-                "description": "With lat and lon: a place of your own (no candidate needed)"}},
+            "name": described(inputs::OWN_PLACE_NAME,
+                "With lat and lon: a place of your own (no candidate needed)")},
         "anyOf": [
             {"required": ["lat", "lon"], "properties": {"lat": latitude(), "lon": longitude()}},
             {"properties": {"lat": {"type": "null"}, "lon": {"type": "null"}},
@@ -317,15 +320,17 @@ request_schema! {
     ManualAccommodation => json!({"type": "object", "required": ["name", "lat", "lon"],
         "additionalProperties": false,
         "properties": {
-            "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX_CHARS, "pattern": VISIBLE},
+            "name": strict(inputs::OWN_PLACE_NAME.kind, false),
             "lat": latitude(), "lon": longitude(),
             "priceTotal": {"type": ["number", "null"], "minimum": 0, "maximum": 10000,
                 "description": "€ for the night"},
             "url": {"type": ["string", "null"], "maxLength": LINK_MAX_BYTES, "pattern": "^https?://"}}});
     /// `POST /trips/{id}/stages/{stageId}/poi-waypoint`.
-    AddWaypoint => json!({"type": "object", "required": ["waypointLat", "waypointLon"],
-        "additionalProperties": false,
-        "properties": {"waypointLat": latitude(), "waypointLon": longitude()}});
+    AddWaypoint => {
+        let mut s = strict(Kind::Object(&inputs::WAYPOINT_FIELDS), false);
+        s["required"] = json!(inputs::WAYPOINT_FIELDS.map(|f| f.name));
+        s
+    };
     /// `POST /trips/{id}/accommodations/scan`.
     ScanAccommodations => json!({"type": "object", "additionalProperties": false,
         "properties": {

@@ -3,10 +3,11 @@
 
 use serde_json::{Value, json};
 
-use crate::mcp::arguments::{STAGE_ID, TRIP_ID_AS_TRIP, arg};
+use crate::mcp::arguments::{STAGE_ID, TRIP_ID_AS_TRIP, as_arg};
 use crate::mcp::call::{Answer, Call, StageRef, refusal, without, written};
 use crate::mcp::catalogue::{Hints, ToolSpec};
-use crate::mcp::schema::{self, Kind, outputs};
+use crate::mcp::schema::outputs;
+use crate::openapi::inputs;
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "add_waypoint",
@@ -21,8 +22,8 @@ pub(crate) const SPEC: ToolSpec = ToolSpec {
     args: &[
         TRIP_ID_AS_TRIP,
         STAGE_ID,
-        arg("waypointLat", Kind::Number(schema::LAT), ""),
-        arg("waypointLon", Kind::Number(schema::LON), ""),
+        as_arg(inputs::WAYPOINT_FIELDS[0]),
+        as_arg(inputs::WAYPOINT_FIELDS[1]),
     ],
     help: "Runs as a job: a spur leaves the day's own route near the point, reaches it by the configured router (Valhalla/BRouter) and comes back, the rest of the day untouched (addedDistance is never negative); without a router, a straight out-and-back spur flagged estimated. Read get_stage later for the detour. Both coordinates absent removes the day's detour at once (the same convention as choose_accommodation: nothing given clears). The version does not move either way, so no version argument.",
     run: |call| Box::pin(handle(call)),

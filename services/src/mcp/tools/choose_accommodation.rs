@@ -2,13 +2,13 @@
 //! schema) and its handler, in one place; the catalogue lists it.
 
 use etappe_app::trips::BaseVersion;
-use etappe_domain::text::NAME_MAX_CHARS;
 
-use crate::mcp::arguments::{STAGE_ID, TOKEN, TRIP_ID_AS_TRIP, VERSION, arg};
+use crate::mcp::arguments::{STAGE_ID, TOKEN, TRIP_ID_AS_TRIP, VERSION, arg, as_arg};
 use crate::mcp::call::{Answer, Call, StageRef, version, without, written};
 use crate::mcp::catalogue::{Hints, ToolSpec};
 use crate::mcp::confirm::TokenConfirmation;
 use crate::mcp::schema::{self, Kind, outputs};
+use crate::openapi::inputs;
 
 pub(crate) const SPEC: ToolSpec = ToolSpec {
     name: "choose_accommodation",
@@ -26,14 +26,7 @@ pub(crate) const SPEC: ToolSpec = ToolSpec {
             "A candidate's; none clears",
         ),
         arg("lon", Kind::Number(schema::LON), ""),
-        arg(
-            "name",
-            Kind::Text {
-                min: 1,
-                max: NAME_MAX_CHARS as u32,
-            },
-            "Your own place",
-        ),
+        as_arg(inputs::OWN_PLACE_NAME),
         TOKEN,
     ],
     help: "lat/lon of one of get_stage's accommodations (within 50 m); or name with lat/lon: a place of your own (when the day has no candidates, or none you want). The day then ends at the route point nearest it and the next day starts there. All absent clears the choice. Answers {result, version, nextAction, alsoChanged?}; a choice that would drop something the user made answers a confirmationToken first.",
