@@ -115,8 +115,6 @@ pub(super) const VERSION: Arg = required(
 /// The token of a confirmation challenge (its name says it; each tool's help says when).
 pub(super) const TOKEN: Arg = arg("confirmationToken", Kind::Text { min: 0, max: 0 }, "");
 
-pub use crate::openapi::inputs::ACCOMMODATION_TYPES;
-
 /// A setting as the agent surface types it: the one description of it (`openapi::inputs`),
 /// with its unit as its only words.
 const fn setting(which: SettingField) -> Field {
@@ -177,9 +175,6 @@ pub(super) const ALL_SETTINGS: [Field; 12] = {
     all
 };
 
-/// The wire names of the domain's `RideProfile::ALL` (a test holds them equal).
-pub const PROFILES: [&str; 4] = ["touring", "road", "gravel", "mountain"];
-
 /// A plan's places, flat beside the other arguments: a name or `"lat,lon"` each. No length
 /// keywords, and `via`'s `maxItems` in `etappe_help` only: they cost 22 tokens of
 /// create_trip's 260, and the domain refuses an empty or 200+ character place, or more than
@@ -195,7 +190,7 @@ const PLAN_ARGS: [Arg; 4] = [
         },
         "",
     ),
-    arg("profile", Kind::OneOf(&PROFILES), ""),
+    as_arg(inputs::PLAN_PROFILE.0),
 ];
 
 pub(super) const CREATE_ARGS: [Arg; 7] = [

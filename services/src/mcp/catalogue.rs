@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::arguments::arg;
-pub use super::arguments::{ACCOMMODATION_TYPES, Arg, EDIT_ACTIONS, PROFILES};
+pub use super::arguments::{Arg, EDIT_ACTIONS};
 use super::call::{Call, Handler, Run};
 use super::refusal::ToolError;
 use super::schema::{Kind, outputs};
@@ -198,12 +198,5 @@ mod tests {
         use etappe_domain::trip::edits::input::EDIT_ACTIONS as DOMAIN;
         let domain: Vec<&str> = DOMAIN.iter().map(|a| a.as_str()).collect();
         assert_eq!(domain, EDIT_ACTIONS);
-    }
-
-    #[test]
-    fn the_published_profiles_are_the_domains() {
-        use etappe_domain::trip::plan::RideProfile;
-        let domain: Vec<&str> = RideProfile::ALL.iter().map(|p| p.as_str()).collect();
-        assert_eq!(domain, PROFILES);
     }
 }

@@ -146,6 +146,15 @@ pub const ACCOMMODATION_TYPES: [&str; 7] = [
 /// The wire names of the domain's `NightsMode::ALL` (a test holds them equal).
 pub const NIGHTS_MODES: [&str; 2] = ["anywhere", "at_accommodation"];
 
+/// The wire names of the domain's `RideProfile::ALL` (a test holds them equal).
+pub const PROFILES: [&str; 4] = ["touring", "road", "gravel", "mountain"];
+
+/// How a plan's route is ridden.
+pub const PLAN_PROFILE: (Field, &str) = (
+    field("profile", Kind::OneOf(&PROFILES), ""),
+    "How the route is ridden (default touring)",
+);
+
 /// One setting, as every transport describes it.
 #[derive(Clone, Copy, Debug)]
 pub struct Setting {
@@ -301,6 +310,7 @@ pub const DAY_END_FIELDS: [(Field, &str); 3] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+    use etappe_domain::trip::plan::RideProfile;
     use etappe_domain::trip::settings::{AccommodationType, NightsMode};
 
     #[test]
@@ -309,6 +319,8 @@ mod tests {
         assert_eq!(types, ACCOMMODATION_TYPES);
         let modes: Vec<&str> = NightsMode::ALL.iter().map(|m| m.as_str()).collect();
         assert_eq!(modes, NIGHTS_MODES);
+        let profiles: Vec<&str> = RideProfile::ALL.iter().map(|p| p.as_str()).collect();
+        assert_eq!(profiles, PROFILES);
     }
 
     #[test]

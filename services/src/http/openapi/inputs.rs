@@ -13,7 +13,7 @@ use chrono::{Datelike, NaiveDate};
 use etappe_domain::text::LINK_MAX_BYTES;
 use etappe_domain::trip::SCAN_RADIUS_KM;
 use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
-use etappe_domain::trip::plan::{MAX_VIA, PLACE_NAME_MAX_CHARS, RideProfile};
+use etappe_domain::trip::plan::{MAX_VIA, PLACE_NAME_MAX_CHARS};
 use etappe_domain::trip::settings::{SettingField, TripSettings};
 use etappe_domain::trip::source::SOURCE_URL_MAX_CHARS;
 use serde_json::{Map, Value, json};
@@ -228,7 +228,6 @@ fn plan_place(description: &str) -> Value {
 /// `plan`: places the routing engine routes (needs `ETAPPE_ROUTER`). On creation `from` and
 /// `to` are required; on an update the fields absent keep their value.
 fn plan(creating: bool) -> Value {
-    let profiles: Vec<&str> = RideProfile::ALL.iter().map(|p| p.as_str()).collect();
     let required: Vec<&str> = if creating { vec!["from", "to"] } else { vec![] };
     json!({"type": "object", "required": required, "additionalProperties": false,
     "description": "Places to route with the configured routing engine (refused with 422 not_configured when there is none); a name that is ambiguous is refused listing the candidates.",
@@ -237,8 +236,7 @@ fn plan(creating: bool) -> Value {
         "to": plan_place("Where it ends"),
         "via": {"type": "array", "maxItems": MAX_VIA, "items": plan_place("A place to pass"),
             "description": "Places to pass, in order"},
-        "profile": {"type": "string", "enum": profiles,
-            "description": "How the route is ridden (default touring)"},
+        "profile": described(inputs::PLAN_PROFILE.0, inputs::PLAN_PROFILE.1),
     }})
 }
 
