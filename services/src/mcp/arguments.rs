@@ -194,7 +194,7 @@ const PLAN_ARGS: [Arg; 4] = [
 ];
 
 pub(super) const CREATE_ARGS: [Arg; 7] = [
-    arg("sourceUrl", Kind::Format("uri"), ""),
+    as_arg(inputs::SOURCE_URL.0),
     PLAN_ARGS[0],
     PLAN_ARGS[1],
     PLAN_ARGS[2],

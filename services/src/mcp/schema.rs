@@ -49,7 +49,7 @@ pub fn render_at(detail: Detail, kind: Kind, description: &str, nullable: bool) 
             }
             s
         }
-        Kind::Format(format) => json!({"type": "string", "format": format}),
+        Kind::SourceLink { .. } => json!({"type": "string", "format": "uri"}),
         Kind::Date { nullable: true } => nullable_of(&json!({"type": "string", "format": "date"})),
         Kind::Date { nullable: false } => json!({"type": "string", "format": "date"}),
         Kind::Integer { min, max } => inputs::integer_keywords(min, max),

@@ -11,6 +11,7 @@ use etappe_domain::trip::settings::{
     AVERAGE_SPEED, DAYS, DEPARTURE_HOUR, ELEVATION_PENALTY, FATIGUE_FACTOR, MAX_DISTANCE_PER_DAY,
     Range, SettingField, TITLE_MAX_CHARS,
 };
+use etappe_domain::trip::source::SOURCE_URL_MAX_CHARS;
 use serde_json::{Value, json};
 
 /// The type of an input field (or of a field of an object input).
@@ -22,8 +23,11 @@ pub enum Kind {
         min: u32,
         max: u32,
     },
-    /// A string with a format (`uuid`, `uri`).
-    Format(&'static str),
+    /// A route's source link of at most `max` characters: `tools/list` gives its format
+    /// (`uri`), the document the form every deployment accepts (https, a host name).
+    SourceLink {
+        max: u32,
+    },
     /// A `YYYY-MM-DD` date; `nullable` where `null` clears it.
     Date {
         nullable: bool,
@@ -145,6 +149,18 @@ pub const ACCOMMODATION_TYPES: [&str; 7] = [
 
 /// The wire names of the domain's `NightsMode::ALL` (a test holds them equal).
 pub const NIGHTS_MODES: [&str; 2] = ["anywhere", "at_accommodation"];
+
+/// The link a trip is made from (`create_trip`, `POST /trips`).
+pub const SOURCE_URL: (Field, &str) = (
+    field(
+        "sourceUrl",
+        Kind::SourceLink {
+            max: SOURCE_URL_MAX_CHARS as u32,
+        },
+        "",
+    ),
+    "https link to a Komoot tour or collection, a Strava route, a RideWithGPS route or a GPX file (http only for hosts the operator allowed). Fixed for the trip's life.",
+);
 
 /// The wire names of the domain's `RideProfile::ALL` (a test holds them equal).
 pub const PROFILES: [&str; 4] = ["touring", "road", "gravel", "mountain"];

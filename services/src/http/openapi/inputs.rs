@@ -15,7 +15,6 @@ use etappe_domain::trip::SCAN_RADIUS_KM;
 use etappe_domain::trip::input::{DATE_FUTURE_YEARS, DATE_PAST_DAYS, NullMeans};
 use etappe_domain::trip::plan::{MAX_VIA, PLACE_NAME_MAX_CHARS};
 use etappe_domain::trip::settings::{SettingField, TripSettings};
-use etappe_domain::trip::source::SOURCE_URL_MAX_CHARS;
 use serde_json::{Map, Value, json};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
@@ -88,7 +87,8 @@ fn strict(kind: Kind, nullable: bool) -> Value {
             }
             s
         }
-        Kind::Format(format) => json!({"type": "string", "format": format}),
+        Kind::SourceLink { max } => json!({"type": "string", "minLength": 1, "maxLength": max,
+            "pattern": SOURCE_URL_PATTERN}),
         Kind::Date { nullable } => {
             // `null` clears a date on an update (and is "absent" on a creation).
             let kind = if nullable {
@@ -200,10 +200,8 @@ macro_rules! request_schema {
 fn create_trip() -> Value {
     let mut properties = settings_properties(NullMeans::Absent);
     properties.insert(
-        "sourceUrl".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": SOURCE_URL_MAX_CHARS,
-            "pattern": SOURCE_URL_PATTERN,
-            "description": "https link to a Komoot tour or collection, a Strava route, a RideWithGPS route or a GPX file (http only for hosts the operator allowed). Fixed for the trip's life."}),
+        inputs::SOURCE_URL.0.name.into(),
+        described(inputs::SOURCE_URL.0, inputs::SOURCE_URL.1),
     );
     properties.insert("plan".into(), plan(true));
     json!({"type": "object", "properties": properties,
