@@ -90,14 +90,10 @@ fn strict(kind: Kind, nullable: bool) -> Value {
         Kind::SourceLink { max } => json!({"type": "string", "minLength": 1, "maxLength": max,
             "pattern": SOURCE_URL_PATTERN}),
         Kind::Date { nullable } => {
+            let date = json!({"type": "string", "format": "date",
+                "pattern": trip_date_pattern(chrono::Utc::now().date_naive())});
             // `null` clears a date on an update (and is "absent" on a creation).
-            let kind = if nullable {
-                json!(["string", "null"])
-            } else {
-                json!("string")
-            };
-            json!({"type": kind, "format": "date",
-                "pattern": trip_date_pattern(chrono::Utc::now().date_naive())})
+            if nullable { or_null(date) } else { date }
         }
         Kind::Integer { min, max } => inputs::integer_keywords(min, max),
         Kind::Number(range) => inputs::number_keywords(range, |n| json!(n)),
@@ -147,14 +143,14 @@ fn or_null(mut schema: Value) -> Value {
 }
 
 /// One setting's schema, from the one catalogue (a new field does not compile until it is
-/// described there), with the domain's default where it is a value a client may send.
-fn setting(field: SettingField, nulls: NullMeans) -> Value {
+/// described there), with its default from `defaults` (the domain's default settings as
+/// JSON, read once per document) where it is a value a client may send.
+fn setting(field: SettingField, nulls: NullMeans, defaults: &Value) -> Value {
     let described = inputs::setting(field);
     let mut s = strict(described.field.kind, described.field.nullable);
     if !described.about.is_empty() {
         s["description"] = json!(described.about);
     }
-    let defaults = serde_json::to_value(TripSettings::default()).unwrap_or_default();
     let plain = matches!(
         described.field.kind,
         Kind::Number(_) | Kind::Integer { .. } | Kind::Boolean | Kind::OneOf(_)
@@ -171,9 +167,10 @@ fn setting(field: SettingField, nulls: NullMeans) -> Value {
 }
 
 fn settings_properties(nulls: NullMeans) -> Map<String, Value> {
+    let defaults = serde_json::to_value(TripSettings::default()).unwrap_or_default();
     SettingField::ALL
         .into_iter()
-        .map(|f| (f.name().to_owned(), setting(f, nulls)))
+        .map(|f| (f.name().to_owned(), setting(f, nulls, &defaults)))
         .collect()
 }
 
