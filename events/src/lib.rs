@@ -35,10 +35,10 @@ pub use etappe_domain::envelope::{Cursor, EventMetadata, NewEvent, RecordedEvent
 pub use self::command::{CommandMetadata, DecidedOn, EventIds, ExecuteError, Executed};
 #[cfg(feature = "testing")]
 pub use self::log::PendingAppend;
-pub use self::log::{AppendOutcome, EventStore, ExpectedVersion, StoreError};
+pub use self::log::{AppendOutcome, EventLog, EventStore, ExpectedVersion, StoreError};
 pub use self::postgres::PostgresStore;
 pub use self::sqlite::SqliteStore;
-pub use self::views::{Page, RebuildReport, TripAppend, TripFilter, TripViews};
+pub use self::views::{Page, RebuildReport, TripAppend, TripFilter, TripQueries, TripViews};
 pub use self::work::{LEASE_TTL, Lease, WorkStore};
 
 /// Every half of a backend.

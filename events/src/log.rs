@@ -87,28 +87,10 @@ impl StoreError {
     }
 }
 
-/// The port every backend implements.
+/// The log as subscribers and rebuilds read it, their checkpoints, and the database's health:
+/// the half of the event-log port each backend answers with its own statements.
 #[async_trait]
-pub trait EventStore: Send + Sync + fmt::Debug {
-    /// Appends `events` to `stream_id` if it is at `expected`, updating inline projections in
-    /// the same transaction.
-    async fn append(
-        &self,
-        stream_id: &str,
-        expected: ExpectedVersion,
-        events: Vec<NewEvent>,
-    ) -> Result<AppendOutcome, StoreError>;
-
-    /// Starts an append and holds its transaction open until the returned handle commits or
-    /// rolls back. Used to test that subscribers never skip an event committed late.
-    #[cfg(feature = "testing")]
-    async fn begin_append(
-        &self,
-        stream_id: &str,
-        expected: ExpectedVersion,
-        events: Vec<NewEvent>,
-    ) -> Result<Box<dyn PendingAppend>, StoreError>;
-
+pub trait EventLog: Send + Sync + fmt::Debug {
     /// Every event of one stream in version order (empty when the stream does not exist).
     async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError>;
 
@@ -127,6 +109,29 @@ pub trait EventStore: Send + Sync + fmt::Debug {
 
     /// Answers when the database does.
     async fn ping(&self) -> Result<(), StoreError>;
+}
+
+/// The event-log port: the appends, written once for every backend, over the log's reads.
+#[async_trait]
+pub trait EventStore: EventLog {
+    /// Appends `events` to `stream_id` if it is at `expected`, updating inline projections in
+    /// the same transaction.
+    async fn append(
+        &self,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<AppendOutcome, StoreError>;
+
+    /// Starts an append and holds its transaction open until the returned handle commits or
+    /// rolls back. Used to test that subscribers never skip an event committed late.
+    #[cfg(feature = "testing")]
+    async fn begin_append(
+        &self,
+        stream_id: &str,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<Box<dyn PendingAppend>, StoreError>;
 }
 
 /// An append whose transaction is still open.

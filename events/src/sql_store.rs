@@ -1,8 +1,10 @@
 //! The store written once for both SQL backends: the rules of an append (refusals, idempotent
-//! retries, the version guard), the append and rebuild flows, the event-log and read-model
-//! ports implemented over any [`SqlDialect`], and the row shapes of the trip read model. A
-//! backend supplies only its dialect: the statements whose text, bound types or row decoding
-//! differ between SQLite and PostgreSQL.
+//! retries, the version guard), the append and rebuild flows, the appending halves of the
+//! event-log and read-model ports ([`EventStore`], [`TripViews`]) implemented over any
+//! [`SqlDialect`], and the row shapes of the trip read model. A backend supplies its dialect
+//! (the statements of those flows whose text, bound types or row decoding differ between
+//! SQLite and PostgreSQL) and answers the ports' other halves, the log's reads
+//! ([`EventLog`]) and the read model's lookups ([`TripQueries`]), with its own statements.
 
 use std::fmt;
 
@@ -15,8 +17,8 @@ use tracing::{Instrument, Span};
 use uuid::Uuid;
 
 use crate::{
-    AppendOutcome, Cursor, EventStore, ExpectedVersion, NewEvent, Page, RebuildReport,
-    RecordedEvent, StoreError, TripAppend, TripFilter, TripViews, upcast,
+    AppendOutcome, Cursor, EventLog, EventStore, ExpectedVersion, NewEvent, RebuildReport,
+    RecordedEvent, StoreError, TripAppend, TripQueries, TripViews, upcast,
 };
 
 /// What an append wrote, with the trip view it projected (`None` for a stream that is not a
@@ -26,12 +28,12 @@ pub(crate) type Appended = (AppendOutcome, Option<Option<TripView>>);
 /// The connection type of a dialect's database.
 pub(crate) type ConnectionOf<D> = <<D as SqlDialect>::Db as Database>::Connection;
 
-/// One SQL dialect: the statements whose text, bound types or row decoding differ between
-/// SQLite and PostgreSQL. Everything else (the append and rebuild flows, the trip
-/// projection, the hand-over from the ports) is written once, in this module, for every
-/// dialect.
+/// One SQL dialect: the statements of the append and rebuild flows whose text, bound types
+/// or row decoding differ between SQLite and PostgreSQL, beside the backend's own reads and
+/// lookups. The flows themselves and the trip projection are written once, in this module,
+/// for every dialect.
 #[async_trait]
-pub(crate) trait SqlDialect: Send + Sync + fmt::Debug {
+pub(crate) trait SqlDialect: EventLog + TripQueries {
     type Db: Database;
     /// The database's name in OpenTelemetry's `db.system.name` ("postgresql", "sqlite").
     const SYSTEM: &'static str;
@@ -85,44 +87,6 @@ pub(crate) trait SqlDialect: Send + Sync + fmt::Debug {
         stream_id: &str,
     ) -> Result<Vec<RecordedEvent>, StoreError>;
 
-    // The event log's reads.
-
-    /// See [`EventStore::read_stream`].
-    async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError>;
-    /// See [`EventStore::stream_version`].
-    async fn stream_version(&self, stream_id: &str) -> Result<u64, StoreError>;
-    /// See [`EventStore::read_all`].
-    async fn read_all(&self, after: Cursor, limit: u32) -> Result<Vec<RecordedEvent>, StoreError>;
-    /// See [`EventStore::load_checkpoint`].
-    async fn load_checkpoint(&self, subscription: &str) -> Result<Cursor, StoreError>;
-    /// See [`EventStore::save_checkpoint`].
-    async fn save_checkpoint(&self, subscription: &str, cursor: Cursor) -> Result<(), StoreError>;
-    /// See [`EventStore::ping`].
-    async fn ping(&self) -> Result<(), StoreError>;
-
-    // The read model's queries.
-
-    /// See [`TripViews::trip_owner`].
-    async fn trip_owner(&self, trip_id: TripId) -> Result<Option<UserId>, StoreError>;
-    /// See [`TripViews::trip_view_by_share`].
-    async fn trip_view_by_share(&self, code: &str) -> Result<Option<TripView>, StoreError>;
-    /// See [`TripViews::list_trip_views`].
-    async fn list_trip_views(
-        &self,
-        owner: UserId,
-        filter: &TripFilter,
-        page: Page,
-    ) -> Result<(Vec<TripView>, u64), StoreError>;
-    /// See [`TripViews::stale_open_work`].
-    async fn stale_open_work(
-        &self,
-        quiet_since: chrono::DateTime<chrono::Utc>,
-        limit: u32,
-    ) -> Result<Vec<TripId>, StoreError>;
-    /// See [`TripViews::owned_trips`].
-    async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError>;
-    /// See [`TripViews::purge_trips`].
-    async fn purge_trips(&self, trips: &[TripId]) -> Result<u64, StoreError>;
     /// Every trip view row as stored, ordered by trip id.
     #[cfg(feature = "testing")]
     async fn view_rows(&self) -> Result<Vec<ViewRow>, StoreError>;
@@ -151,38 +115,10 @@ impl<D: SqlDialect> EventStore for D {
         let (outcome, _) = append_in_tx::<D>(&mut tx, stream_id, expected, &events).await?;
         Ok(Box::new(Pending { tx, outcome }))
     }
-
-    async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {
-        SqlDialect::read_stream(self, stream_id).await
-    }
-
-    async fn stream_version(&self, stream_id: &str) -> Result<u64, StoreError> {
-        SqlDialect::stream_version(self, stream_id).await
-    }
-
-    async fn read_all(&self, after: Cursor, limit: u32) -> Result<Vec<RecordedEvent>, StoreError> {
-        SqlDialect::read_all(self, after, limit).await
-    }
-
-    async fn load_checkpoint(&self, subscription: &str) -> Result<Cursor, StoreError> {
-        SqlDialect::load_checkpoint(self, subscription).await
-    }
-
-    async fn save_checkpoint(&self, subscription: &str, cursor: Cursor) -> Result<(), StoreError> {
-        SqlDialect::save_checkpoint(self, subscription, cursor).await
-    }
-
-    async fn ping(&self) -> Result<(), StoreError> {
-        SqlDialect::ping(self).await
-    }
 }
 
 #[async_trait]
 impl<D: SqlDialect> TripViews for D {
-    async fn trip_owner(&self, trip_id: TripId) -> Result<Option<UserId>, StoreError> {
-        SqlDialect::trip_owner(self, trip_id).await
-    }
-
     async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError> {
         let span = store_span::<D>("read", "trip_views", &trip_id.stream_id());
         async {
@@ -191,19 +127,6 @@ impl<D: SqlDialect> TripViews for D {
         }
         .instrument(span)
         .await
-    }
-
-    async fn trip_view_by_share(&self, code: &str) -> Result<Option<TripView>, StoreError> {
-        SqlDialect::trip_view_by_share(self, code).await
-    }
-
-    async fn list_trip_views(
-        &self,
-        owner: UserId,
-        filter: &TripFilter,
-        page: Page,
-    ) -> Result<(Vec<TripView>, u64), StoreError> {
-        SqlDialect::list_trip_views(self, owner, filter, page).await
     }
 
     async fn append_to_trip(
@@ -217,22 +140,6 @@ impl<D: SqlDialect> TripViews for D {
             outcome,
             view: view.flatten(),
         })
-    }
-
-    async fn stale_open_work(
-        &self,
-        quiet_since: chrono::DateTime<chrono::Utc>,
-        limit: u32,
-    ) -> Result<Vec<TripId>, StoreError> {
-        SqlDialect::stale_open_work(self, quiet_since, limit).await
-    }
-
-    async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError> {
-        SqlDialect::owned_trips(self, owner).await
-    }
-
-    async fn purge_trips(&self, trips: &[TripId]) -> Result<u64, StoreError> {
-        SqlDialect::purge_trips(self, trips).await
     }
 
     async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError> {
@@ -310,7 +217,7 @@ async fn append_checked<D: SqlDialect>(
             Err(StoreError::Conflict {
                 stream_id: stream_id.to_owned(),
                 expected,
-                actual: SqlDialect::stream_version(dialect, stream_id).await?,
+                actual: dialect.stream_version(stream_id).await?,
             })
         }
     }

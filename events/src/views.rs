@@ -50,15 +50,13 @@ impl From<ProjectionError> for StoreError {
     }
 }
 
-/// The trip read models, as the transports query them.
+/// The trip read model's lookups, the sweeper's and an account deletion's: the half of the
+/// read-model port each backend answers with its own statements.
 #[async_trait]
-pub trait TripViews: Send + Sync + fmt::Debug {
+pub trait TripQueries: Send + Sync + fmt::Debug {
     /// The owner of a trip, looked up before anything else is loaded, so that someone else's
     /// trip and a missing one are refused alike.
     async fn trip_owner(&self, trip_id: TripId) -> Result<Option<UserId>, StoreError>;
-
-    /// The read model of one trip.
-    async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError>;
 
     /// The read model of the trip whose active public link has this code.
     async fn trip_view_by_share(&self, code: &str) -> Result<Option<TripView>, StoreError>;
@@ -70,15 +68,6 @@ pub trait TripViews: Send + Sync + fmt::Debug {
         filter: &TripFilter,
         page: Page,
     ) -> Result<(Vec<TripView>, u64), StoreError>;
-
-    /// Appends to the trip's stream like [`crate::EventStore::append`] and answers the view
-    /// the append projected, so a writer never reads back what it just wrote.
-    async fn append_to_trip(
-        &self,
-        trip_id: TripId,
-        expected: ExpectedVersion,
-        events: Vec<NewEvent>,
-    ) -> Result<TripAppend, StoreError>;
 
     /// Trips whose work has not ended (a category waiting or running) and that nothing has
     /// touched since `quiet_since`: work a dead worker or a lost job left behind, for the
@@ -98,6 +87,23 @@ pub trait TripViews: Send + Sync + fmt::Debug {
     /// (and with them their share links) and files. For an account's deletion: the log is
     /// append-only for everything else. Answers how many events were removed.
     async fn purge_trips(&self, trips: &[TripId]) -> Result<u64, StoreError>;
+}
+
+/// The read-model port: one trip's view and the append that projects it, written once for
+/// every backend, over its lookups.
+#[async_trait]
+pub trait TripViews: TripQueries {
+    /// The read model of one trip.
+    async fn trip_view(&self, trip_id: TripId) -> Result<Option<TripView>, StoreError>;
+
+    /// Appends to the trip's stream like [`crate::EventStore::append`] and answers the view
+    /// the append projected, so a writer never reads back what it just wrote.
+    async fn append_to_trip(
+        &self,
+        trip_id: TripId,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<TripAppend, StoreError>;
 
     /// Replaces every read model with one folded afresh from the whole log.
     async fn rebuild_projections(&self) -> Result<RebuildReport, StoreError>;

@@ -13,7 +13,10 @@ use uuid::Uuid;
 use super::PostgresStore;
 use super::rows::{EVENT_COLUMNS, decode_event};
 use crate::sql_store::{self, SqlDialect};
-use crate::{Cursor, ExpectedVersion, NewEvent, Page, RecordedEvent, StoreError, TripFilter};
+use crate::{
+    Cursor, EventLog, ExpectedVersion, NewEvent, Page, RecordedEvent, StoreError, TripFilter,
+    TripQueries,
+};
 
 #[async_trait]
 impl SqlDialect for PostgresStore {
@@ -213,6 +216,35 @@ impl SqlDialect for PostgresStore {
         rows.iter().map(decode_event).collect()
     }
 
+    #[cfg(feature = "testing")]
+    async fn view_rows(&self) -> Result<Vec<sql_store::ViewRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc \
+             FROM trip_views ORDER BY trip_id::text",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let date = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
+        rows.iter()
+            .map(|r| {
+                Ok(sql_store::ViewRow {
+                    trip_id: r.try_get::<Uuid, _>("trip_id")?.to_string(),
+                    owner_id: r.try_get::<Uuid, _>("owner_id")?.to_string(),
+                    title: r.try_get("title")?,
+                    start_date: date(r.try_get("start_date")?),
+                    end_date: date(r.try_get("end_date")?),
+                    created_at: r.try_get("created_at")?,
+                    updated_at: r.try_get("updated_at")?,
+                    stream_version: r.try_get("stream_version")?,
+                    doc: r.try_get("doc")?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl EventLog for PostgresStore {
     async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {
         let sql =
             format!("SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = $1 ORDER BY version");
@@ -283,7 +315,10 @@ impl SqlDialect for PostgresStore {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
     }
+}
 
+#[async_trait]
+impl TripQueries for PostgresStore {
     async fn trip_owner(&self, trip_id: TripId) -> Result<Option<UserId>, StoreError> {
         let owner: Option<Uuid> =
             sqlx::query_scalar("SELECT owner_id FROM trip_views WHERE trip_id = $1")
@@ -410,31 +445,5 @@ impl SqlDialect for PostgresStore {
         .await?;
         tx.commit().await?;
         Ok(events)
-    }
-
-    #[cfg(feature = "testing")]
-    async fn view_rows(&self) -> Result<Vec<sql_store::ViewRow>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc \
-             FROM trip_views ORDER BY trip_id::text",
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        let date = |d: Option<chrono::NaiveDate>| d.map(|d| d.to_string());
-        rows.iter()
-            .map(|r| {
-                Ok(sql_store::ViewRow {
-                    trip_id: r.try_get::<Uuid, _>("trip_id")?.to_string(),
-                    owner_id: r.try_get::<Uuid, _>("owner_id")?.to_string(),
-                    title: r.try_get("title")?,
-                    start_date: date(r.try_get("start_date")?),
-                    end_date: date(r.try_get("end_date")?),
-                    created_at: r.try_get("created_at")?,
-                    updated_at: r.try_get("updated_at")?,
-                    stream_version: r.try_get("stream_version")?,
-                    doc: r.try_get("doc")?,
-                })
-            })
-            .collect()
     }
 }

@@ -9,10 +9,13 @@ use etappe_domain::projection::TripView;
 use sqlx::{Row, Sqlite, SqliteConnection, SqlitePool, Transaction};
 use uuid::Uuid;
 
-use super::rows::{EVENT_COLUMNS, decode_event, parse_doc};
+use super::rows::{EVENT_COLUMNS, decode_event, parse_doc, parse_trip_ids};
 use super::{SqliteStore, ts};
 use crate::sql_store::{self, SqlDialect};
-use crate::{Cursor, ExpectedVersion, NewEvent, Page, RecordedEvent, StoreError, TripFilter};
+use crate::{
+    Cursor, EventLog, ExpectedVersion, NewEvent, Page, RecordedEvent, StoreError, TripFilter,
+    TripQueries,
+};
 
 #[async_trait]
 impl SqlDialect for SqliteStore {
@@ -185,6 +188,36 @@ impl SqlDialect for SqliteStore {
         rows.iter().map(decode_event).collect()
     }
 
+    #[cfg(feature = "testing")]
+    async fn view_rows(&self) -> Result<Vec<sql_store::ViewRow>, StoreError> {
+        use super::parse_ts;
+        let rows = sqlx::query(
+            "SELECT trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc \
+             FROM trip_views ORDER BY trip_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(sql_store::ViewRow {
+                    trip_id: r.try_get("trip_id")?,
+                    owner_id: r.try_get("owner_id")?,
+                    title: r.try_get("title")?,
+                    start_date: r.try_get("start_date")?,
+                    end_date: r.try_get("end_date")?,
+                    created_at: parse_ts(r.try_get::<&str, _>("created_at")?)?,
+                    updated_at: parse_ts(r.try_get::<&str, _>("updated_at")?)?,
+                    stream_version: r.try_get("stream_version")?,
+                    doc: serde_json::from_str(r.try_get::<&str, _>("doc")?)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl EventLog for SqliteStore {
     async fn read_stream(&self, stream_id: &str) -> Result<Vec<RecordedEvent>, StoreError> {
         let sql =
             format!("SELECT {EVENT_COLUMNS} FROM events WHERE stream_id = ?1 ORDER BY version");
@@ -244,7 +277,10 @@ impl SqlDialect for SqliteStore {
         sqlx::query("SELECT 1").execute(&self.pool).await?;
         Ok(())
     }
+}
 
+#[async_trait]
+impl TripQueries for SqliteStore {
     async fn trip_owner(&self, trip_id: TripId) -> Result<Option<UserId>, StoreError> {
         let owner: Option<String> =
             sqlx::query_scalar("SELECT owner_id FROM trip_views WHERE trip_id = ?1")
@@ -322,12 +358,7 @@ impl SqlDialect for SqliteStore {
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await?;
-        ids.iter()
-            .map(|id| {
-                id.parse()
-                    .map_err(|_| StoreError::Corrupt(format!("trip id {id:?}")))
-            })
-            .collect()
+        parse_trip_ids(&ids)
     }
 
     async fn owned_trips(&self, owner: UserId) -> Result<Vec<TripId>, StoreError> {
@@ -342,12 +373,7 @@ impl SqlDialect for SqliteStore {
         .bind(owner.to_string())
         .fetch_all(&self.pool)
         .await?;
-        ids.iter()
-            .map(|id| {
-                id.parse()
-                    .map_err(|_| StoreError::Corrupt(format!("trip id {id:?}")))
-            })
-            .collect()
+        parse_trip_ids(&ids)
     }
 
     async fn purge_trips(&self, trips: &[TripId]) -> Result<u64, StoreError> {
@@ -378,32 +404,5 @@ impl SqlDialect for SqliteStore {
         }
         tx.commit().await?;
         Ok(events)
-    }
-
-    #[cfg(feature = "testing")]
-    async fn view_rows(&self) -> Result<Vec<sql_store::ViewRow>, StoreError> {
-        use super::parse_ts;
-        let rows = sqlx::query(
-            "SELECT trip_id, owner_id, title, start_date, end_date, created_at, updated_at, stream_version, doc \
-             FROM trip_views ORDER BY trip_id",
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(sql_store::ViewRow {
-                    trip_id: r.try_get("trip_id")?,
-                    owner_id: r.try_get("owner_id")?,
-                    title: r.try_get("title")?,
-                    start_date: r.try_get("start_date")?,
-                    end_date: r.try_get("end_date")?,
-                    created_at: parse_ts(r.try_get::<&str, _>("created_at")?)?,
-                    updated_at: parse_ts(r.try_get::<&str, _>("updated_at")?)?,
-                    stream_version: r.try_get("stream_version")?,
-                    doc: serde_json::from_str(r.try_get::<&str, _>("doc")?)
-                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-                })
-            })
-            .collect()
     }
 }

@@ -1,8 +1,9 @@
-//! The rows SQLite hands back: the event columns reads select and how they decode, and the
-//! stored trip view document.
+//! The rows SQLite hands back: the event columns reads select and how they decode, the
+//! stored trip view document and trip ids in text.
 
 use std::str::FromStr;
 
+use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use serde_json::Value;
 use sqlx::Row;
@@ -14,6 +15,16 @@ use crate::{EventMetadata, RecordedEvent, StoreError, upcast};
 
 pub(super) fn parse_doc(doc: &str) -> Result<TripView, StoreError> {
     serde_json::from_str(doc).map_err(|e| StoreError::Corrupt(format!("trip view: {e}")))
+}
+
+/// Trip ids as SQLite stores them, in text.
+pub(super) fn parse_trip_ids(ids: &[String]) -> Result<Vec<TripId>, StoreError> {
+    ids.iter()
+        .map(|id| {
+            id.parse()
+                .map_err(|_| StoreError::Corrupt(format!("trip id {id:?}")))
+        })
+        .collect()
 }
 
 pub(super) fn decode_event(row: &SqliteRow) -> Result<RecordedEvent, StoreError> {
