@@ -259,15 +259,24 @@ impl TripService {
         super::access::owned_view(self.store.as_ref(), principal, trip_id).await
     }
 
+    /// The caller's trip, to read: the read scope, then the owner.
+    pub(super) async fn readable(
+        &self,
+        principal: &Principal,
+        trip_id: TripId,
+    ) -> Result<TripView, AppError> {
+        require(principal, Scope::TripsRead)?;
+        self.owned_view(principal, trip_id).await
+    }
+
     /// Where a trip stands: `{id, version, partial, isLocked, computationStatus}`.
     pub async fn summary(
         &self,
         principal: &Principal,
         trip_id: TripId,
     ) -> Result<TripSummary, AppError> {
-        require(principal, Scope::TripsRead)?;
         Ok(TripSummary::of(
-            &self.owned_view(principal, trip_id).await?,
+            &self.readable(principal, trip_id).await?,
             today(),
         ))
     }
@@ -278,8 +287,7 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
     ) -> Result<TripDetail, AppError> {
-        require(principal, Scope::TripsRead)?;
-        let view = self.owned_view(principal, trip_id).await?;
+        let view = self.readable(principal, trip_id).await?;
         self.refresh_weather_if_due(&view).await;
         Ok(TripDetail::of(&view, today()))
     }
@@ -292,8 +300,7 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
     ) -> Result<(TripDetail, Option<ShareLink>), AppError> {
-        require(principal, Scope::TripsRead)?;
-        let view = self.owned_view(principal, trip_id).await?;
+        let view = self.readable(principal, trip_id).await?;
         Ok((TripDetail::of(&view, today()), view.trip.share.clone()))
     }
 
@@ -406,7 +413,7 @@ impl TripService {
         require(&caller.principal, Scope::TripsWrite)?;
         let current = self.owned_view(&caller.principal, trip_id).await?;
         let confirmation = Confirmation { confirm, asks };
-        self.execute_confirmed(caller, trip_id, current, Some(confirmation), |_| {
+        self.execute_reporting(caller, trip_id, current, Some(confirmation), |_| {
             command.clone()
         })
         .await?;
@@ -423,30 +430,16 @@ impl TripService {
         loaded: TripView,
         command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
     ) -> Result<TripView, AppError> {
-        self.execute_confirmed(caller, trip_id, loaded, None, command)
+        self.execute_reporting(caller, trip_id, loaded, None, command)
             .await?
+            .0
             .ok_or(AppError::NotFound)
     }
 
     /// [`execute`](Self::execute) an irreversible change: the caller's `confirmation` is
     /// asked about what the command decided, before anything is appended. Answers the trip
-    /// after it, `None` once deleted.
-    pub(super) async fn execute_confirmed(
-        &self,
-        caller: &Caller,
-        trip_id: TripId,
-        loaded: TripView,
-        confirmation: Option<Confirmation<'_>>,
-        command: impl Fn(Option<&Trip>) -> TripCommand + Send + Sync,
-    ) -> Result<Option<TripView>, AppError> {
-        Ok(self
-            .execute_reporting(caller, trip_id, loaded, confirmation, command)
-            .await?
-            .0)
-    }
-
-    /// [`execute_confirmed`](Self::execute_confirmed), answering the events decided too
-    /// (what an edit says it did beyond what was asked is in them).
+    /// after it (`None` once deleted) and the events decided (what an edit says it did
+    /// beyond what was asked is in them).
     pub(super) async fn execute_reporting(
         &self,
         caller: &Caller,
@@ -492,8 +485,7 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
     ) -> Result<TripView, AppError> {
-        require(principal, Scope::TripsRead)?;
-        self.owned_view(principal, trip_id).await
+        self.readable(principal, trip_id).await
     }
 
     /// The read model of a trip, if it still exists (the live stream polls it).

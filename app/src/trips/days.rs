@@ -453,8 +453,7 @@ impl TripService {
         trip_id: TripId,
         stage_id: Uuid,
     ) -> Result<(u64, StageSummary), AppError> {
-        require(principal, Scope::TripsRead)?;
-        let view = self.owned_view(principal, trip_id).await?;
+        let view = self.readable(principal, trip_id).await?;
         self.refresh_weather_if_due(&view).await;
         let trip = &view.trip;
         let stage = day_of(trip, stage_id)?;
@@ -467,8 +466,7 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
     ) -> Result<RouteLines, AppError> {
-        require(principal, Scope::TripsRead)?;
-        let view = self.owned_view(principal, trip_id).await?;
+        let view = self.readable(principal, trip_id).await?;
         self.route_lines_of(&view).await
     }
 

@@ -19,8 +19,7 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
     ) -> Result<Vec<HistoryEntry>, AppError> {
-        require(principal, Scope::TripsRead)?;
-        self.owned_view(principal, trip_id).await?;
+        self.readable(principal, trip_id).await?;
         let events = self.store.read_stream(&trip_id.stream_id()).await?;
         Ok(events
             .iter()
@@ -45,8 +44,7 @@ impl TripService {
         trip_id: TripId,
         limit: usize,
     ) -> Result<Vec<VersionEntry>, AppError> {
-        require(principal, Scope::TripsRead)?;
-        self.owned_view(principal, trip_id).await?;
+        self.readable(principal, trip_id).await?;
         let events = self.store.read_stream(&trip_id.stream_id()).await?;
         let mut state: Option<TripView> = None;
         let mut out: Vec<VersionEntry> = Vec::new();

@@ -44,8 +44,7 @@ impl TripService {
         principal: &Principal,
         trip_id: TripId,
     ) -> Result<Option<ShareLink>, AppError> {
-        require(principal, Scope::TripsRead)?;
-        Ok(self.owned_view(principal, trip_id).await?.trip.share)
+        Ok(self.readable(principal, trip_id).await?.trip.share)
     }
 
     /// Revokes the public link; the code answers 404 to everyone afterwards.

@@ -1,5 +1,5 @@
 //! Request extractors: who is calling, the request's context, a JSON object body, a trip id
-//! from the path, and the `If-Match` precondition. Each refuses with a problem document.
+//! or a day from the path, the `If-Match` precondition, and all of a day's edit at once. Each refuses with a problem document.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -383,6 +383,43 @@ impl<S: Send + Sync> FromRequestParts<S> for EditConditions {
         let IfMatch(base) = IfMatch::from_request_parts(parts, state).await?;
         let ask = AskFirst::from_request_parts(parts, state).await?;
         Ok(EditConditions { base, ask })
+    }
+}
+
+/// Everything an edit of one day is given: who asks, the day, the edit's conditions and its
+/// body (absent reads as `{}`), refused in that order, as the four extractors would be.
+#[derive(Debug)]
+pub(super) struct DayEdit {
+    pub caller: Caller,
+    pub day: DayPath,
+    pub conditions: EditConditions,
+    pub body: Map<String, Value>,
+}
+
+impl FromRequest<App> for DayEdit {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &App) -> Result<Self, Self::Rejection> {
+        let (mut parts, body) = request.into_parts();
+        let caller = Caller::from_request_parts(&mut parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let day = DayPath::from_request_parts(&mut parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let conditions = EditConditions::from_request_parts(&mut parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let OptionalJsonObject(body) =
+            OptionalJsonObject::from_request(Request::from_parts(parts, body), state)
+                .await
+                .map_err(IntoResponse::into_response)?;
+        Ok(DayEdit {
+            caller,
+            day,
+            conditions,
+            body,
+        })
     }
 }
 

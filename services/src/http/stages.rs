@@ -12,14 +12,13 @@ use uuid::Uuid;
 
 use super::App;
 use super::extract::Caller;
-use super::extract::{DayPath, EditConditions, OptionalJsonObject, TripPath, etag};
+use super::extract::{DayEdit, DayPath, EditConditions, OptionalJsonObject, TripPath};
 use super::openapi::answers::*;
 use super::openapi::inputs::*;
 use super::openapi::params::*;
-use super::trips::detail_response;
+use super::trips::{detail_response, versioned_json};
 use crate::problem::Problem;
 use etappe_app::AppError;
-use etappe_app::views::StageSummary;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -70,7 +69,13 @@ pub(super) async fn add(
         }
     };
     let day = DayPath(trip_id, stage_id);
-    edit(&state, &caller, day, StageAction::Add, &body, conditions).await
+    let edit = DayEdit {
+        caller,
+        day,
+        conditions,
+        body,
+    };
+    edit_day(&state, edit, DayChange::Days(StageAction::Add)).await
 }
 
 /// `PATCH /trips/{id}/stages/{stageId}`: move the day's end, relabel it.
@@ -79,14 +84,8 @@ pub(super) async fn add(
     params(StagePathParams, IfMatchHeader),
     request_body(content = UpdateStage, content_type = "application/json"),
     responses(TripEdited, BodyEditRefusals))]
-pub(super) async fn update(
-    State(state): State<App>,
-    caller: Caller,
-    day: DayPath,
-    conditions: EditConditions,
-    OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, Problem> {
-    edit(&state, &caller, day, StageAction::Update, &body, conditions).await
+pub(super) async fn update(State(state): State<App>, edit: DayEdit) -> Result<Response, Problem> {
+    edit_day(&state, edit, DayChange::Days(StageAction::Update)).await
 }
 
 /// `DELETE /trips/{id}/stages/{stageId}[?mergeInto=previous|next]`: the day's route joins
@@ -136,15 +135,13 @@ pub(super) async fn delete(
             );
         }
     };
-    edit(
-        &state,
-        &caller,
+    let edit = DayEdit {
+        caller,
         day,
-        action,
-        &serde_json::Map::new(),
         conditions,
-    )
-    .await
+        body: serde_json::Map::new(),
+    };
+    edit_day(&state, edit, DayChange::Days(action)).await
 }
 
 /// `GET /trips/{id}/stages/{stageId}/detail`.
@@ -163,7 +160,7 @@ pub(super) async fn detail(
         .trips()
         .stage_detail(&caller.principal, trip_id, stage_id)
         .await?;
-    stage_response(version, &day).map_err(Problem::from)
+    Ok(versioned_json(version, &day)?)
 }
 
 /// One day's file in `format`.
@@ -183,31 +180,43 @@ async fn export_day(
     ))
 }
 
-/// Applies one of the five day edits and answers the trip after it, with its new ETag.
-async fn edit(
-    state: &App,
-    caller: &Caller,
-    DayPath(trip_id, stage_id): DayPath,
-    action: StageAction,
-    body: &serde_json::Map<String, serde_json::Value>,
-    EditConditions { base, ask }: EditConditions,
-) -> Result<Response, Problem> {
-    let detail = state
-        .trips()
-        .edit_stage(caller, trip_id, (action, stage_id), body, base, &ask)
-        .await?;
-    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
+/// What an edit of one day asks.
+enum DayChange {
+    /// One of the five edits of the days.
+    Days(StageAction),
+    /// Sleep at one of the day's candidates (none clears the choice).
+    Candidate,
+    /// Sleep at a place of the rider's own.
+    OwnPlace,
 }
 
-fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError> {
-    let mut response = Json(day).into_response();
-    let h = response.headers_mut();
-    h.insert(
-        header::ETAG,
-        HeaderValue::from_str(&etag(version)).map_err(|e| AppError::Internal(e.to_string()))?,
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(response)
+/// Applies `change` and answers the trip after it, with its new ETag.
+async fn edit_day(state: &App, edit: DayEdit, change: DayChange) -> Result<Response, Problem> {
+    let DayEdit {
+        caller,
+        day: DayPath(trip_id, stage_id),
+        conditions: EditConditions { base, ask },
+        body,
+    } = edit;
+    let trips = state.trips();
+    let detail = match change {
+        DayChange::Days(action) => {
+            trips
+                .edit_stage(&caller, trip_id, (action, stage_id), &body, base, &ask)
+                .await?
+        }
+        DayChange::Candidate => {
+            trips
+                .choose_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
+                .await?
+        }
+        DayChange::OwnPlace => {
+            trips
+                .manual_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
+                .await?
+        }
+    };
+    Ok(detail_response(&detail)?)
 }
 
 /// `POST /trips/{id}/stages/{stageId}/accommodations/manual`: a place entered by hand.
@@ -220,16 +229,9 @@ fn stage_response(version: u64, day: &StageSummary) -> Result<Response, AppError
     responses(TripEdited, BodyEditRefusals))]
 pub(super) async fn manual_accommodation(
     State(state): State<App>,
-    caller: Caller,
-    DayPath(trip_id, stage_id): DayPath,
-    EditConditions { base, ask }: EditConditions,
-    OptionalJsonObject(body): OptionalJsonObject,
+    edit: DayEdit,
 ) -> Result<Response, Problem> {
-    let detail = state
-        .trips()
-        .manual_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
-        .await?;
-    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
+    edit_day(&state, edit, DayChange::OwnPlace).await
 }
 
 /// `POST /trips/{id}/accommodations/scan` `{radiusKm?, stageId?}`: 202, the workers scan.
@@ -365,12 +367,9 @@ super::trips::file_operation!(
     responses(TripEdited, BodyEditRefusals))]
 pub(super) async fn move_stage(
     State(state): State<App>,
-    caller: Caller,
-    day: DayPath,
-    conditions: EditConditions,
-    OptionalJsonObject(body): OptionalJsonObject,
+    edit: DayEdit,
 ) -> Result<Response, Problem> {
-    edit(&state, &caller, day, StageAction::Move, &body, conditions).await
+    edit_day(&state, edit, DayChange::Days(StageAction::Move)).await
 }
 
 #[utoipa::path(patch, path = "/trips/{id}/stages/{stageId}/accommodation",
@@ -382,16 +381,9 @@ pub(super) async fn move_stage(
     responses(TripEdited, BodyEditRefusals))]
 pub(super) async fn choose_accommodation(
     State(state): State<App>,
-    caller: Caller,
-    DayPath(trip_id, stage_id): DayPath,
-    EditConditions { base, ask }: EditConditions,
-    OptionalJsonObject(body): OptionalJsonObject,
+    edit: DayEdit,
 ) -> Result<Response, Problem> {
-    let detail = state
-        .trips()
-        .choose_accommodation(&caller, trip_id, stage_id, &body, base, &ask)
-        .await?;
-    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
+    edit_day(&state, edit, DayChange::Candidate).await
 }
 
 #[utoipa::path(
@@ -404,22 +396,8 @@ pub(super) async fn choose_accommodation(
     params(StagePathParams, IfMatchHeader),
     responses(TripEdited, BodyEditRefusals)
 )]
-pub(super) async fn rest_day(
-    State(state): State<App>,
-    caller: Caller,
-    day: DayPath,
-    conditions: EditConditions,
-    OptionalJsonObject(body): OptionalJsonObject,
-) -> Result<Response, Problem> {
-    edit(
-        &state,
-        &caller,
-        day,
-        StageAction::RestDay,
-        &body,
-        conditions,
-    )
-    .await
+pub(super) async fn rest_day(State(state): State<App>, edit: DayEdit) -> Result<Response, Problem> {
+    edit_day(&state, edit, DayChange::Days(StageAction::RestDay)).await
 }
 
 #[utoipa::path(post, path = "/trips/{id}/stages/{stageId}/poi-waypoint", operation_id = "addWaypoint",
@@ -460,5 +438,5 @@ pub(super) async fn remove_detour(
         .trips()
         .remove_detour(&caller, trip_id, stage_id)
         .await?;
-    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
+    Ok(detail_response(&detail)?)
 }

@@ -227,21 +227,26 @@ pub(super) async fn summary(
     Ok(Json(summary).into_response())
 }
 
-/// The detail with its version as a strong ETag. `no-store`: the ETag is a precondition
-/// token for writes, not a cache validator (enrichments change the body, not the version).
-pub(super) fn detail_response(
-    status: StatusCode,
-    detail: &TripDetail,
+/// `body` with the trip's `version` as a strong ETag. `no-store`: the ETag is a
+/// precondition token for writes, not a cache validator (enrichments change the body, not
+/// the version).
+pub(super) fn versioned_json(
+    version: u64,
+    body: &impl serde::Serialize,
 ) -> Result<Response, AppError> {
-    let mut response = (status, Json(detail)).into_response();
+    let mut response = Json(body).into_response();
     let h = response.headers_mut();
     h.insert(
         header::ETAG,
-        HeaderValue::from_str(&etag(detail.version))
-            .map_err(|e| AppError::Internal(e.to_string()))?,
+        HeaderValue::from_str(&etag(version)).map_err(|e| AppError::Internal(e.to_string()))?,
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(response)
+}
+
+/// The trip after a read or an edit, with its version as ETag.
+pub(super) fn detail_response(detail: &TripDetail) -> Result<Response, AppError> {
+    versioned_json(detail.version, detail)
 }
 
 /// `GET /trips/{id}/detail`, or `?version=N`: the trip as it was at version N.
@@ -280,7 +285,7 @@ pub(super) async fn detail(
                 .await?
         }
     };
-    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
+    Ok(detail_response(&detail)?)
 }
 
 /// `POST /trips/{id}/restore` `{version}`: the trip made what it was at that version.
@@ -319,7 +324,7 @@ pub(super) async fn restore(
         .trips()
         .restore(&caller, trip_id, version, base)
         .await?;
-    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
+    Ok(detail_response(&detail)?)
 }
 
 /// `GET /trips/{id}/history`: every event of the trip, readable.
@@ -360,7 +365,7 @@ pub(super) async fn update(
         .trips()
         .update_settings(&caller, trip_id, &body, base, &ConfirmedByRequest)
         .await?;
-    detail_response(StatusCode::OK, &detail).map_err(Problem::from)
+    Ok(detail_response(&detail)?)
 }
 
 /// `DELETE /trips/{id}`: 204; allowed when the trip is locked.
