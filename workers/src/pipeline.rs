@@ -20,6 +20,8 @@ use etappe_infra::fetch::{Fetcher, SourceOrigins};
 use etappe_track::labels::Labeller;
 
 pub(crate) use self::heights::heights_known;
+#[cfg(test)]
+pub(crate) use self::testing::{one_day_trip, pipeline_on_sqlite, point_at};
 
 mod analysis;
 mod heights;
@@ -29,6 +31,8 @@ mod plan;
 #[cfg(test)]
 mod redelivery;
 mod route;
+#[cfg(test)]
+mod testing;
 #[cfg(test)]
 mod tests;
 mod weather;

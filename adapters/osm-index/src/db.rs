@@ -36,6 +36,43 @@ macro_rules! with_pool {
     };
 }
 
+/// Appends ` AND {column} IN (…)` with each of `values` bound, in either backend's
+/// placeholders.
+fn push_any_of<'t, Db, T>(
+    q: &mut QueryBuilder<Db>,
+    column: &str,
+    values: impl IntoIterator<Item = T>,
+) where
+    Db: sqlx::Database,
+    T: sqlx::Encode<'t, Db> + sqlx::Type<Db>,
+{
+    q.push(format_args!(" AND {column} IN ("));
+    let mut list = q.separated(", ");
+    for value in values {
+        list.push_bind(value);
+    }
+    q.push(")");
+}
+
+/// Deletes dataset `id` and its rows inside `tx`, in either backend.
+async fn delete_dataset<Db>(tx: &mut sqlx::Transaction<'_, Db>, id: i64) -> Result<(), sqlx::Error>
+where
+    Db: sqlx::Database,
+    for<'c> &'c mut Db::Connection: sqlx::Executor<'c, Database = Db>,
+    i64: for<'t> sqlx::Encode<'t, Db> + sqlx::Type<Db>,
+    Db::Arguments: sqlx::IntoArguments<Db>,
+{
+    for table in ["osm_way_cell", "osm_way", "osm_point", "osm_place"] {
+        let mut q = QueryBuilder::new(format!("DELETE FROM {table} WHERE dataset = "));
+        q.push_bind(id);
+        q.build().execute(&mut **tx).await?;
+    }
+    let mut q = QueryBuilder::new("DELETE FROM osm_dataset WHERE id = ");
+    q.push_bind(id);
+    q.build().execute(&mut **tx).await?;
+    Ok(())
+}
+
 /// A loaded (or loading) extract.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -202,14 +239,7 @@ impl IndexDb {
     pub(crate) async fn discard(&self, id: i64) -> Result<(), IndexError> {
         with_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            for table in ["osm_way_cell", "osm_way", "osm_point", "osm_place"] {
-                let mut q = QueryBuilder::new(format!("DELETE FROM {table} WHERE dataset = "));
-                q.push_bind(id);
-                q.build().execute(&mut *tx).await?;
-            }
-            let mut q = QueryBuilder::new("DELETE FROM osm_dataset WHERE id = ");
-            q.push_bind(id);
-            q.build().execute(&mut *tx).await?;
+            delete_dataset(&mut tx, id).await?;
             tx.commit().await?;
         });
         Ok(())
@@ -386,14 +416,7 @@ impl IndexDb {
             q.push_bind(name);
             let old: Vec<(i64,)> = q.build_query_as().fetch_all(&mut *tx).await?;
             for (old_id,) in old {
-                for table in ["osm_way_cell", "osm_way", "osm_point", "osm_place"] {
-                    let mut q = QueryBuilder::new(format!("DELETE FROM {table} WHERE dataset = "));
-                    q.push_bind(old_id);
-                    q.build().execute(&mut *tx).await?;
-                }
-                let mut q = QueryBuilder::new("DELETE FROM osm_dataset WHERE id = ");
-                q.push_bind(old_id);
-                q.build().execute(&mut *tx).await?;
+                delete_dataset(&mut tx, old_id).await?;
             }
             let mut q = QueryBuilder::new("UPDATE osm_dataset SET state = 'active', south = ");
             q.push_bind(bbox.south);
@@ -442,19 +465,9 @@ impl IndexDb {
                 "SELECT osm_type, osm_id, lat, lon, tags FROM osm_point WHERE dataset = ",
             );
             q.push_bind(id);
-            q.push(" AND cell IN (");
-            let mut list = q.separated(", ");
-            for c in cells {
-                list.push_bind(*c);
-            }
-            q.push(")");
+            push_any_of(&mut q, "cell", cells.iter().copied());
             if !families.is_empty() {
-                q.push(" AND kind IN (");
-                let mut list = q.separated(", ");
-                for f in families {
-                    list.push_bind(*f);
-                }
-                q.push(")");
+                push_any_of(&mut q, "kind", families.iter().copied());
             }
             q.build_query_as::<StoredPoint>().fetch_all(pool).await?
         });
@@ -479,12 +492,7 @@ impl IndexDb {
             );
             q.push_bind(id);
             q.push(" AND class = ").push_bind(class);
-            q.push(" AND cell IN (");
-            let mut list = q.separated(", ");
-            for c in cells {
-                list.push_bind(*c);
-            }
-            q.push(")");
+            push_any_of(&mut q, "cell", cells.iter().copied());
             q.build_query_as().fetch_all(pool).await?
         });
         Ok(rows
@@ -515,12 +523,7 @@ impl IndexDb {
         let rows = with_pool!(self, pool => {
             let mut q = QueryBuilder::new("SELECT way_id, tags, geom FROM osm_way WHERE dataset = ");
             q.push_bind(id);
-            q.push(" AND way_id IN (");
-            let mut list = q.separated(", ");
-            for way in ids {
-                list.push_bind(*way);
-            }
-            q.push(")");
+            push_any_of(&mut q, "way_id", ids.iter().copied());
             q.build_query_as::<StoredWay>().fetch_all(pool).await?
         });
         Ok(rows)

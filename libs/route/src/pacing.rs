@@ -650,21 +650,9 @@ fn cut(
     out
 }
 
+/// A day from `start` to `end` of a route without breaks.
 fn day_split(points: &[TrackPoint], cumulative: &[f64], start: usize, end: usize) -> DaySplit {
-    let pts = points.get(start..=end).unwrap_or_default();
-    let cum = cumulative.get(start..=end).unwrap_or_default();
-    let distance_m = match (cum.first(), cum.last()) {
-        (Some(a), Some(b)) => b - a,
-        _ => 0.0,
-    };
-    let (ascent_m, descent_m) = elevation_gain_loss_with(pts, cum);
-    DaySplit {
-        start_index: start,
-        end_index: end,
-        distance_m,
-        ascent_m,
-        descent_m,
-    }
+    split_with_breaks(points, cumulative, &[], start, end)
 }
 
 /// Paces a Komoot collection: the tracks are concatenated into one point

@@ -7,21 +7,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use etappe_domain::ids::{TripId, UserId};
+use etappe_domain::ids::TripId;
 use etappe_domain::trip::TripCommand;
-use etappe_domain::trip::settings::SettingsPatch;
-use etappe_domain::trip::source::SourceUrl;
-use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
-use etappe_events::{SqliteStore, Store};
+use etappe_domain::trip::stage::{Point, Stage};
 use etappe_route::geometry::known_climb;
 use etappe_route::gpx::TrackPoint;
 use etappe_upstream::{BRouterClient, Elevations, Router, Upstream, UpstreamError};
 use uuid::Uuid;
 
-use crate::pipeline::{JobError, JobScope, Outcome, Pipeline};
-use crate::progress::memory::MemoryProgress;
+use crate::pipeline::{
+    JobError, JobScope, Outcome, Pipeline, one_day_trip, pipeline_on_sqlite, point_at,
+};
 use crate::upstreams::Upstreams;
-use etappe_track::labels::NoLabels;
 use etappe_track::stored;
 
 /// Metres in a degree of latitude.
@@ -148,11 +145,6 @@ enum Spur {
 async fn fixture(elevation: Option<Stub>, spur: Spur) -> Fixture {
     let dir = std::env::temp_dir().join(format!("etappe-detour-heights-{}", Uuid::new_v4()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&dir.join("etappe.db"))
-            .await
-            .expect("a store"),
-    );
     let mut upstreams = Upstreams::default();
     upstreams.elevation_api = elevation.map(|s| Arc::new(s) as Arc<dyn Elevations>);
     if let Spur::Routed = spur {
@@ -167,17 +159,7 @@ async fn fixture(elevation: Option<Stub>, spur: Spur) -> Fixture {
         );
         upstreams.router_name = "brouter";
     }
-    let pipeline = Pipeline {
-        store,
-        fetcher: etappe_infra::fetch::Fetcher::builder(Vec::new())
-            .build()
-            .expect("a fetcher"),
-        source_origins: etappe_infra::fetch::SourceOrigins::default(),
-        progress: Arc::new(MemoryProgress::default()),
-        labeller: Arc::new(NoLabels),
-        upstreams,
-        metrics: Arc::default(),
-    };
+    let pipeline = pipeline_on_sqlite(&dir, upstreams).await;
     Fixture { pipeline, dir }
 }
 
@@ -194,11 +176,6 @@ async fn trip_with_a_detour_asked(pipeline: &Pipeline) -> Point {
         .put_blob("track", &stored::encode(&points))
         .await
         .expect("the track");
-    let at = |p: &TrackPoint| Point {
-        lat: p.lat,
-        lon: p.lon,
-        ele: p.ele,
-    };
     let last = points.len() - 1;
     let stage = Stage {
         id: STAGE,
@@ -206,8 +183,8 @@ async fn trip_with_a_detour_asked(pipeline: &Pipeline) -> Point {
         distance_km: 10.0,
         ascent_m: Some(ascent.round()),
         descent_m: Some(descent.round()),
-        start: at(&points[0]),
-        end: at(&points[last]),
+        start: point_at(&points[0]),
+        end: point_at(&points[last]),
         last_point: last,
         ..Default::default()
     };
@@ -216,48 +193,20 @@ async fn trip_with_a_detour_asked(pipeline: &Pipeline) -> Point {
         lon: 6.0 + 600.0 / (DEGREE_M * 45f64.to_radians().cos()),
         ele: None,
     };
-    let today = chrono::Utc::now().date_naive();
-    let commands = [
-        TripCommand::Create {
-            trip_id: TRIP,
-            owner_id: UserId(Uuid::from_u128(2)),
-            source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
-            settings: SettingsPatch::default(),
-        },
-        TripCommand::StartRoute {
-            generation: 1,
-            job_id: Uuid::from_u128(3),
-        },
-        TripCommand::RecordRoute {
-            generation: 1,
-            route: RouteSummary {
-                title: None,
-                total_distance_km: 10.0,
-                ascent_m: Some(ascent.round()),
-                descent_m: Some(descent.round()),
-                point_count: points.len(),
-                track_key: "track".into(),
-                elevation: None,
-            },
-            stages: vec![stage],
-        },
-        TripCommand::RequestWaypoint {
-            stage_id: STAGE,
-            waypoint,
-            today,
-        },
-    ];
-    for (i, command) in commands.into_iter().enumerate() {
-        let applied = pipeline
-            .apply(TRIP, &format!("{}:{i}", Uuid::from_u128(9)), None, || {
-                command.clone()
-            })
-            .await;
-        assert!(
-            matches!(applied, Ok(crate::pipeline::Applied::Done(_))),
-            "command {i}"
-        );
-    }
+    let ask = TripCommand::RequestWaypoint {
+        stage_id: STAGE,
+        waypoint,
+        today: chrono::Utc::now().date_naive(),
+    };
+    one_day_trip(
+        pipeline,
+        TRIP,
+        Uuid::from_u128(3),
+        points.len(),
+        stage,
+        vec![ask],
+    )
+    .await;
     waypoint
 }
 

@@ -5,42 +5,18 @@
 
 use std::sync::Arc;
 
-use etappe_domain::ids::{TripId, UserId};
-use etappe_domain::trip::settings::SettingsPatch;
-use etappe_domain::trip::source::SourceUrl;
-use etappe_domain::trip::stage::{Point, RouteSummary, Stage};
-use etappe_domain::trip::{Category, ComputationStatus, TripCommand};
-use etappe_events::{SqliteStore, Store};
+use etappe_domain::ids::TripId;
+use etappe_domain::trip::stage::Stage;
+use etappe_domain::trip::{Category, ComputationStatus};
 use etappe_route::gpx::TrackPoint;
 use uuid::Uuid;
 
 use crate::jobs::Job;
-use crate::pipeline::{Applied, Outcome, Pipeline};
-use crate::progress::memory::MemoryProgress;
+use crate::pipeline::{Outcome, Pipeline, one_day_trip, pipeline_on_sqlite, point_at};
 use crate::upstreams::Upstreams;
-use etappe_track::labels::NoLabels;
 use etappe_track::stored;
 
 const TRIP: TripId = TripId(Uuid::from_u128(11));
-
-async fn pipeline(dir: &std::path::Path) -> Pipeline {
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&dir.join("etappe.db"))
-            .await
-            .expect("a store"),
-    );
-    Pipeline {
-        store,
-        fetcher: etappe_infra::fetch::Fetcher::builder(Vec::new())
-            .build()
-            .expect("a fetcher"),
-        source_origins: etappe_infra::fetch::SourceOrigins::default(),
-        progress: Arc::new(MemoryProgress::default()),
-        labeller: Arc::new(NoLabels),
-        upstreams: Upstreams::default(),
-        metrics: Arc::default(),
-    }
-}
 
 /// A trip whose route job recorded its one day and died: the route done, the analysis open.
 async fn days_recorded_then_the_worker_died(pipeline: &Pipeline) {
@@ -62,62 +38,33 @@ async fn days_recorded_then_the_worker_died(pipeline: &Pipeline) {
         )
         .await
         .expect("the track");
-    let at = |p: &TrackPoint| Point {
-        lat: p.lat,
-        lon: p.lon,
-        ele: p.ele,
-    };
     let stage = Stage {
         id: Uuid::from_u128(12),
         day_number: 1,
         distance_km: 5.5,
         ascent_m: Some(0.0),
         descent_m: Some(0.0),
-        start: at(&points[0]),
-        end: at(&points[49]),
+        start: point_at(&points[0]),
+        end: point_at(&points[49]),
         last_point: 49,
         ..Default::default()
     };
-    let commands = [
-        TripCommand::Create {
-            trip_id: TRIP,
-            owner_id: UserId(Uuid::from_u128(2)),
-            source: SourceUrl::parse("https://example.org/a.gpx", &[]).expect("url"),
-            settings: SettingsPatch::default(),
-        },
-        TripCommand::StartRoute {
-            generation: 1,
-            job_id: Uuid::from_u128(13),
-        },
-        TripCommand::RecordRoute {
-            generation: 1,
-            route: RouteSummary {
-                title: None,
-                total_distance_km: 5.5,
-                ascent_m: Some(0.0),
-                descent_m: Some(0.0),
-                point_count: points.len(),
-                track_key: "track".into(),
-                elevation: None,
-            },
-            stages: vec![stage],
-        },
-    ];
-    for (i, command) in commands.into_iter().enumerate() {
-        let applied = pipeline
-            .apply(TRIP, &format!("{}:{i}", Uuid::from_u128(14)), None, || {
-                command.clone()
-            })
-            .await;
-        assert!(matches!(applied, Ok(Applied::Done(_))), "command {i}");
-    }
+    one_day_trip(
+        pipeline,
+        TRIP,
+        Uuid::from_u128(13),
+        points.len(),
+        stage,
+        Vec::new(),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_redelivered_route_job_finishes_the_analysis_its_first_delivery_left_open() {
     let dir = std::env::temp_dir().join(format!("etappe-redelivery-{}", Uuid::new_v4()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
-    let pipeline = pipeline(&dir).await;
+    let pipeline = pipeline_on_sqlite(&dir, Upstreams::default()).await;
     days_recorded_then_the_worker_died(&pipeline).await;
     let before = pipeline.view(TRIP).await.expect("read").expect("trip").trip;
     assert!(
@@ -158,7 +105,7 @@ async fn the_sweeper_asks_again_for_work_nobody_finished() {
     use crate::dispatcher::{Dispatcher, Sweep};
     let dir = std::env::temp_dir().join(format!("etappe-sweeper-{}", Uuid::new_v4()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
-    let pipeline = pipeline(&dir).await;
+    let pipeline = pipeline_on_sqlite(&dir, Upstreams::default()).await;
     days_recorded_then_the_worker_died(&pipeline).await;
     let metrics = Arc::new(etappe_infra::metrics::Metrics::default());
     let queue: Arc<dyn crate::queue::JobQueue> =
