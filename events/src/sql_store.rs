@@ -6,19 +6,17 @@
 //! SQLite and PostgreSQL) and answers the ports' other halves, the log's reads
 //! ([`EventLog`]) and the read model's lookups ([`TripQueries`]), with its own statements.
 
-use std::fmt;
-
 use async_trait::async_trait;
 use chrono::{DateTime, SubsecRound, Utc};
-use etappe_domain::ids::{TripId, UserId};
+use etappe_domain::ids::TripId;
 use etappe_domain::projection::TripView;
 use sqlx::{Database, Pool, Transaction};
 use tracing::{Instrument, Span};
 use uuid::Uuid;
 
 use crate::{
-    AppendOutcome, Cursor, EventLog, EventStore, ExpectedVersion, NewEvent, RebuildReport,
-    RecordedEvent, StoreError, TripAppend, TripQueries, TripViews, upcast,
+    AppendOutcome, EventLog, EventStore, ExpectedVersion, NewEvent, RebuildReport, RecordedEvent,
+    StoreError, TripAppend, TripQueries, TripViews, upcast,
 };
 
 /// What an append wrote, with the trip view it projected (`None` for a stream that is not a
