@@ -104,14 +104,7 @@ const ID: Kind = Kind::Text { min: 0, max: 0 };
 pub(super) const TRIP_ID: Arg = required("id", ID, "");
 pub(super) const TRIP_ID_AS_TRIP: Arg = required("tripId", ID, "");
 pub(super) const STAGE_ID: Arg = required("stageId", ID, "");
-pub(super) const VERSION: Arg = required(
-    "version",
-    Kind::Integer {
-        min: 0,
-        max: i64::MAX,
-    },
-    "",
-);
+pub(super) const VERSION: Arg = required("version", Kind::at_least(0), "");
 /// The token of a confirmation challenge (its name says it; each tool's help says when).
 pub(super) const TOKEN: Arg = arg("confirmationToken", Kind::Text { min: 0, max: 0 }, "");
 
@@ -214,14 +207,7 @@ pub(super) const UPDATE_ARGS: [Arg; 9] = [
     PLAN_ARGS[1],
     PLAN_ARGS[2],
     PLAN_ARGS[3],
-    arg(
-        "restoreVersion",
-        Kind::Integer {
-            min: 1,
-            max: i64::MAX,
-        },
-        "",
-    ),
+    arg("restoreVersion", Kind::at_least(1), ""),
 ];
 
 /// The names of the plan arguments, gathered into one `plan` for the service.

@@ -60,6 +60,19 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// A whole number in a domain range whose bounds are whole.
+    pub const fn whole(range: Range) -> Self {
+        Kind::Integer {
+            min: range.min as i64,
+            max: range.max as i64,
+        }
+    }
+
+    /// A whole number of at least `min`, with no maximum of its own.
+    pub const fn at_least(min: i64) -> Self {
+        Kind::Integer { min, max: i64::MAX }
+    }
+
     /// The fields of an object argument, however it is published.
     pub fn fields(self) -> Option<&'static [Field]> {
         match self {
@@ -229,10 +242,7 @@ pub const fn setting(which: SettingField) -> Setting {
             "km/h, for arrival times.",
         ),
         SettingField::DepartureHour => (
-            Kind::Integer {
-                min: DEPARTURE_HOUR.min as i64,
-                max: DEPARTURE_HOUR.max as i64,
-            },
+            Kind::whole(DEPARTURE_HOUR),
             "",
             false,
             "Local hour the rider sets off.",
@@ -251,10 +261,7 @@ pub const fn setting(which: SettingField) -> Setting {
             "Where each day ends: anywhere (by distance and climbing), or at_accommodation (at a place to sleep of the enabled types near each day's planned end, chosen by Etappe; needs an OpenStreetMap source).",
         ),
         SettingField::Days => (
-            Kind::Integer {
-                min: DAYS.min as i64,
-                max: DAYS.max as i64,
-            },
+            Kind::whole(DAYS),
             "",
             true,
             "How many days, without dates (\"in 6 days\"): the route is cut into exactly that many. With both dates set, the dates decide; null lets maxDistancePerDay decide.",
@@ -272,14 +279,7 @@ pub const fn setting(which: SettingField) -> Setting {
 }
 
 /// Where a rest day moves to (`edit_stages` move, `PATCH …/move`): a 0-based position.
-pub const TO_INDEX: Field = field(
-    "toIndex",
-    Kind::Integer {
-        min: 0,
-        max: i64::MAX,
-    },
-    "",
-);
+pub const TO_INDEX: Field = field("toIndex", Kind::at_least(0), "");
 
 /// The point a detour goes through (`add_waypoint`, `POST …/poi-waypoint`).
 pub const WAYPOINT_FIELDS: [Field; 2] = [
